@@ -1,0 +1,56 @@
+//! The error types shared by every aggregate.
+//!
+//! [`DomainError`] is a rule refusing a change: it is raised before anything is written, so a
+//! refused operation changes nothing. [`StoreError`] is an adapter failing to read or write. A
+//! service returns [`Error`], which is one or the other; the binaries map each variant to a
+//! distinct exit code.
+
+/// A refusal by a domain rule. Each aggregate contributes its own error enum.
+#[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
+pub enum DomainError {
+    /// A value that breaks a rule of the model (an id of the wrong shape, a title too short, …).
+    #[error("{field}: {message}")]
+    Invalid { field: String, message: String },
+}
+
+impl DomainError {
+    pub fn invalid(field: impl Into<String>, message: impl Into<String>) -> Self {
+        Self::Invalid { field: field.into(), message: message.into() }
+    }
+}
+
+/// An adapter failing to read or write. Variants carry the path (or key) and the operation.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("{what} `{id}` not found")]
+    NotFound { what: &'static str, id: String },
+
+    #[error("{what} `{id}` already exists")]
+    AlreadyExists { what: &'static str, id: String },
+
+    #[error("gave up after {waited_ms} ms waiting for the lock on {lock}: another cairn process is holding it")]
+    LockTimeout { lock: String, waited_ms: u64 },
+
+    #[error("{path} is damaged and no valid checkpoint could restore it: {detail}")]
+    Corrupt { path: String, detail: String },
+
+    #[error("refused to write {path}: the new content fails its schema: {detail}")]
+    Invalid { path: String, detail: String },
+
+    #[error("{op} {path}: {source}")]
+    Io {
+        op: &'static str,
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// What a service returns: a rule said no, or the store failed.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error(transparent)]
+    Domain(#[from] DomainError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}

@@ -1,0 +1,1 @@
+//! cairn's filesystem adapter.
