@@ -65,3 +65,18 @@ impl IdGen for SeqIds {
         (u128::from(z) << 64) | u128::from(n)
     }
 }
+
+/// A freshly made, empty store for one run of a contract suite, with whatever must stay alive as
+/// long as the store does (a temporary directory, say).
+#[cfg(feature = "testkit")]
+pub struct Fresh<S: ?Sized> {
+    pub store: std::sync::Arc<S>,
+    pub guard: Box<dyn std::any::Any + Send>,
+}
+
+#[cfg(feature = "testkit")]
+impl<S: ?Sized> std::fmt::Debug for Fresh<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Fresh { .. }")
+    }
+}
