@@ -11,11 +11,17 @@ pub enum DomainError {
     /// A value that breaks a rule of the model (an id of the wrong shape, a title too short, …).
     #[error("{field}: {message}")]
     Invalid { field: String, message: String },
+
+    #[error(transparent)]
+    Project(#[from] crate::project::ProjectError),
 }
 
 impl DomainError {
     pub fn invalid(field: impl Into<String>, message: impl Into<String>) -> Self {
-        Self::Invalid { field: field.into(), message: message.into() }
+        Self::Invalid {
+            field: field.into(),
+            message: message.into(),
+        }
     }
 }
 
@@ -28,7 +34,9 @@ pub enum StoreError {
     #[error("{what} `{id}` already exists")]
     AlreadyExists { what: &'static str, id: String },
 
-    #[error("gave up after {waited_ms} ms waiting for the lock on {lock}: another cairn process is holding it")]
+    #[error(
+        "gave up after {waited_ms} ms waiting for the lock on {lock}: another cairn process is holding it"
+    )]
     LockTimeout { lock: String, waited_ms: u64 },
 
     #[error("{path} is damaged and no valid checkpoint could restore it: {detail}")]

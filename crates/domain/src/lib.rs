@@ -17,6 +17,7 @@
 pub mod error;
 pub mod log;
 pub mod ports;
+pub mod project;
 pub mod time;
 
 pub use error::{DomainError, Error, StoreError};

@@ -18,7 +18,11 @@ pub struct LogRecord {
 
 impl LogRecord {
     pub fn new(at: Timestamp, kind: impl Into<String>) -> Self {
-        Self { at, kind: kind.into(), fields: Vec::new() }
+        Self {
+            at,
+            kind: kind.into(),
+            fields: Vec::new(),
+        }
     }
 
     pub fn with(mut self, key: impl Into<String>, value: impl ToString) -> Self {
@@ -28,6 +32,9 @@ impl LogRecord {
 
     /// The first value stored under `key`.
     pub fn get(&self, key: &str) -> Option<&str> {
-        self.fields.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
+        self.fields
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
     }
 }

@@ -12,7 +12,9 @@ pub fn format_rfc3339(at: &Timestamp) -> String {
 
 /// Parses any RFC 3339 timestamp and converts it to UTC.
 pub fn parse_rfc3339(text: &str) -> Option<Timestamp> {
-    DateTime::parse_from_rfc3339(text.trim()).ok().map(|t| t.with_timezone(&Utc))
+    DateTime::parse_from_rfc3339(text.trim())
+        .ok()
+        .map(|t| t.with_timezone(&Utc))
 }
 
 /// serde helpers for `Timestamp` fields so the written form is always [`format_rfc3339`].
@@ -26,7 +28,8 @@ pub mod rfc3339 {
 
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Timestamp, D::Error> {
         let text = String::deserialize(d)?;
-        parse_rfc3339(&text).ok_or_else(|| D::Error::custom(format!("not an RFC 3339 timestamp: {text:?}")))
+        parse_rfc3339(&text)
+            .ok_or_else(|| D::Error::custom(format!("not an RFC 3339 timestamp: {text:?}")))
     }
 
     /// The same for `Option<Timestamp>` fields (`null` or absent is `None`).
@@ -43,9 +46,9 @@ pub mod rfc3339 {
         pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Timestamp>, D::Error> {
             match Option::<String>::deserialize(d)? {
                 None => Ok(None),
-                Some(text) => parse_rfc3339(&text)
-                    .map(Some)
-                    .ok_or_else(|| D::Error::custom(format!("not an RFC 3339 timestamp: {text:?}"))),
+                Some(text) => parse_rfc3339(&text).map(Some).ok_or_else(|| {
+                    D::Error::custom(format!("not an RFC 3339 timestamp: {text:?}"))
+                }),
             }
         }
     }

@@ -1,0 +1,666 @@
+//! The contract every [`ProjectStore`] adapter must honour, as an executable suite.
+//!
+//! An adapter's tests call [`run_project_store_contract`] with a factory of fresh, empty stores.
+//! Each check names the guarantee it tests, so a failure says which promise was broken.
+
+use std::sync::Arc;
+
+use chrono::{Duration, TimeZone, Utc};
+
+use crate::error::Error;
+use crate::ports::Fresh;
+use crate::time::Timestamp;
+
+use super::events::ProjectEvent;
+use super::model::*;
+use super::store::{Changes, ProjectStore};
+use super::tasks::{MoveDetail, NewTask};
+
+pub type StoreFactory<'a> = &'a mut dyn FnMut() -> Fresh<dyn ProjectStore>;
+
+fn t0() -> Timestamp {
+    Utc.with_ymd_and_hms(2026, 1, 2, 3, 4, 5)
+        .single()
+        .unwrap_or_default()
+}
+
+fn project(id: &str) -> Project {
+    Project {
+        id: id
+            .parse()
+            .unwrap_or_else(|e| panic!("test project id: {e}")),
+        name: format!("Project {id}"),
+        goal: "Keep the contract honest".into(),
+        kind: ProjectType::Software,
+        status: ProjectStatus::Ready,
+        phases: Vec::new(),
+        created_at: t0(),
+        updated_at: t0(),
+        extra: Default::default(),
+    }
+}
+
+async fn add(store: &dyn ProjectStore, id: &ProjectId, title: &str) -> TaskId {
+    let title = title.to_owned();
+    let mut created = None;
+    store
+        .transact(
+            id,
+            t0(),
+            Box::new(|s: &mut ProjectState| {
+                let (task, events) = s.tasks.add_task(NewTask::titled(title), t0())?;
+                created = Some(task);
+                Ok(Changes::events(events))
+            }),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("contract: adding a task must succeed: {e}"));
+    created.unwrap_or_else(|| panic!("contract: the mutation must have run"))
+}
+
+/// Runs every check, each on a fresh store.
+pub async fn run_project_store_contract(new_store: StoreFactory<'_>) {
+    create_then_load_round_trips(new_store().store).await;
+    create_twice_is_refused(new_store().store).await;
+    unknown_project_is_not_found(new_store().store).await;
+    list_is_sorted(new_store().store).await;
+    refused_mutation_writes_nothing(new_store().store).await;
+    transaction_saves_state_and_logs_in_order(new_store().store).await;
+    unknown_fields_survive_a_transaction(new_store().store).await;
+    concurrent_transactions_lose_no_update(new_store().store).await;
+    checkpoints_number_from_one_and_keep_ten(new_store().store).await;
+    transaction_checkpoint_is_written_and_logged(new_store().store).await;
+    restore_checkpoint_round_trips(new_store().store).await;
+    log_tail_returns_the_newest(new_store().store).await;
+    research_briefs_round_trip(new_store().store).await;
+    velocity_round_trips(new_store().store).await;
+}
+
+async fn create_then_load_round_trips(store: Arc<dyn ProjectStore>) {
+    let p = project("alpha");
+    store
+        .create_project(
+            &p,
+            t0(),
+            vec![ProjectEvent::ProjectCreated {
+                project: p.id.clone(),
+                name: p.name.clone(),
+            }],
+        )
+        .await
+        .unwrap_or_else(|e| panic!("create: {e}"));
+    let loaded = store
+        .load(&p.id)
+        .await
+        .unwrap_or_else(|e| panic!("load: {e}"));
+    assert_eq!(
+        loaded.state.project, p,
+        "contract: load returns the created project unchanged"
+    );
+    assert!(
+        loaded.state.tasks.tasks.is_empty(),
+        "contract: a new project has no tasks"
+    );
+    assert_eq!(
+        loaded.recovered, None,
+        "contract: a healthy store reports no recovery"
+    );
+    assert_eq!(
+        store
+            .load_project(&p.id)
+            .await
+            .unwrap_or_else(|e| panic!("load_project: {e}")),
+        p
+    );
+    let log = store
+        .read_log(&p.id, None)
+        .await
+        .unwrap_or_else(|e| panic!("read_log: {e}"));
+    assert_eq!(
+        log.records.len(),
+        1,
+        "contract: create_project logs the events given"
+    );
+    assert_eq!(log.records[0].kind, "PROJECT_CREATED");
+}
+
+async fn create_twice_is_refused(store: Arc<dyn ProjectStore>) {
+    let p = project("beta");
+    store
+        .create_project(&p, t0(), vec![])
+        .await
+        .unwrap_or_else(|e| panic!("create: {e}"));
+    let mut other = p.clone();
+    other.name = "Impostor".into();
+    let err = store.create_project(&other, t0(), vec![]).await;
+    assert!(
+        matches!(err, Err(crate::StoreError::AlreadyExists { .. })),
+        "contract: creating an existing project fails with AlreadyExists, got {err:?}"
+    );
+    assert_eq!(
+        store.load_project(&p.id).await.map(|p| p.name).ok(),
+        Some(p.name),
+        "contract: a refused create changes nothing"
+    );
+}
+
+async fn unknown_project_is_not_found(store: Arc<dyn ProjectStore>) {
+    let id: ProjectId = "nowhere".parse().unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        matches!(
+            store.load(&id).await,
+            Err(crate::StoreError::NotFound { .. })
+        ),
+        "contract: load of an unknown project is NotFound"
+    );
+    let tx = store
+        .transact(
+            &id,
+            t0(),
+            Box::new(|_: &mut ProjectState| Ok(Changes::default())),
+        )
+        .await;
+    assert!(
+        matches!(tx, Err(Error::Store(crate::StoreError::NotFound { .. }))),
+        "contract: transact on an unknown project is NotFound"
+    );
+}
+
+async fn list_is_sorted(store: Arc<dyn ProjectStore>) {
+    assert!(
+        store
+            .list_projects()
+            .await
+            .unwrap_or_else(|e| panic!("{e}"))
+            .is_empty(),
+        "contract: a fresh store lists no projects"
+    );
+    for id in ["zeta", "alpha", "mid-1"] {
+        store
+            .create_project(&project(id), t0(), vec![])
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+    let ids: Vec<String> = store
+        .list_projects()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
+        .iter()
+        .map(|i| i.to_string())
+        .collect();
+    assert_eq!(
+        ids,
+        ["alpha", "mid-1", "zeta"],
+        "contract: list_projects is sorted"
+    );
+}
+
+async fn refused_mutation_writes_nothing(store: Arc<dyn ProjectStore>) {
+    let p = project("gamma");
+    store
+        .create_project(&p, t0(), vec![])
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let t = add(&*store, &p.id, "first task").await;
+    let before = store
+        .load(&p.id)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
+        .state;
+    let log_before = store
+        .read_log(&p.id, None)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
+        .records
+        .len();
+    let t2 = t.clone();
+    let result = store
+        .transact(
+            &p.id,
+            t0(),
+            Box::new(move |s: &mut ProjectState| {
+                s.project.name = "half-applied".into();
+                s.tasks
+                    .move_task(&t2, TaskStatus::Complete, MoveDetail::default(), t0())?;
+                Ok(Changes::default())
+            }),
+        )
+        .await;
+    assert!(
+        matches!(result, Err(Error::Domain(_))),
+        "contract: a refusing mutation's error is returned as Error::Domain, got {result:?}"
+    );
+    let after = store
+        .load(&p.id)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
+        .state;
+    assert_eq!(
+        after, before,
+        "contract: a refused mutation changes nothing, not even what it changed before refusing"
+    );
+    let log_after = store
+        .read_log(&p.id, None)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
+        .records
+        .len();
+    assert_eq!(
+        log_after, log_before,
+        "contract: a refused mutation logs nothing"
+    );
+}
+
+async fn transaction_saves_state_and_logs_in_order(store: Arc<dyn ProjectStore>) {
+    let p = project("delta");
+    store
+        .create_project(&p, t0(), vec![])
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let a = add(&*store, &p.id, "task a").await;
+    let b = add(&*store, &p.id, "task b").await;
+    assert_eq!(
+        (a.as_str(), b.as_str()),
+        ("T-001", "T-002"),
+        "contract: ids come from the domain, densely"
+    );
+    let a2 = a.clone();
+    let committed = store
+        .transact(
+            &p.id,
+            t0() + Duration::minutes(5),
+            Box::new(move |s: &mut ProjectState| {
+                let events = s.tasks.move_task(
+                    &a2,
+                    TaskStatus::InProgress,
+                    MoveDetail::default(),
+                    t0() + Duration::minutes(5),
+                )?;
+                Ok(Changes::events(events))
+            }),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        committed.state.tasks.get(&a).map(|t| t.status),
+        Some(TaskStatus::InProgress),
+        "contract: transact returns the new state"
+    );
+    let reloaded = store
+        .load(&p.id)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
+        .state;
+    assert_eq!(
+        reloaded, committed.state,
+        "contract: what transact returns is what load reads back"
+    );
+    let kinds: Vec<String> = store
+        .read_log(&p.id, None)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
+        .records
+        .into_iter()
+        .map(|r| r.kind)
+        .collect();
+    assert_eq!(
+        kinds,
+        ["TASK_CREATED", "TASK_CREATED", "TASK_STARTED"],
+        "contract: events are logged in order"
+    );
+}
+
+async fn unknown_fields_survive_a_transaction(store: Arc<dyn ProjectStore>) {
+    let p = project("epsilon");
+    store
+        .create_project(&p, t0(), vec![])
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let a = add(&*store, &p.id, "task a").await;
+    let a2 = a.clone();
+    store
+        .transact(
+            &p.id,
+            t0(),
+            Box::new(move |s: &mut ProjectState| {
+                if let Some(t) = s.tasks.tasks.iter_mut().find(|t| t.id == a2) {
+                    t.extra.insert(
+                        "x_other_tool".into(),
+                        serde_json::json!({"keep": [1, 2, 3]}),
+                    );
+                }
+                s.project
+                    .extra
+                    .insert("x_owner".into(), serde_json::json!("team-a"));
+                Ok(Changes::default())
+            }),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    add(&*store, &p.id, "task b").await;
+    let state = store
+        .load(&p.id)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
+        .state;
+    assert_eq!(
+        state
+            .tasks
+            .get(&a)
+            .and_then(|t| t.extra.get("x_other_tool")),
+        Some(&serde_json::json!({"keep": [1, 2, 3]})),
+        "contract: unknown task fields survive later writes"
+    );
+    assert_eq!(
+        state.project.extra.get("x_owner"),
+        Some(&serde_json::json!("team-a")),
+        "contract: unknown project fields survive"
+    );
+}
+
+async fn concurrent_transactions_lose_no_update(store: Arc<dyn ProjectStore>) {
+    let p = project("zeta");
+    store
+        .create_project(&p, t0(), vec![])
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut handles = Vec::new();
+    for worker in 0..4 {
+        let store = store.clone();
+        let id = p.id.clone();
+        handles.push(std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .build()
+                .unwrap_or_else(|e| panic!("{e}"));
+            rt.block_on(async {
+                for i in 0..10 {
+                    add(&*store, &id, &format!("worker {worker} task {i}")).await;
+                }
+            });
+        }));
+    }
+    for h in handles {
+        h.join()
+            .unwrap_or_else(|_| panic!("contract: a writer thread panicked"));
+    }
+    let state = store
+        .load(&p.id)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
+        .state;
+    assert_eq!(
+        state.tasks.tasks.len(),
+        40,
+        "contract: concurrent transactions lose no update"
+    );
+    let mut ids: Vec<u64> = state.tasks.tasks.iter().map(|t| t.id.number()).collect();
+    ids.sort_unstable();
+    assert_eq!(
+        ids,
+        (1..=40).collect::<Vec<_>>(),
+        "contract: concurrent adds never reuse an id"
+    );
+    let created = store
+        .read_log(&p.id, None)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
+        .records
+        .iter()
+        .filter(|r| r.kind == "TASK_CREATED")
+        .count();
+    assert_eq!(
+        created, 40,
+        "contract: every committed transaction's events are logged"
+    );
+}
+
+async fn checkpoints_number_from_one_and_keep_ten(store: Arc<dyn ProjectStore>) {
+    let p = project("eta");
+    store
+        .create_project(&p, t0(), vec![])
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    add(&*store, &p.id, "something").await;
+    for i in 1..=12u32 {
+        let info = store
+            .write_checkpoint(&p.id, t0())
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            info.number, i,
+            "contract: checkpoints are numbered monotonically from 1"
+        );
+    }
+    let numbers: Vec<u32> = store
+        .list_checkpoints(&p.id)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
+        .iter()
+        .map(|c| c.number)
+        .collect();
+    assert_eq!(
+        numbers,
+        (3..=12).collect::<Vec<_>>(),
+        "contract: the newest ten are kept, listed in numeric order"
+    );
+    let written = store
+        .read_log(&p.id, None)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
+        .records
+        .iter()
+        .filter(|r| r.kind == "CHECKPOINT_WRITTEN")
+        .count();
+    assert_eq!(written, 12, "contract: each checkpoint is logged");
+}
+
+async fn transaction_checkpoint_is_written_and_logged(store: Arc<dyn ProjectStore>) {
+    let p = project("theta");
+    store
+        .create_project(&p, t0(), vec![])
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    add(&*store, &p.id, "something").await;
+    let committed = store
+        .transact(
+            &p.id,
+            t0(),
+            Box::new(|_: &mut ProjectState| {
+                Ok(Changes {
+                    events: vec![ProjectEvent::PhaseComplete {
+                        phase: "one".into(),
+                    }],
+                    checkpoint: true,
+                })
+            }),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        committed.checkpoint,
+        Some(1),
+        "contract: a transaction asking for a checkpoint reports its number"
+    );
+    let kinds: Vec<String> = store
+        .read_log(&p.id, Some(2))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
+        .records
+        .into_iter()
+        .map(|r| r.kind)
+        .collect();
+    assert_eq!(
+        kinds,
+        ["PHASE_COMPLETE", "CHECKPOINT_WRITTEN"],
+        "contract: the checkpoint entry follows the transaction's events"
+    );
+}
+
+async fn restore_checkpoint_round_trips(store: Arc<dyn ProjectStore>) {
+    let p = project("iota");
+    store
+        .create_project(&p, t0(), vec![])
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    add(&*store, &p.id, "kept task").await;
+    let cp = store
+        .write_checkpoint(&p.id, t0())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    add(&*store, &p.id, "later task").await;
+    let restored = store
+        .restore_checkpoint(&p.id, cp.number, t0())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let titles: Vec<&str> = restored
+        .state
+        .tasks
+        .tasks
+        .iter()
+        .map(|t| t.title.as_str())
+        .collect();
+    assert_eq!(
+        titles,
+        ["kept task"],
+        "contract: restore brings back the checkpoint's tasks"
+    );
+    let numbers: Vec<u32> = store
+        .list_checkpoints(&p.id)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
+        .iter()
+        .map(|c| c.number)
+        .collect();
+    assert_eq!(
+        numbers,
+        [1, 2],
+        "contract: restore first saves the replaced tasks as a new checkpoint"
+    );
+    assert!(
+        matches!(
+            store.restore_checkpoint(&p.id, 99, t0()).await,
+            Err(crate::StoreError::NotFound { .. })
+        ),
+        "contract: restoring an unknown checkpoint is NotFound"
+    );
+}
+
+async fn log_tail_returns_the_newest(store: Arc<dyn ProjectStore>) {
+    let p = project("kappa");
+    store
+        .create_project(&p, t0(), vec![])
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    for i in 0..30u32 {
+        store
+            .append_log(
+                &p.id,
+                t0(),
+                vec![ProjectEvent::LoopIteration {
+                    iteration: i,
+                    detail: format!("pass {i}"),
+                }],
+            )
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+    let tail = store
+        .read_log(&p.id, Some(3))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let iterations: Vec<&str> = tail
+        .records
+        .iter()
+        .filter_map(|r| r.get("iteration"))
+        .collect();
+    assert_eq!(
+        iterations,
+        ["27", "28", "29"],
+        "contract: read_log with a tail returns the newest records, oldest first"
+    );
+    assert_eq!(tail.torn_tail, None);
+    let all = store
+        .read_log(&p.id, None)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        all.records.len(),
+        30,
+        "contract: append_log keeps every entry"
+    );
+    let typed = ProjectEvent::from_record(&all.records[5]);
+    assert_eq!(
+        typed,
+        Some(ProjectEvent::LoopIteration {
+            iteration: 5,
+            detail: "pass 5".into()
+        }),
+        "contract: records read back as the events written"
+    );
+}
+
+async fn research_briefs_round_trip(store: Arc<dyn ProjectStore>) {
+    let p = project("lambda");
+    store
+        .create_project(&p, t0(), vec![])
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let t = add(&*store, &p.id, "researched").await;
+    assert_eq!(
+        store
+            .research_modified(&p.id, &t)
+            .await
+            .unwrap_or_else(|e| panic!("{e}")),
+        None,
+        "contract: no brief until one is written"
+    );
+    store
+        .write_research(&p.id, &t, "# Findings\n\nUse the index.\n", t0())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        store
+            .research_modified(&p.id, &t)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"))
+            .is_some(),
+        "contract: a written brief has a modification time"
+    );
+    assert_eq!(
+        store
+            .read_research(&p.id, &t)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"))
+            .as_deref(),
+        Some("# Findings\n\nUse the index.\n")
+    );
+}
+
+async fn velocity_round_trips(store: Arc<dyn ProjectStore>) {
+    let p = project("mu");
+    store
+        .create_project(&p, t0(), vec![])
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        store
+            .read_velocity(&p.id)
+            .await
+            .unwrap_or_else(|e| panic!("{e}")),
+        None
+    );
+    let doc = TaskDoc::new(p.id.clone());
+    let v = super::policy::velocity(&[], &doc, t0());
+    store
+        .write_velocity(&p.id, &v)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        store
+            .read_velocity(&p.id)
+            .await
+            .unwrap_or_else(|e| panic!("{e}")),
+        Some(v),
+        "contract: velocity reads back as written"
+    );
+}

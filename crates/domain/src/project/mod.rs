@@ -1,0 +1,30 @@
+//! The project store aggregate (SPEC §2): a project record and its flat list of tasks.
+//!
+//! - [`model`]: the serde entities of `project.json` and `tasks.json`.
+//! - [`status`]: the task status transition table.
+//! - [`tasks`]: creation, moves, decomposition, the completion cascade, dependencies.
+//! - [`graph`]: readiness, `next`, waves, the critical path, cycles.
+//! - [`policy`]: checkpoints, reconciliation on resume, staleness, freshness, velocity.
+//! - [`events`]: typed log events.
+//! - [`store`]: the [`store::ProjectStore`] port; [`service`]: the use cases.
+
+pub mod error;
+pub mod events;
+pub mod graph;
+pub mod model;
+pub mod policy;
+pub mod report;
+pub mod status;
+pub mod tasks;
+
+pub use error::ProjectError;
+pub use events::{EventKind, ProjectEvent};
+pub use model::*;
+pub use tasks::{MoveDetail, NewTask};
+pub mod service;
+pub mod store;
+
+#[cfg(feature = "testkit")]
+pub mod contract;
+#[cfg(feature = "testkit")]
+pub mod memory;

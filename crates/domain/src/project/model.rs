@@ -1,0 +1,413 @@
+//! The project store's entities, exactly as they appear in `project.json` and `tasks.json`.
+//!
+//! Interoperability contract (SPEC §2): files stay readable by tools built for the original
+//! plugin, and fields cairn does not know are kept on every rewrite (`extra`). Optional fields
+//! are `Option`s so that "absent" and "present" survive a round trip as they were.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::error::DomainError;
+use crate::time::{Timestamp, rfc3339};
+
+/// `T-001`, `T-042`, `T-1234`: `^T-[0-9]+$`. Compared by number, displayed as written.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct TaskId(String);
+
+impl TaskId {
+    /// cairn's own spelling: at least three digits.
+    pub fn from_number(n: u64) -> Self {
+        Self(format!("T-{n:03}"))
+    }
+
+    pub fn number(&self) -> u64 {
+        // Validated at construction; saturate rather than panic on absurdly long numbers.
+        self.0[2..].parse().unwrap_or(u64::MAX)
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl FromStr for TaskId {
+    type Err = DomainError;
+
+    fn from_str(text: &str) -> Result<Self, DomainError> {
+        let text = text.trim();
+        // People type `7` or `t-7`; agents copy `T-007` from Claude's list as `7`.
+        let upper = text.to_ascii_uppercase();
+        let candidate = if upper.bytes().all(|b| b.is_ascii_digit()) && !upper.is_empty() {
+            format!(
+                "T-{:03}",
+                upper.parse::<u64>().map_err(|_| bad_task_id(text))?
+            )
+        } else {
+            upper
+        };
+        let digits = candidate
+            .strip_prefix("T-")
+            .ok_or_else(|| bad_task_id(text))?;
+        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(bad_task_id(text));
+        }
+        Ok(Self(candidate))
+    }
+}
+
+fn bad_task_id(text: &str) -> DomainError {
+    DomainError::invalid(
+        "task id",
+        format!("`{text}` is not a task id; task ids look like T-001"),
+    )
+}
+
+impl TryFrom<String> for TaskId {
+    type Error = DomainError;
+
+    fn try_from(text: String) -> Result<Self, DomainError> {
+        // On read, accept exactly what the contract allows, no normalisation: an id is a key.
+        match text.strip_prefix("T-") {
+            Some(d) if !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()) => Ok(Self(text)),
+            _ => Err(bad_task_id(&text)),
+        }
+    }
+}
+
+impl From<TaskId> for String {
+    fn from(id: TaskId) -> String {
+        id.0
+    }
+}
+
+impl fmt::Display for TaskId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// `^[a-z0-9-]+$`: safe as a directory name, so no id can escape the store.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct ProjectId(String);
+
+impl ProjectId {
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl TryFrom<String> for ProjectId {
+    type Error = DomainError;
+
+    fn try_from(text: String) -> Result<Self, DomainError> {
+        if !text.is_empty()
+            && text.len() <= 128
+            && text
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        {
+            Ok(Self(text))
+        } else {
+            Err(DomainError::invalid(
+                "project id",
+                format!(
+                    "`{text}` is not a valid project id: use 1-128 lowercase letters, digits and dashes, e.g. `web-app`"
+                ),
+            ))
+        }
+    }
+}
+
+impl FromStr for ProjectId {
+    type Err = DomainError;
+
+    fn from_str(text: &str) -> Result<Self, DomainError> {
+        Self::try_from(text.to_owned())
+    }
+}
+
+impl From<ProjectId> for String {
+    fn from(id: ProjectId) -> String {
+        id.0
+    }
+}
+
+impl fmt::Display for ProjectId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Declares a string enum whose serde, Display and FromStr forms are one table.
+macro_rules! string_enum {
+    ($(#[$meta:meta])* $name:ident { $($(#[$vmeta:meta])* $variant:ident = $text:literal $(| $alias:literal)*),+ $(,)? }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        pub enum $name {
+            $($(#[$vmeta])* #[serde(rename = $text $(, alias = $alias)*)] $variant),+
+        }
+
+        impl $name {
+            pub const ALL: &'static [$name] = &[$($name::$variant),+];
+
+            pub fn as_str(self) -> &'static str {
+                match self { $($name::$variant => $text),+ }
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+
+        impl FromStr for $name {
+            type Err = DomainError;
+
+            fn from_str(text: &str) -> Result<Self, DomainError> {
+                let wanted = text.trim().replace('_', "-");
+                $(
+                    if wanted.eq_ignore_ascii_case($text) $(|| wanted.eq_ignore_ascii_case($alias))* {
+                        return Ok($name::$variant);
+                    }
+                )+
+                // Statuses are spelled with underscores on disk; accept both spellings on input.
+                $(
+                    if wanted.eq_ignore_ascii_case(&$text.replace('_', "-")) {
+                        return Ok($name::$variant);
+                    }
+                )+
+                Err(DomainError::invalid(
+                    stringify!($name),
+                    format!("`{}` is not one of: {}", text, [$($text),+].join(", ")),
+                ))
+            }
+        }
+    };
+}
+
+string_enum! {
+    /// A task's place in the hierarchy. `phase` and `micro` are accepted on read for tools that
+    /// write them, and written back as read.
+    Level {
+        Epic = "epic",
+        Story = "story",
+        Task = "task",
+        Subtask = "subtask",
+        MicroTask = "micro-task",
+        Phase = "phase",
+        Micro = "micro",
+    }
+}
+
+string_enum! {
+    Priority {
+        Critical = "CRITICAL",
+        High = "HIGH",
+        Medium = "MEDIUM",
+        Low = "LOW",
+    }
+}
+
+string_enum! {
+    /// See [`super::status`] for the transition table.
+    TaskStatus {
+        Pending = "PENDING",
+        InResearch = "IN_RESEARCH",
+        Researched = "RESEARCHED",
+        InProgress = "IN_PROGRESS",
+        Validating = "VALIDATING",
+        Complete = "COMPLETE",
+        Blocked = "BLOCKED",
+        Cancelled = "CANCELLED",
+    }
+}
+
+string_enum! {
+    ProjectType {
+        Software = "software",
+        Content = "content",
+        Research = "research",
+        Business = "business",
+        Auto = "auto",
+    }
+}
+
+string_enum! {
+    ProjectStatus {
+        Initializing = "INITIALIZING",
+        Ready = "READY",
+        Planned = "PLANNED",
+        InProgress = "IN_PROGRESS",
+        Paused = "PAUSED",
+        Blocked = "BLOCKED",
+        Complete = "COMPLETE",
+        Cancelled = "CANCELLED",
+    }
+}
+
+string_enum! {
+    PhaseStatus {
+        Pending = "PENDING",
+        InProgress = "IN_PROGRESS",
+        Complete = "COMPLETE",
+        Skipped = "SKIPPED",
+    }
+}
+
+/// One object of the `tasks` array.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Task {
+    pub id: TaskId,
+    pub title: String,
+    pub level: Level,
+    pub status: TaskStatus,
+    pub priority: Priority,
+    #[serde(default)]
+    pub dependencies: Vec<TaskId>,
+    #[serde(default)]
+    pub completion_criteria: Vec<String>,
+    #[serde(with = "rfc3339")]
+    pub created_at: Timestamp,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phase_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_id: Option<TaskId>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subtasks: Option<Vec<TaskId>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub estimate_minutes: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub actual_minutes: Option<u32>,
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "rfc3339::option"
+    )]
+    pub started_at: Option<Timestamp>,
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "rfc3339::option"
+    )]
+    pub completed_at: Option<Timestamp>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blocked_reason: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub research_file: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tags: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub external_id: Option<String>,
+    /// cairn's bookkeeping: how many times staleness reset this task.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stale_count: Option<u32>,
+    /// Fields written by other tools, kept as they were.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl Task {
+    pub fn children(&self) -> &[TaskId] {
+        self.subtasks.as_deref().unwrap_or(&[])
+    }
+
+    /// A parent is never executed itself: it completes when its children do.
+    pub fn is_parent(&self) -> bool {
+        !self.children().is_empty()
+    }
+}
+
+/// The `tasks.json` document.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskDoc {
+    #[serde(default = "one")]
+    pub version: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project_id: Option<ProjectId>,
+    pub tasks: Vec<Task>,
+    /// cairn's bookkeeping for the checkpoint trigger: completions since the last checkpoint.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub completions_since_checkpoint: u32,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+fn one() -> u32 {
+    1
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+impl TaskDoc {
+    pub fn new(project_id: ProjectId) -> Self {
+        Self {
+            version: 1,
+            project_id: Some(project_id),
+            tasks: Vec::new(),
+            completions_since_checkpoint: 0,
+            extra: Map::new(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Phase {
+    pub id: String,
+    pub name: String,
+    pub status: PhaseStatus,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task_ids: Option<Vec<TaskId>>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// The `project.json` record.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Project {
+    pub id: ProjectId,
+    pub name: String,
+    pub goal: String,
+    #[serde(rename = "type")]
+    pub kind: ProjectType,
+    pub status: ProjectStatus,
+    #[serde(default)]
+    pub phases: Vec<Phase>,
+    #[serde(with = "rfc3339")]
+    pub created_at: Timestamp,
+    #[serde(with = "rfc3339")]
+    pub updated_at: Timestamp,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// A project and its tasks: what one store transaction reads and may change.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProjectState {
+    pub project: Project,
+    pub tasks: TaskDoc,
+}
+
+/// Validates a phase id against `^[a-z0-9-]*$`.
+pub fn check_phase_id(id: &str) -> Result<(), DomainError> {
+    if id
+        .bytes()
+        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+    {
+        Ok(())
+    } else {
+        Err(DomainError::invalid(
+            "phase",
+            format!("`{id}` is not a valid phase id: use lowercase letters, digits and dashes"),
+        ))
+    }
+}

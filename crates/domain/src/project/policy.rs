@@ -1,0 +1,241 @@
+//! Policies: when to checkpoint, what resume reconciliation and staleness do, how fresh research
+//! is, when temp files are debris, and velocity. Pure decisions over values the adapter supplies.
+
+use std::collections::HashSet;
+
+use chrono::Duration;
+use serde::{Deserialize, Serialize};
+
+use crate::time::{Timestamp, rfc3339};
+
+use super::events::ProjectEvent;
+use super::model::{TaskDoc, TaskId, TaskStatus};
+use super::tasks::MoveDetail;
+
+/// A checkpoint after this many task completions (or a phase completion, whichever first).
+pub const CHECKPOINT_EVERY_COMPLETIONS: u32 = 10;
+/// Checkpoints kept; older ones are pruned.
+pub const CHECKPOINT_RETENTION: usize = 10;
+/// A research brief younger than this is reused.
+pub const RESEARCH_TTL: Duration = Duration::hours(24);
+/// A `temp/.write-*` file older than this is an abandoned write.
+pub const DEBRIS_MAX_AGE: Duration = Duration::minutes(5);
+/// A task IN_PROGRESS longer than this many times its estimate is stale.
+pub const STALE_FACTOR: i64 = 4;
+/// What a task stale for the second time is blocked with.
+pub const STALE_TWICE_REASON: &str = "Stale twice — requires human review";
+
+pub fn checkpoint_due(completions_since_checkpoint: u32, phase_completed: bool) -> bool {
+    phase_completed || completions_since_checkpoint >= CHECKPOINT_EVERY_COMPLETIONS
+}
+
+pub fn research_is_fresh(modified: Timestamp, now: Timestamp) -> bool {
+    now - modified < RESEARCH_TTL
+}
+
+pub fn is_debris(modified: Timestamp, now: Timestamp) -> bool {
+    now - modified > DEBRIS_MAX_AGE
+}
+
+/// One change resume would make.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Reconciled {
+    pub task: TaskId,
+    pub from: TaskStatus,
+    pub to: TaskStatus,
+    pub reason: String,
+}
+
+/// IN_RESEARCH, IN_PROGRESS and VALIDATING tasks go to RESEARCHED when their research brief
+/// exists and was written after the task was created, else to PENDING: redoing work is cheaper
+/// than asserting a false completion. COMPLETE, BLOCKED and CANCELLED are never touched, nor are
+/// parents (their status follows their children).
+pub fn reconciliation(
+    doc: &TaskDoc,
+    research_modified: &dyn Fn(&TaskId) -> Option<Timestamp>,
+) -> Vec<Reconciled> {
+    doc.tasks
+        .iter()
+        .filter(|t| t.status.is_transitional() && !t.is_parent())
+        .map(|t| {
+            let brief = research_modified(&t.id).filter(|m| *m > t.created_at);
+            let (to, reason) = match brief {
+                Some(_) => (
+                    TaskStatus::Researched,
+                    "resumed: research brief on file, work not finished".to_owned(),
+                ),
+                None => (
+                    TaskStatus::Pending,
+                    "resumed: work was interrupted".to_owned(),
+                ),
+            };
+            Reconciled {
+                task: t.id.clone(),
+                from: t.status,
+                to,
+                reason,
+            }
+        })
+        .collect()
+}
+
+/// Leaves IN_PROGRESS for longer than [`STALE_FACTOR`] × their estimate. Unestimated tasks are
+/// never stale: there is nothing to measure against.
+pub fn stale_candidates(doc: &TaskDoc, now: Timestamp) -> Vec<TaskId> {
+    doc.tasks
+        .iter()
+        .filter(|t| t.status == TaskStatus::InProgress && !t.is_parent())
+        .filter(|t| match (t.started_at, t.estimate_minutes) {
+            (Some(started), Some(estimate)) => {
+                now - started > Duration::minutes(i64::from(estimate) * STALE_FACTOR)
+            }
+            _ => false,
+        })
+        .map(|t| t.id.clone())
+        .collect()
+}
+
+/// Resets stale tasks (those without a TASK_COMPLETE in the log) to PENDING with an ERROR entry,
+/// keeping the estimate; the second time, BLOCKED with [`STALE_TWICE_REASON`]. Research briefs are
+/// never touched.
+pub fn apply_staleness(
+    doc: &mut TaskDoc,
+    stale: &[TaskId],
+    completed_in_log: &HashSet<TaskId>,
+    now: Timestamp,
+) -> Vec<ProjectEvent> {
+    let mut events = Vec::new();
+    for id in stale.iter().filter(|id| !completed_in_log.contains(*id)) {
+        let Some(task) = doc.get(id) else { continue };
+        let count = task.stale_count.unwrap_or(0) + 1;
+        let estimate = task.estimate_minutes.unwrap_or(0);
+        let (to, message) = if count >= 2 {
+            (
+                TaskStatus::Blocked,
+                format!(
+                    "{id} stale twice (in progress over {} minutes, {STALE_FACTOR}× its {estimate}-minute estimate): blocked for human review",
+                    estimate as i64 * STALE_FACTOR
+                ),
+            )
+        } else {
+            (
+                TaskStatus::Pending,
+                format!(
+                    "{id} stale (in progress over {} minutes, {STALE_FACTOR}× its {estimate}-minute estimate): reset to PENDING",
+                    estimate as i64 * STALE_FACTOR
+                ),
+            )
+        };
+        let reason = (to == TaskStatus::Blocked).then(|| STALE_TWICE_REASON.to_owned());
+        match doc.move_task(
+            id,
+            to,
+            MoveDetail {
+                actual_minutes: None,
+                reason,
+            },
+            now,
+        ) {
+            Ok(moved) => {
+                if let Some(task) = doc.tasks.iter_mut().find(|t| &t.id == id) {
+                    task.stale_count = Some(count);
+                }
+                events.push(ProjectEvent::Error {
+                    task: Some(id.clone()),
+                    message,
+                });
+                events.extend(moved);
+            }
+            Err(e) => events.push(ProjectEvent::Error {
+                task: Some(id.clone()),
+                message: format!("stale reset of {id} refused: {e}"),
+            }),
+        }
+    }
+    events
+}
+
+/// One completion as the log recorded it, with the estimate at that time if known.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Completion {
+    pub task: TaskId,
+    pub at: Timestamp,
+    pub actual_minutes: Option<u32>,
+    pub estimate_minutes: Option<u32>,
+}
+
+/// Completions the velocity window looks at.
+pub const VELOCITY_WINDOW: usize = 20;
+/// Fewer completions than this give no ETA: too little data.
+pub const VELOCITY_MIN_FOR_ETA: usize = 3;
+
+/// `progress/velocity.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Velocity {
+    pub version: u32,
+    #[serde(with = "rfc3339")]
+    pub updated_at: Timestamp,
+    pub window: usize,
+    pub completed_count: usize,
+    pub mean_actual_minutes: Option<f64>,
+    /// Sum of actual minutes over sum of estimates, for completions that have both.
+    pub estimate_ratio: Option<f64>,
+    pub throughput_per_day: Option<f64>,
+    pub remaining_tasks: usize,
+    pub remaining_estimate_minutes: u64,
+    #[serde(with = "rfc3339::option")]
+    pub eta: Option<Timestamp>,
+}
+
+/// Velocity over the newest [`VELOCITY_WINDOW`] completions. The ETA divides the remaining
+/// leaves by the observed throughput.
+pub fn velocity(completions: &[Completion], doc: &TaskDoc, now: Timestamp) -> Velocity {
+    let start = completions.len().saturating_sub(VELOCITY_WINDOW);
+    let window = &completions[start..];
+    let actuals: Vec<u32> = window.iter().filter_map(|c| c.actual_minutes).collect();
+    let mean_actual_minutes = (!actuals.is_empty())
+        .then(|| actuals.iter().map(|&m| f64::from(m)).sum::<f64>() / actuals.len() as f64);
+    let (spent, planned) = window
+        .iter()
+        .filter_map(|c| Some((c.actual_minutes?, c.estimate_minutes?)))
+        .fold((0u64, 0u64), |(a, e), (actual, estimate)| {
+            (a + u64::from(actual), e + u64::from(estimate))
+        });
+    let estimate_ratio = (planned > 0).then(|| spent as f64 / planned as f64);
+    let throughput_per_day = match (window.first(), window.last()) {
+        (Some(first), Some(last)) if window.len() >= 2 => {
+            let days = (last.at - first.at).num_seconds() as f64 / 86_400.0;
+            // Completions within one minute of each other say nothing about a daily rate.
+            (days > 1.0 / 1440.0).then(|| (window.len() - 1) as f64 / days)
+        }
+        _ => None,
+    };
+    let remaining: Vec<_> = doc
+        .tasks
+        .iter()
+        .filter(|t| t.status.is_open() && !t.is_parent())
+        .collect();
+    let remaining_estimate_minutes = remaining
+        .iter()
+        .map(|t| u64::from(t.estimate_minutes.unwrap_or(0)))
+        .sum();
+    let eta = match throughput_per_day {
+        Some(rate) if window.len() >= VELOCITY_MIN_FOR_ETA && rate > 0.0 => {
+            let seconds = remaining.len() as f64 / rate * 86_400.0;
+            Some(now + Duration::seconds(seconds.min(1e10) as i64))
+        }
+        _ => None,
+    };
+    Velocity {
+        version: 1,
+        updated_at: now,
+        window: VELOCITY_WINDOW,
+        completed_count: completions.len(),
+        mean_actual_minutes,
+        estimate_ratio,
+        throughput_per_day,
+        remaining_tasks: remaining.len(),
+        remaining_estimate_minutes,
+        eta,
+    }
+}

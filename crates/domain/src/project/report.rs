@@ -1,0 +1,463 @@
+//! Read-only views over a project: the integrity diagnosis behind `doctor`, the summary behind
+//! `status`, and `prime`, the compact context handed to an agent.
+
+use std::collections::{HashMap, HashSet};
+
+use serde::Serialize;
+
+use crate::time::Timestamp;
+
+use super::events::ProjectEvent;
+use super::graph::{self, Index};
+use super::model::{ProjectState, TaskDoc, TaskId, TaskStatus};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// The store is inconsistent: something will misbehave.
+    Error,
+    /// Legal but probably not what anyone wants.
+    Warning,
+}
+
+/// One problem `doctor` found in the tasks.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Finding {
+    pub severity: Severity,
+    /// Stable machine-readable code, e.g. `dangling-dependency`.
+    pub code: &'static str,
+    pub task: Option<TaskId>,
+    pub message: String,
+    /// `doctor --fix` can repair it without guessing.
+    pub fixable: bool,
+}
+
+fn finding(
+    severity: Severity,
+    code: &'static str,
+    task: Option<&TaskId>,
+    fixable: bool,
+    message: String,
+) -> Finding {
+    Finding {
+        severity,
+        code,
+        task: task.cloned(),
+        message,
+        fixable,
+    }
+}
+
+/// Everything wrong with the task list's structure. Pure: looks at nothing but `doc`.
+pub fn diagnose(doc: &TaskDoc) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let mut seen = HashSet::new();
+    for t in &doc.tasks {
+        if !seen.insert(&t.id) {
+            out.push(finding(
+                Severity::Error,
+                "duplicate-id",
+                Some(&t.id),
+                false,
+                format!(
+                    "{} appears more than once in tasks.json; rename or remove one copy by hand",
+                    t.id
+                ),
+            ));
+        }
+    }
+    let index = Index::new(doc);
+    for t in &doc.tasks {
+        let mut deps = HashSet::new();
+        for d in &t.dependencies {
+            if !deps.insert(d) {
+                out.push(finding(
+                    Severity::Warning,
+                    "duplicate-dependency",
+                    Some(&t.id),
+                    true,
+                    format!("{} lists dependency {d} twice", t.id),
+                ));
+            }
+            match index.get(d) {
+                None => out.push(finding(Severity::Error, "dangling-dependency", Some(&t.id), true, format!("{} depends on {d}, which does not exist", t.id))),
+                Some(dep) if dep.status == TaskStatus::Cancelled && t.status.is_open() => out.push(finding(
+                    Severity::Warning,
+                    "cancelled-dependency",
+                    Some(&t.id),
+                    false,
+                    format!("{} depends on cancelled {d} and can never become ready; remove the dependency (cairn task depend {} --on {d} --remove)", t.id, t.id),
+                )),
+                Some(_) => {}
+            }
+        }
+        for c in t.children() {
+            match index.get(c) {
+                None => out.push(finding(
+                    Severity::Error,
+                    "dangling-subtask",
+                    Some(&t.id),
+                    true,
+                    format!("{} lists subtask {c}, which does not exist", t.id),
+                )),
+                Some(child) if child.parent_id.as_ref() != Some(&t.id) => out.push(finding(
+                    Severity::Error,
+                    "parent-mismatch",
+                    Some(c),
+                    child.parent_id.is_none(),
+                    format!(
+                        "{} lists {c} as a subtask but {c} names {} as its parent",
+                        t.id,
+                        child
+                            .parent_id
+                            .as_ref()
+                            .map_or("no task".to_owned(), |p| p.to_string())
+                    ),
+                )),
+                Some(_) => {}
+            }
+        }
+        if let Some(p) = &t.parent_id {
+            match index.get(p) {
+                None => out.push(finding(
+                    Severity::Error,
+                    "orphan",
+                    Some(&t.id),
+                    true,
+                    format!("{}'s parent {p} does not exist", t.id),
+                )),
+                Some(parent) if !parent.children().contains(&t.id) => out.push(finding(
+                    Severity::Error,
+                    "parent-mismatch",
+                    Some(&t.id),
+                    true,
+                    format!(
+                        "{} names {p} as its parent but {p} does not list it as a subtask",
+                        t.id
+                    ),
+                )),
+                Some(_) => {}
+            }
+        }
+        if t.is_parent() {
+            let unfinished: Vec<&TaskId> = t
+                .children()
+                .iter()
+                .filter(|c| index.get(c).is_some_and(|c| !c.status.is_terminal()))
+                .collect();
+            if t.status == TaskStatus::Complete && !unfinished.is_empty() {
+                out.push(finding(
+                    Severity::Error,
+                    "complete-parent-open-child",
+                    Some(&t.id),
+                    false,
+                    format!(
+                        "{} is COMPLETE but its subtask {} is not finished",
+                        t.id, unfinished[0]
+                    ),
+                ));
+            }
+            let live: Vec<_> = t
+                .children()
+                .iter()
+                .filter_map(|c| index.get(c))
+                .filter(|c| c.status != TaskStatus::Cancelled)
+                .collect();
+            if t.status == TaskStatus::InProgress
+                && !live.is_empty()
+                && live.iter().all(|c| c.status == TaskStatus::Complete)
+            {
+                out.push(finding(
+                    Severity::Warning,
+                    "parent-not-completed",
+                    Some(&t.id),
+                    true,
+                    format!(
+                        "every subtask of {} is complete but {} is still IN_PROGRESS",
+                        t.id, t.id
+                    ),
+                ));
+            }
+        }
+    }
+    if let Some(cycle) = graph::find_cycle(doc) {
+        let path = cycle
+            .iter()
+            .map(TaskId::as_str)
+            .collect::<Vec<_>>()
+            .join(" → ");
+        out.push(finding(Severity::Error, "cycle", cycle.first(), false, format!("dependency cycle {path}: remove one of these dependencies with `cairn task depend … --remove`")));
+    }
+    out
+}
+
+/// Repairs what [`diagnose`] marks fixable, each repair logged. Nothing is deleted but ids that
+/// point nowhere.
+pub fn repair(doc: &mut TaskDoc, at: Timestamp) -> Vec<ProjectEvent> {
+    let mut events = Vec::new();
+    let ids: HashSet<TaskId> = doc.tasks.iter().map(|t| t.id.clone()).collect();
+    let claimed: HashMap<TaskId, TaskId> = doc
+        .tasks
+        .iter()
+        .flat_map(|p| p.children().iter().map(move |c| (c.clone(), p.id.clone())))
+        .collect();
+    let parents_of: HashMap<TaskId, Option<TaskId>> = doc
+        .tasks
+        .iter()
+        .map(|t| (t.id.clone(), t.parent_id.clone()))
+        .collect();
+    let mut adopt: Vec<(TaskId, TaskId)> = Vec::new();
+    for t in &mut doc.tasks {
+        let mut kept = Vec::new();
+        for d in std::mem::take(&mut t.dependencies) {
+            if !ids.contains(&d) {
+                events.push(ProjectEvent::Repaired {
+                    task: Some(t.id.clone()),
+                    detail: format!("removed dangling dependency {d}"),
+                });
+            } else if kept.contains(&d) {
+                events.push(ProjectEvent::Repaired {
+                    task: Some(t.id.clone()),
+                    detail: format!("removed duplicate dependency {d}"),
+                });
+            } else {
+                kept.push(d);
+            }
+        }
+        t.dependencies = kept;
+        if let Some(children) = &mut t.subtasks {
+            let before: Vec<TaskId> = children.clone();
+            children.retain(|c| ids.contains(c));
+            for gone in before.iter().filter(|c| !ids.contains(*c)) {
+                events.push(ProjectEvent::Repaired {
+                    task: Some(t.id.clone()),
+                    detail: format!("removed dangling subtask {gone}"),
+                });
+            }
+            // A listed child with no parent of its own is unambiguous: give it this one.
+            for c in children.iter() {
+                if parents_of.get(c).is_some_and(Option::is_none) {
+                    adopt.push((c.clone(), t.id.clone()));
+                }
+            }
+        }
+        if let Some(p) = t.parent_id.clone() {
+            if !ids.contains(&p) {
+                t.parent_id = None;
+                events.push(ProjectEvent::Repaired {
+                    task: Some(t.id.clone()),
+                    detail: format!("cleared missing parent {p}"),
+                });
+            } else if !claimed.contains_key(&t.id) {
+                adopt.push((t.id.clone(), p));
+            }
+        }
+    }
+    for (child, parent) in adopt {
+        if let Some(c) = doc.tasks.iter_mut().find(|t| t.id == child)
+            && c.parent_id.is_none()
+        {
+            c.parent_id = Some(parent.clone());
+            events.push(ProjectEvent::Repaired {
+                task: Some(child.clone()),
+                detail: format!("set parent to {parent}, which lists it as a subtask"),
+            });
+        }
+        if let Some(p) = doc.tasks.iter_mut().find(|t| t.id == parent) {
+            let list = p.subtasks.get_or_insert_with(Vec::new);
+            if !list.contains(&child) {
+                list.push(child.clone());
+                events.push(ProjectEvent::Repaired {
+                    task: Some(parent.clone()),
+                    detail: format!("listed {child} as a subtask, as its parent_id says"),
+                });
+            }
+        }
+    }
+    for e in doc.cascade_all(at) {
+        if let ProjectEvent::TaskMoved { task, .. } = &e {
+            events.push(ProjectEvent::Repaired {
+                task: Some(task.clone()),
+                detail: "completed: all its subtasks are complete".into(),
+            });
+        }
+        events.push(e);
+    }
+    events
+}
+
+/// Counts and lists behind `cairn status`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Summary {
+    pub project: String,
+    pub name: String,
+    pub goal: String,
+    pub status: String,
+    pub counts: HashMap<String, usize>,
+    pub total: usize,
+    pub leaves_total: usize,
+    pub leaves_complete: usize,
+    pub in_progress: Vec<(TaskId, String)>,
+    pub blocked: Vec<(TaskId, String, String)>,
+    pub next: Vec<(TaskId, String)>,
+    pub phases: Vec<(String, String)>,
+}
+
+pub fn summarize(state: &ProjectState, next_count: usize) -> Summary {
+    let doc = &state.tasks;
+    let mut counts = HashMap::new();
+    for t in &doc.tasks {
+        *counts.entry(t.status.as_str().to_owned()).or_insert(0) += 1;
+    }
+    let leaves: Vec<_> = doc
+        .tasks
+        .iter()
+        .filter(|t| !t.is_parent() && t.status != TaskStatus::Cancelled)
+        .collect();
+    Summary {
+        project: state.project.id.to_string(),
+        name: state.project.name.clone(),
+        goal: state.project.goal.clone(),
+        status: state.project.status.to_string(),
+        counts,
+        total: doc.tasks.len(),
+        leaves_total: leaves.len(),
+        leaves_complete: leaves
+            .iter()
+            .filter(|t| t.status == TaskStatus::Complete)
+            .count(),
+        in_progress: doc
+            .tasks
+            .iter()
+            .filter(|t| {
+                !t.is_parent()
+                    && matches!(
+                        t.status,
+                        TaskStatus::InProgress | TaskStatus::InResearch | TaskStatus::Validating
+                    )
+            })
+            .map(|t| (t.id.clone(), t.title.clone()))
+            .collect(),
+        blocked: doc
+            .tasks
+            .iter()
+            .filter(|t| t.status == TaskStatus::Blocked)
+            .map(|t| {
+                (
+                    t.id.clone(),
+                    t.title.clone(),
+                    t.blocked_reason.clone().unwrap_or_default(),
+                )
+            })
+            .collect(),
+        next: graph::schedule(doc)
+            .into_iter()
+            .take(next_count)
+            .map(|t| (t.id.clone(), t.title.clone()))
+            .collect(),
+        phases: state
+            .project
+            .phases
+            .iter()
+            .map(|p| (p.id.clone(), p.status.to_string()))
+            .collect(),
+    }
+}
+
+/// The most characters `prime` ever returns, however large the store.
+pub const PRIME_MAX_CHARS: usize = 2_000;
+
+/// Compact context for an agent: what the project is, where it stands, what is under way or
+/// stuck, what to do next, and the commands to do it with. Lists are cut to fit
+/// [`PRIME_MAX_CHARS`], saying how many were left out.
+pub fn prime(state: &ProjectState, header: Option<&str>) -> String {
+    let s = summarize(state, 5);
+    let mut out = String::new();
+    if let Some(h) = header {
+        out.push_str(h);
+        out.push('\n');
+    }
+    out.push_str(&format!(
+        "cairn project `{}` — {} [{}]\n",
+        s.project,
+        clip(&s.name, 80),
+        s.status
+    ));
+    out.push_str(&format!("Goal: {}\n", clip(&s.goal, 240)));
+    let pct = (s.leaves_complete * 100).checked_div(s.leaves_total).unwrap_or(0);
+    out.push_str(&format!(
+        "Progress: {}/{} tasks complete ({pct}%)\n",
+        s.leaves_complete, s.leaves_total
+    ));
+    let tail = "Workflow: `cairn task next` → `cairn task start ID` → `cairn task complete ID`; `cairn task decompose ID --into …` when a task is too big; `cairn task block ID --reason …` when stuck. Never edit .claude/projects/ files by hand.\n";
+    let budget = PRIME_MAX_CHARS.saturating_sub(tail.chars().count());
+    let sections: [(&str, Vec<String>); 3] = [
+        (
+            "In progress",
+            s.in_progress
+                .iter()
+                .map(|(id, t)| format!("{id} {}", clip(t, 90)))
+                .collect(),
+        ),
+        (
+            "Blocked",
+            s.blocked
+                .iter()
+                .map(|(id, t, why)| format!("{id} {} — {}", clip(t, 70), clip(why, 80)))
+                .collect(),
+        ),
+        (
+            "Next ready",
+            s.next
+                .iter()
+                .map(|(id, t)| format!("{id} {}", clip(t, 90)))
+                .collect(),
+        ),
+    ];
+    for (title, items) in sections {
+        if items.is_empty() {
+            continue;
+        }
+        let heading = format!("{title}:\n");
+        if out.chars().count() + heading.chars().count() + 40 > budget {
+            break;
+        }
+        out.push_str(&heading);
+        for (i, item) in items.iter().enumerate() {
+            let line = format!("- {item}\n");
+            let more = format!("- … and {} more\n", items.len() - i);
+            if out.chars().count() + line.chars().count() + more.chars().count() > budget {
+                out.push_str(&more);
+                break;
+            }
+            out.push_str(&line);
+        }
+    }
+    if s.next.is_empty() && s.in_progress.is_empty() {
+        out.push_str(
+            if s.leaves_total > 0 && s.leaves_complete == s.leaves_total {
+                "All tasks are complete.\n"
+            } else {
+                "Nothing is ready: add tasks with `cairn task add`, or unblock one.\n"
+            },
+        );
+    }
+    out.push_str(tail);
+    // The pieces above are budgeted; this is the hard guarantee.
+    if out.chars().count() > PRIME_MAX_CHARS {
+        out = out.chars().take(PRIME_MAX_CHARS - 1).collect::<String>();
+        out.push('…');
+    }
+    out
+}
+
+fn clip(text: &str, max: usize) -> String {
+    let one_line = text.replace(['\n', '\r'], " ");
+    if one_line.chars().count() <= max {
+        one_line
+    } else {
+        let mut s: String = one_line.chars().take(max.saturating_sub(1)).collect();
+        s.push('…');
+        s
+    }
+}

@@ -1,0 +1,788 @@
+//! The project store's use cases: what the CLI, the hook and the servers call.
+//!
+//! A service decides and the store persists: every change is computed by the domain inside one
+//! [`ProjectStore::transact`] call, so the rule check and the write see the same state.
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+
+use serde::Serialize;
+
+use crate::error::{DomainError, Error};
+use crate::log::LogRecord;
+use crate::ports::Clock;
+use crate::time::Timestamp;
+
+use super::error::ProjectError;
+use super::events::{EventKind, ProjectEvent};
+use super::graph::{self, Waves};
+use super::model::*;
+use super::policy::{self, Completion, Reconciled, Velocity};
+use super::report::{self, Finding, Summary};
+use super::store::{Changes, CheckpointInfo, Committed, ProjectStore, Recovery, StoreHealth};
+use super::tasks::{MoveDetail, NewTask};
+
+/// What `init` needs.
+#[derive(Debug, Clone)]
+pub struct InitProject {
+    pub id: ProjectId,
+    pub name: String,
+    pub goal: String,
+    pub kind: ProjectType,
+}
+
+pub const MIN_GOAL_CHARS: usize = 10;
+
+/// How much of the log velocity looks at: enough records to usually hold a full window of
+/// completions, without reading a long log from the start.
+const VELOCITY_LOG_TAIL: usize = 2_000;
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Moved {
+    pub task: Task,
+    /// Every status change this move caused (cascades included), in order.
+    pub changes: Vec<(TaskId, TaskStatus, TaskStatus)>,
+    pub checkpoint: Option<u32>,
+}
+
+/// What resume reconciliation and the staleness check did (or would do).
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct ReconcileReport {
+    pub reconciled: Vec<Reconciled>,
+    /// Tasks found stale: reset to PENDING, or BLOCKED the second time.
+    pub stale: Vec<Reconciled>,
+    pub applied: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReconcileScope {
+    /// A new session resumes: interrupted work is reconciled and stale tasks reset.
+    Resume,
+    /// Same session continuing (after a compaction, say): only stale tasks are reset, since the
+    /// agent is still on its in-progress work.
+    StalenessOnly,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct DoctorReport {
+    pub findings: Vec<Finding>,
+    pub store: StoreHealth,
+    /// Repairs made (with `fix`).
+    pub repaired: Vec<String>,
+    pub debris_removed: Vec<String>,
+}
+
+impl DoctorReport {
+    pub fn is_clean(&self) -> bool {
+        self.findings.is_empty()
+            && self.store.damaged.is_empty()
+            && self.store.debris.is_empty()
+            && !self.store.torn_log
+    }
+}
+
+/// Filters for `log`.
+#[derive(Debug, Clone, Default)]
+pub struct LogQuery {
+    pub tail: Option<usize>,
+    pub kind: Option<String>,
+    pub task: Option<TaskId>,
+}
+
+#[derive(Debug)]
+pub struct ProjectService {
+    store: Arc<dyn ProjectStore>,
+    clock: Arc<dyn Clock>,
+    recoveries: Mutex<Vec<Recovery>>,
+}
+
+impl std::fmt::Debug for dyn ProjectStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ProjectStore")
+    }
+}
+
+impl std::fmt::Debug for dyn Clock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Clock")
+    }
+}
+
+impl ProjectService {
+    pub fn new(store: Arc<dyn ProjectStore>, clock: Arc<dyn Clock>) -> Self {
+        Self {
+            store,
+            clock,
+            recoveries: Mutex::new(Vec::new()),
+        }
+    }
+
+    pub fn store(&self) -> &Arc<dyn ProjectStore> {
+        &self.store
+    }
+
+    pub fn now(&self) -> Timestamp {
+        self.clock.now()
+    }
+
+    /// Recoveries of damaged files the store made while serving this service, oldest first.
+    /// Callers tell the user about them.
+    pub fn take_recoveries(&self) -> Vec<Recovery> {
+        std::mem::take(&mut *self.recoveries.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    fn note(&self, recovered: Option<Recovery>) {
+        if let Some(r) = recovered {
+            self.recoveries
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(r);
+        }
+    }
+
+    pub async fn init(&self, init: InitProject) -> Result<Project, Error> {
+        let name = init.name.trim().to_owned();
+        if name.is_empty() {
+            return Err(DomainError::invalid("name", "give the project a name").into());
+        }
+        let goal = init.goal.trim().to_owned();
+        if goal.chars().count() < MIN_GOAL_CHARS {
+            return Err(DomainError::invalid("goal", format!("`{goal}` is too short: describe the goal in at least {MIN_GOAL_CHARS} characters")).into());
+        }
+        let at = self.now();
+        let project = Project {
+            id: init.id,
+            name,
+            goal,
+            kind: init.kind,
+            status: ProjectStatus::Ready,
+            phases: Vec::new(),
+            created_at: at,
+            updated_at: at,
+            extra: Default::default(),
+        };
+        let event = ProjectEvent::ProjectCreated {
+            project: project.id.clone(),
+            name: project.name.clone(),
+        };
+        self.store.create_project(&project, at, vec![event]).await?;
+        Ok(project)
+    }
+
+    pub async fn projects(&self) -> Result<Vec<Project>, Error> {
+        let mut out = Vec::new();
+        for id in self.store.list_projects().await? {
+            out.push(self.store.load_project(&id).await?);
+        }
+        Ok(out)
+    }
+
+    /// The project a command is about: the one named, else the only one, else the only one IN
+    /// PROGRESS; otherwise an error listing the choices.
+    pub async fn resolve(&self, explicit: Option<&str>) -> Result<ProjectId, Error> {
+        if let Some(id) = explicit {
+            let id: ProjectId = id.parse()?;
+            self.store.load_project(&id).await?;
+            return Ok(id);
+        }
+        let ids = self.store.list_projects().await?;
+        match ids.len() {
+            0 => Err(ProjectError::NoProjects.into()),
+            1 => Ok(ids[0].clone()),
+            _ => {
+                let mut active = Vec::new();
+                for id in &ids {
+                    if self.store.load_project(id).await?.status == ProjectStatus::InProgress {
+                        active.push(id.clone());
+                    }
+                }
+                if active.len() == 1 {
+                    Ok(active.remove(0))
+                } else {
+                    Err(ProjectError::AmbiguousProject {
+                        choices: ids.iter().map(|i| i.to_string()).collect(),
+                    }
+                    .into())
+                }
+            }
+        }
+    }
+
+    pub async fn load(&self, id: &ProjectId) -> Result<ProjectState, Error> {
+        let loaded = self.store.load(id).await?;
+        self.note(loaded.recovered);
+        Ok(loaded.state)
+    }
+
+    async fn transact(
+        &self,
+        id: &ProjectId,
+        at: Timestamp,
+        f: impl FnOnce(&mut ProjectState) -> Result<Changes, DomainError> + Send,
+    ) -> Result<Committed, Error> {
+        let committed = self.store.transact(id, at, Box::new(f)).await?;
+        self.note(committed.recovered.clone());
+        Ok(committed)
+    }
+
+    pub async fn set_project_status(
+        &self,
+        id: &ProjectId,
+        to: ProjectStatus,
+    ) -> Result<Project, Error> {
+        let at = self.now();
+        let committed = self
+            .transact(id, at, move |state| {
+                let from = state.project.status;
+                if from == to {
+                    return Ok(Changes::default());
+                }
+                state.project.status = to;
+                state.project.updated_at = at;
+                Ok(Changes::events(vec![ProjectEvent::ProjectStatusChanged {
+                    from,
+                    to,
+                }]))
+            })
+            .await?;
+        Ok(committed.state.project)
+    }
+
+    pub async fn add_task(&self, id: &ProjectId, new: NewTask) -> Result<Task, Error> {
+        let at = self.now();
+        let mut created = None;
+        let committed = self
+            .transact(id, at, |state| {
+                let (task, mut events) = state.tasks.add_task(new, at)?;
+                advance_project(state, at, &mut events);
+                created = Some(task);
+                Ok(finish(state, events, false))
+            })
+            .await?;
+        task_in(&committed.state, created.as_ref())
+    }
+
+    /// Moves a task, then runs the completion cascade; checkpoints and velocity follow the policy.
+    pub async fn move_task(
+        &self,
+        id: &ProjectId,
+        task: &TaskId,
+        to: TaskStatus,
+        detail: MoveDetail,
+    ) -> Result<Moved, Error> {
+        let at = self.now();
+        let mut moves = Vec::new();
+        let committed = self
+            .transact(id, at, |state| {
+                let mut events = state.tasks.move_task(task, to, detail, at)?;
+                moves = events
+                    .iter()
+                    .filter_map(|e| match e {
+                        ProjectEvent::TaskMoved { task, from, to, .. } => {
+                            Some((task.clone(), *from, *to))
+                        }
+                        _ => None,
+                    })
+                    .collect();
+                advance_project(state, at, &mut events);
+                Ok(finish(state, events, false))
+            })
+            .await?;
+        if moves.iter().any(|(_, _, to)| *to == TaskStatus::Complete) {
+            self.refresh_velocity(id, &committed.state.tasks, at)
+                .await?;
+        }
+        Ok(Moved {
+            task: task_in(&committed.state, Some(task))?,
+            changes: moves,
+            checkpoint: committed.checkpoint,
+        })
+    }
+
+    pub async fn decompose(
+        &self,
+        id: &ProjectId,
+        parent: &TaskId,
+        children: Vec<NewTask>,
+    ) -> Result<(Task, Vec<Task>), Error> {
+        let at = self.now();
+        let mut created = Vec::new();
+        let committed = self
+            .transact(id, at, |state| {
+                let (ids, mut events) = state.tasks.decompose(parent, children, at)?;
+                advance_project(state, at, &mut events);
+                created = ids;
+                Ok(finish(state, events, false))
+            })
+            .await?;
+        let parent = task_in(&committed.state, Some(parent))?;
+        let children = created
+            .iter()
+            .map(|c| task_in(&committed.state, Some(c)))
+            .collect::<Result<_, _>>()?;
+        Ok((parent, children))
+    }
+
+    pub async fn depend(
+        &self,
+        id: &ProjectId,
+        task: &TaskId,
+        on: &TaskId,
+        remove: bool,
+    ) -> Result<Task, Error> {
+        let at = self.now();
+        let committed = self
+            .transact(id, at, |state| {
+                let events = if remove {
+                    state.tasks.remove_dependency(task, on)?
+                } else {
+                    state.tasks.add_dependency(task, on)?
+                };
+                Ok(Changes::events(events))
+            })
+            .await?;
+        task_in(&committed.state, Some(task))
+    }
+
+    pub async fn next(&self, id: &ProjectId) -> Result<Option<Task>, Error> {
+        let state = self.load(id).await?;
+        Ok(graph::next(&state.tasks).cloned())
+    }
+
+    pub async fn ready(&self, id: &ProjectId) -> Result<Vec<Task>, Error> {
+        let state = self.load(id).await?;
+        Ok(graph::schedule(&state.tasks).into_iter().cloned().collect())
+    }
+
+    pub async fn waves(&self, id: &ProjectId) -> Result<Waves, Error> {
+        Ok(graph::waves(&self.load(id).await?.tasks))
+    }
+
+    pub async fn critical_path(&self, id: &ProjectId) -> Result<Vec<TaskId>, Error> {
+        Ok(graph::critical_path(&self.load(id).await?.tasks))
+    }
+
+    /// Adds a phase to the project (PENDING), or does nothing if it exists.
+    pub async fn ensure_phase(
+        &self,
+        id: &ProjectId,
+        phase: &str,
+        name: Option<&str>,
+    ) -> Result<Project, Error> {
+        check_phase_id(phase)?;
+        let at = self.now();
+        let phase = phase.to_owned();
+        let name = name.map(str::to_owned);
+        let committed = self
+            .transact(id, at, move |state| {
+                if !state.project.phases.iter().any(|p| p.id == phase) {
+                    state.project.phases.push(Phase {
+                        name: name.unwrap_or_else(|| phase.clone()),
+                        id: phase,
+                        status: PhaseStatus::Pending,
+                        task_ids: None,
+                        extra: Default::default(),
+                    });
+                    state.project.updated_at = at;
+                }
+                Ok(Changes::default())
+            })
+            .await?;
+        Ok(committed.state.project)
+    }
+
+    /// Marks a phase COMPLETE (creating it from the tasks' `phase_id` if the project did not list
+    /// it), logs PHASE_COMPLETE and writes a checkpoint.
+    pub async fn complete_phase(&self, id: &ProjectId, phase: &str) -> Result<Committed, Error> {
+        let at = self.now();
+        let phase = phase.to_owned();
+        self.transact(id, at, move |state| {
+            let known_in_tasks = state
+                .tasks
+                .tasks
+                .iter()
+                .any(|t| t.phase_id.as_deref() == Some(phase.as_str()));
+            let position = state.project.phases.iter().position(|p| p.id == phase);
+            let i = match position {
+                Some(i) => i,
+                None if known_in_tasks => {
+                    state.project.phases.push(Phase {
+                        id: phase.clone(),
+                        name: phase.clone(),
+                        status: PhaseStatus::Pending,
+                        task_ids: None,
+                        extra: Default::default(),
+                    });
+                    state.project.phases.len() - 1
+                }
+                None => {
+                    let mut known: Vec<String> =
+                        state.project.phases.iter().map(|p| p.id.clone()).collect();
+                    for t in &state.tasks.tasks {
+                        if let Some(p) = &t.phase_id
+                            && !known.contains(p)
+                        {
+                            known.push(p.clone());
+                        }
+                    }
+                    let known = if known.is_empty() {
+                        "none yet".to_owned()
+                    } else {
+                        known.join(", ")
+                    };
+                    return Err(ProjectError::UnknownPhase { phase, known }.into());
+                }
+            };
+            let current = state.project.phases[i].status;
+            if matches!(current, PhaseStatus::Complete | PhaseStatus::Skipped) {
+                return Err(ProjectError::PhaseClosed {
+                    phase,
+                    status: current.to_string(),
+                }
+                .into());
+            }
+            state.project.phases[i].status = PhaseStatus::Complete;
+            state.project.updated_at = at;
+            Ok(finish(
+                state,
+                vec![ProjectEvent::PhaseComplete { phase }],
+                true,
+            ))
+        })
+        .await
+    }
+
+    pub async fn checkpoints(&self, id: &ProjectId) -> Result<Vec<CheckpointInfo>, Error> {
+        Ok(self.store.list_checkpoints(id).await?)
+    }
+
+    pub async fn write_checkpoint(&self, id: &ProjectId) -> Result<CheckpointInfo, Error> {
+        Ok(self.store.write_checkpoint(id, self.now()).await?)
+    }
+
+    pub async fn restore_checkpoint(
+        &self,
+        id: &ProjectId,
+        number: u32,
+    ) -> Result<Committed, Error> {
+        Ok(self
+            .store
+            .restore_checkpoint(id, number, self.now())
+            .await?)
+    }
+
+    pub async fn log(
+        &self,
+        id: &ProjectId,
+        query: &LogQuery,
+    ) -> Result<(Vec<LogRecord>, Option<String>), Error> {
+        // Filters apply before the tail so `--event X --tail 5` means the last five X entries.
+        let filtered = query.kind.is_some() || query.task.is_some();
+        let read = self
+            .store
+            .read_log(id, if filtered { None } else { query.tail })
+            .await?;
+        let kind = query.kind.as_deref().map(|k| EventKind::parse(k).name());
+        let mut records: Vec<LogRecord> = read
+            .records
+            .into_iter()
+            .filter(|r| {
+                kind.as_ref()
+                    .is_none_or(|k| &EventKind::parse(&r.kind).name() == k)
+            })
+            .filter(|r| {
+                query
+                    .task
+                    .as_ref()
+                    .is_none_or(|t| r.get("task") == Some(t.as_str()))
+            })
+            .collect();
+        if let Some(n) = query.tail {
+            let skip = records.len().saturating_sub(n);
+            records.drain(..skip);
+        }
+        Ok((records, read.torn_tail))
+    }
+
+    pub async fn velocity(&self, id: &ProjectId) -> Result<Velocity, Error> {
+        let state = self.load(id).await?;
+        self.refresh_velocity(id, &state.tasks, self.now()).await
+    }
+
+    async fn refresh_velocity(
+        &self,
+        id: &ProjectId,
+        doc: &TaskDoc,
+        at: Timestamp,
+    ) -> Result<Velocity, Error> {
+        let log = self.store.read_log(id, Some(VELOCITY_LOG_TAIL)).await?;
+        let completions: Vec<Completion> = log
+            .records
+            .iter()
+            .filter_map(ProjectEvent::from_record_at)
+            .filter_map(|(at, e)| match e {
+                ProjectEvent::TaskMoved {
+                    task,
+                    to: TaskStatus::Complete,
+                    actual_minutes,
+                    ..
+                } => {
+                    let estimate_minutes = doc.get(&task).and_then(|t| t.estimate_minutes);
+                    // Parents complete by cascade; their "work" is their children's.
+                    let leaf = doc.get(&task).is_none_or(|t| !t.is_parent());
+                    leaf.then_some(Completion {
+                        task,
+                        at,
+                        actual_minutes,
+                        estimate_minutes,
+                    })
+                }
+                _ => None,
+            })
+            .collect();
+        let velocity = policy::velocity(&completions, doc, at);
+        self.store.write_velocity(id, &velocity).await?;
+        Ok(velocity)
+    }
+
+    /// Resume reconciliation and the staleness check, or with `dry_run` what they would do.
+    pub async fn reconcile(
+        &self,
+        id: &ProjectId,
+        scope: ReconcileScope,
+        dry_run: bool,
+    ) -> Result<ReconcileReport, Error> {
+        let at = self.now();
+        // Work out what needs the log and research files outside the lock: both only grow.
+        let state = self.load(id).await?;
+        let stale = policy::stale_candidates(&state.tasks, at);
+        let completed_in_log = if stale.is_empty() {
+            HashSet::new()
+        } else {
+            self.completed_in_log(id, &stale).await?
+        };
+        let mut research = std::collections::HashMap::new();
+        if scope == ReconcileScope::Resume {
+            for t in state
+                .tasks
+                .tasks
+                .iter()
+                .filter(|t| t.status.is_transitional())
+            {
+                research.insert(t.id.clone(), self.store.research_modified(id, &t.id).await?);
+            }
+        }
+        let plan = |doc: &mut TaskDoc| -> (ReconcileReport, Vec<ProjectEvent>) {
+            let mut report = ReconcileReport::default();
+            let mut events = policy::apply_staleness(doc, &stale, &completed_in_log, at);
+            for e in &events {
+                if let ProjectEvent::TaskMoved {
+                    task,
+                    from,
+                    to,
+                    reason,
+                    ..
+                } = e
+                {
+                    let reason = reason.clone().unwrap_or_else(|| "stale".into());
+                    report.stale.push(Reconciled {
+                        task: task.clone(),
+                        from: *from,
+                        to: *to,
+                        reason,
+                    });
+                }
+            }
+            if scope == ReconcileScope::Resume {
+                let lookup = |t: &TaskId| research.get(t).copied().flatten();
+                for r in policy::reconciliation(doc, &lookup) {
+                    if let Ok(moved) = doc.move_task(
+                        &r.task,
+                        r.to,
+                        MoveDetail {
+                            actual_minutes: None,
+                            reason: Some(r.reason.clone()),
+                        },
+                        at,
+                    ) {
+                        events.extend(moved);
+                        report.reconciled.push(r);
+                    }
+                }
+            }
+            (report, events)
+        };
+        if dry_run {
+            let mut doc = state.tasks.clone();
+            return Ok(plan(&mut doc).0);
+        }
+        if stale.is_empty()
+            && !state
+                .tasks
+                .tasks
+                .iter()
+                .any(|t| scope == ReconcileScope::Resume && t.status.is_transitional())
+        {
+            return Ok(ReconcileReport {
+                applied: true,
+                ..Default::default()
+            });
+        }
+        let mut report = ReconcileReport::default();
+        self.transact(id, at, |state| {
+            let (r, events) = plan(&mut state.tasks);
+            report = r;
+            Ok(Changes::events(events))
+        })
+        .await?;
+        report.applied = true;
+        Ok(report)
+    }
+
+    async fn completed_in_log(
+        &self,
+        id: &ProjectId,
+        tasks: &[TaskId],
+    ) -> Result<HashSet<TaskId>, Error> {
+        let wanted: HashSet<&TaskId> = tasks.iter().collect();
+        let log = self.store.read_log(id, None).await?;
+        Ok(log
+            .records
+            .iter()
+            .filter(|r| EventKind::parse(&r.kind) == EventKind::TaskComplete)
+            .filter_map(|r| r.get("task")?.parse::<TaskId>().ok())
+            .filter(|t| wanted.contains(t))
+            .collect())
+    }
+
+    pub async fn doctor(&self, id: &ProjectId, fix: bool) -> Result<DoctorReport, Error> {
+        let at = self.now();
+        let mut report = DoctorReport {
+            store: self.store.health(id, at).await?,
+            ..Default::default()
+        };
+        let state = self.load(id).await?;
+        report.findings = report::diagnose(&state.tasks);
+        if !fix {
+            return Ok(report);
+        }
+        if !report.store.debris.is_empty() {
+            report.debris_removed = self.store.clean_debris(id, at).await?;
+        }
+        if report.findings.iter().any(|f| f.fixable) {
+            let mut repaired = Vec::new();
+            self.transact(id, at, |state| {
+                let events = report::repair(&mut state.tasks, at);
+                repaired = events
+                    .iter()
+                    .filter_map(|e| match e {
+                        ProjectEvent::Repaired { task, detail } => Some(match task {
+                            Some(t) => format!("{t}: {detail}"),
+                            None => detail.clone(),
+                        }),
+                        _ => None,
+                    })
+                    .collect();
+                Ok(Changes::events(events))
+            })
+            .await?;
+            report.repaired = repaired;
+        }
+        // Report what is left after the repairs.
+        let state = self.load(id).await?;
+        report.findings = report::diagnose(&state.tasks);
+        report.store = self.store.health(id, at).await?;
+        Ok(report)
+    }
+
+    pub async fn summary(&self, id: &ProjectId) -> Result<Summary, Error> {
+        Ok(report::summarize(&self.load(id).await?, 5))
+    }
+
+    pub async fn prime(&self, id: &ProjectId, header: Option<&str>) -> Result<String, Error> {
+        Ok(report::prime(&self.load(id).await?, header))
+    }
+
+    pub async fn clean_debris(&self, id: &ProjectId) -> Result<Vec<String>, Error> {
+        Ok(self.store.clean_debris(id, self.now()).await?)
+    }
+
+    /// Logs a Claude Code hook event against the project.
+    pub async fn record_session_event(
+        &self,
+        id: &ProjectId,
+        hook: &str,
+        session_id: &str,
+        detail: Option<String>,
+    ) -> Result<(), Error> {
+        let event = ProjectEvent::Session {
+            hook: hook.to_owned(),
+            session_id: session_id.to_owned(),
+            detail,
+        };
+        Ok(self.store.append_log(id, self.now(), vec![event]).await?)
+    }
+
+    pub async fn write_research(
+        &self,
+        id: &ProjectId,
+        task: &TaskId,
+        text: &str,
+    ) -> Result<(), Error> {
+        let at = self.now();
+        // The task must exist: a brief for nothing is a typo.
+        let state = self.load(id).await?;
+        if state.tasks.get(task).is_none() {
+            return Err(ProjectError::UnknownTask { task: task.clone() }.into());
+        }
+        Ok(self.store.write_research(id, task, text, at).await?)
+    }
+}
+
+/// Adds the checkpoint decision to a set of events: due after a phase completion or every tenth
+/// completion. Resets the counter so the checkpoint itself records zero.
+fn finish(state: &mut ProjectState, events: Vec<ProjectEvent>, phase_completed: bool) -> Changes {
+    let checkpoint =
+        policy::checkpoint_due(state.tasks.completions_since_checkpoint, phase_completed);
+    if checkpoint {
+        state.tasks.completions_since_checkpoint = 0;
+    }
+    Changes { events, checkpoint }
+}
+
+/// The project follows its tasks out of the planning statuses: READY (or INITIALIZING) becomes
+/// PLANNED once there are tasks, and IN_PROGRESS once one is under way.
+fn advance_project(state: &mut ProjectState, at: Timestamp, events: &mut Vec<ProjectEvent>) {
+    let from = state.project.status;
+    let started = state.tasks.tasks.iter().any(|t| {
+        !t.is_parent() && t.status != TaskStatus::Pending && t.status != TaskStatus::Cancelled
+    });
+    let to = match from {
+        ProjectStatus::Initializing | ProjectStatus::Ready | ProjectStatus::Planned if started => {
+            ProjectStatus::InProgress
+        }
+        ProjectStatus::Initializing | ProjectStatus::Ready if !state.tasks.tasks.is_empty() => {
+            ProjectStatus::Planned
+        }
+        _ => return,
+    };
+    state.project.status = to;
+    state.project.updated_at = at;
+    events.push(ProjectEvent::ProjectStatusChanged { from, to });
+}
+
+fn task_in(state: &ProjectState, id: Option<&TaskId>) -> Result<Task, Error> {
+    let id = id.ok_or_else(|| DomainError::invalid("task", "no task was created"))?;
+    state
+        .tasks
+        .get(id)
+        .cloned()
+        .ok_or_else(|| ProjectError::UnknownTask { task: id.clone() }.into())
+}
+
+impl ProjectEvent {
+    /// A record's event with its timestamp.
+    pub fn from_record_at(record: &LogRecord) -> Option<(Timestamp, ProjectEvent)> {
+        ProjectEvent::from_record(record).map(|e| (record.at, e))
+    }
+}

@@ -1,0 +1,202 @@
+//! The project store port.
+
+use async_trait::async_trait;
+use serde::Serialize;
+
+use crate::error::{DomainError, Error, StoreError};
+use crate::log::LogRecord;
+use crate::time::Timestamp;
+
+use super::events::ProjectEvent;
+use super::model::{Project, ProjectId, ProjectState, TaskId};
+use super::policy::Velocity;
+
+/// What a successful mutation asks the store to do besides saving the new state.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Changes {
+    /// Appended to the progress log, in order, after the state is saved.
+    pub events: Vec<ProjectEvent>,
+    /// Snapshot the saved tasks into a new checkpoint (and log CHECKPOINT_WRITTEN).
+    pub checkpoint: bool,
+}
+
+impl Changes {
+    pub fn events(events: Vec<ProjectEvent>) -> Self {
+        Self {
+            events,
+            checkpoint: false,
+        }
+    }
+}
+
+/// A read-modify-write step, run by the store inside the project's critical section on the
+/// current state. Returning `Err` aborts the transaction with nothing written.
+pub type Mutation<'a> =
+    Box<dyn FnOnce(&mut ProjectState) -> Result<Changes, DomainError> + Send + 'a>;
+
+/// tasks.json was damaged and rebuilt from a checkpoint while reading it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Recovery {
+    pub checkpoint: u32,
+    /// Tasks of the checkpoint that passed validation and were kept.
+    pub kept: usize,
+    /// Tasks of the checkpoint that failed validation and were left out.
+    pub dropped: usize,
+    /// Where the damaged file was set aside (it is never deleted).
+    pub damaged_copy: String,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Loaded {
+    pub state: ProjectState,
+    pub recovered: Option<Recovery>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Committed {
+    /// The state after the transaction.
+    pub state: ProjectState,
+    /// The checkpoint written by this transaction, if any.
+    pub checkpoint: Option<u32>,
+    pub recovered: Option<Recovery>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogRead {
+    pub records: Vec<LogRecord>,
+    /// Text of a last entry that was cut off mid-write (a crash); never rewritten.
+    pub torn_tail: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CheckpointInfo {
+    pub number: u32,
+    /// When it was written, as far as the store knows.
+    pub written_at: Option<Timestamp>,
+    pub size_bytes: u64,
+}
+
+/// Problems with the stored files themselves (not with the tasks), for `doctor`.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+pub struct StoreHealth {
+    /// Files that do not parse or validate: (path, what is wrong).
+    pub damaged: Vec<(String, String)>,
+    /// Abandoned temporary files older than the debris age.
+    pub debris: Vec<String>,
+    /// The progress log ends in a torn entry.
+    pub torn_log: bool,
+}
+
+/// Persistence of projects: `project.json`, `tasks.json`, the progress log, checkpoints, research
+/// briefs and velocity. Implemented by the filesystem adapter (`cairn-storage-fs`) and by
+/// [`super::memory::MemoryProjectStore`]; both must pass [`super::contract`].
+///
+/// Concurrency: every method may be called from several processes at once. Writers are
+/// serialised per project (the adapter's critical section); readers never wait for writers and
+/// always see a complete state, old or new, never a mix.
+#[async_trait]
+pub trait ProjectStore: Send + Sync {
+    /// Ids of every project in the store, sorted. An empty store has none.
+    async fn list_projects(&self) -> Result<Vec<ProjectId>, StoreError>;
+
+    /// Creates a project with no tasks and starts its log with `events`.
+    /// Errors: `AlreadyExists` if a project with that id exists (nothing is changed).
+    async fn create_project(
+        &self,
+        project: &Project,
+        at: Timestamp,
+        events: Vec<ProjectEvent>,
+    ) -> Result<(), StoreError>;
+
+    /// Reads only the project record: cheaper than [`ProjectStore::load`] when the tasks are not
+    /// needed. Errors: `NotFound`; `Corrupt` if the record is unreadable.
+    async fn load_project(&self, id: &ProjectId) -> Result<Project, StoreError>;
+
+    /// Reads the project and its tasks. A damaged task list is recovered first from the newest
+    /// valid checkpoint (the damaged copy is kept and an ERROR logged); the report says so.
+    /// Errors: `NotFound`; `Corrupt` when nothing valid is left to recover from.
+    async fn load(&self, id: &ProjectId) -> Result<Loaded, StoreError>;
+
+    /// Runs `mutation` on the current state inside the project's critical section, then saves
+    /// what changed (each file replaced atomically), writes a checkpoint if asked (numbered one
+    /// past the newest, keeping the newest ten), and appends the events to the log — in that
+    /// order, all before returning. No update is ever lost to a concurrent writer.
+    /// Errors: `Error::Domain` from the mutation (nothing written); `StoreError::Invalid` when the
+    /// new state fails schema validation (nothing written but an ERROR entry in the log);
+    /// `LockTimeout` when another writer holds the project too long; `NotFound`; `Io`.
+    async fn transact(
+        &self,
+        id: &ProjectId,
+        at: Timestamp,
+        mutation: Mutation<'_>,
+    ) -> Result<Committed, Error>;
+
+    /// Appends events to the log without touching the state. Errors: `NotFound`, `Io`.
+    async fn append_log(
+        &self,
+        id: &ProjectId,
+        at: Timestamp,
+        events: Vec<ProjectEvent>,
+    ) -> Result<(), StoreError>;
+
+    /// The log's records, oldest first; with `tail`, only the newest `tail` records (an adapter
+    /// may then read just the end of the log). A torn last entry is reported, not returned.
+    async fn read_log(&self, id: &ProjectId, tail: Option<usize>) -> Result<LogRead, StoreError>;
+
+    /// When the research brief of `task` was last written, if there is one.
+    async fn research_modified(
+        &self,
+        id: &ProjectId,
+        task: &TaskId,
+    ) -> Result<Option<Timestamp>, StoreError>;
+
+    /// The research brief of `task`, if there is one.
+    async fn read_research(
+        &self,
+        id: &ProjectId,
+        task: &TaskId,
+    ) -> Result<Option<String>, StoreError>;
+
+    /// Writes (replaces) the research brief of `task`, atomically. Briefs are never deleted.
+    async fn write_research(
+        &self,
+        id: &ProjectId,
+        task: &TaskId,
+        text: &str,
+        at: Timestamp,
+    ) -> Result<(), StoreError>;
+
+    /// Checkpoints that exist, ordered by number (numerically, past 999 too).
+    async fn list_checkpoints(&self, id: &ProjectId) -> Result<Vec<CheckpointInfo>, StoreError>;
+
+    /// Snapshots the current tasks into a new checkpoint (under the project's lock), logs
+    /// CHECKPOINT_WRITTEN and prunes to the newest ten. Two writers never take one number.
+    async fn write_checkpoint(
+        &self,
+        id: &ProjectId,
+        at: Timestamp,
+    ) -> Result<CheckpointInfo, StoreError>;
+
+    /// Replaces the tasks with checkpoint `number` (keeping the tasks that pass validation) and
+    /// logs CHECKPOINT_RESTORED. The replaced task list is first saved as a new checkpoint, so a
+    /// restore can itself be undone. Errors: `NotFound` for an unknown number; `Corrupt` when
+    /// the checkpoint holds no valid task.
+    async fn restore_checkpoint(
+        &self,
+        id: &ProjectId,
+        number: u32,
+        at: Timestamp,
+    ) -> Result<Committed, StoreError>;
+
+    async fn read_velocity(&self, id: &ProjectId) -> Result<Option<Velocity>, StoreError>;
+
+    /// Replaces `progress/velocity.json` atomically.
+    async fn write_velocity(&self, id: &ProjectId, velocity: &Velocity) -> Result<(), StoreError>;
+
+    /// Removes abandoned temporary writes older than the debris age; returns what it removed.
+    async fn clean_debris(&self, id: &ProjectId, now: Timestamp)
+    -> Result<Vec<String>, StoreError>;
+
+    /// Checks the stored files without changing them.
+    async fn health(&self, id: &ProjectId, now: Timestamp) -> Result<StoreHealth, StoreError>;
+}

@@ -1,0 +1,593 @@
+//! The rules that change tasks: creation, status moves, decomposition, the completion cascade
+//! and dependencies. Every operation validates first and mutates second, so a refused operation
+//! leaves the document exactly as it was; each returns the events to log.
+
+use std::collections::HashSet;
+
+use serde_json::Map;
+
+use crate::error::DomainError;
+use crate::time::Timestamp;
+
+use super::error::ProjectError;
+use super::events::ProjectEvent;
+use super::graph::{self, Index};
+use super::model::{Level, Priority, Task, TaskDoc, TaskId, TaskStatus, check_phase_id};
+use super::status;
+
+/// Limits of the interoperability contract (SPEC §2).
+pub const MIN_TITLE_CHARS: usize = 3;
+pub const MIN_CRITERION_CHARS: usize = 5;
+pub const MAX_CRITERIA: usize = 12;
+pub const MAX_ESTIMATE_MINUTES: u32 = 480;
+
+/// What a caller supplies to create a task.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct NewTask {
+    pub title: String,
+    /// Defaults to `task`, or one level below the parent's.
+    pub level: Option<Level>,
+    /// Defaults to MEDIUM, or the parent's.
+    pub priority: Option<Priority>,
+    pub parent: Option<TaskId>,
+    pub dependencies: Vec<TaskId>,
+    pub completion_criteria: Vec<String>,
+    pub description: Option<String>,
+    /// Defaults to the parent's.
+    pub phase_id: Option<String>,
+    pub estimate_minutes: Option<u32>,
+    pub tags: Vec<String>,
+}
+
+impl NewTask {
+    pub fn titled(title: impl Into<String>) -> Self {
+        Self {
+            title: title.into(),
+            ..Self::default()
+        }
+    }
+}
+
+/// Extra data some moves carry.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct MoveDetail {
+    /// For COMPLETE: minutes actually spent (else measured from `started_at`).
+    pub actual_minutes: Option<u32>,
+    /// For BLOCKED (required) and free text otherwise.
+    pub reason: Option<String>,
+}
+
+fn child_level(parent: Level) -> Level {
+    match parent {
+        Level::Phase | Level::Epic => Level::Story,
+        Level::Story => Level::Task,
+        Level::Task => Level::Subtask,
+        Level::Subtask | Level::MicroTask | Level::Micro => Level::MicroTask,
+    }
+}
+
+fn unknown(task: &TaskId) -> DomainError {
+    ProjectError::UnknownTask { task: task.clone() }.into()
+}
+
+impl TaskDoc {
+    pub fn get(&self, id: &TaskId) -> Option<&Task> {
+        self.tasks.iter().find(|t| &t.id == id)
+    }
+
+    fn position(&self, id: &TaskId) -> Result<usize, DomainError> {
+        self.tasks
+            .iter()
+            .position(|t| &t.id == id)
+            .ok_or_else(|| unknown(id))
+    }
+
+    /// Ids are dense: one more than the largest number in use.
+    pub fn next_id(&self) -> TaskId {
+        TaskId::from_number(
+            self.tasks
+                .iter()
+                .map(|t| t.id.number())
+                .max()
+                .unwrap_or(0)
+                .saturating_add(1),
+        )
+    }
+
+    fn build_task(
+        &self,
+        id: TaskId,
+        new: NewTask,
+        parent: Option<&Task>,
+        at: Timestamp,
+    ) -> Result<Task, DomainError> {
+        let title = new.title.trim().to_owned();
+        if title.chars().count() < MIN_TITLE_CHARS {
+            return Err(DomainError::invalid(
+                "title",
+                format!(
+                    "`{title}` is too short: a title needs at least {MIN_TITLE_CHARS} characters"
+                ),
+            ));
+        }
+        let criteria: Vec<String> = new
+            .completion_criteria
+            .iter()
+            .map(|c| c.trim().to_owned())
+            .filter(|c| !c.is_empty())
+            .collect();
+        if criteria.len() > MAX_CRITERIA {
+            return Err(DomainError::invalid(
+                "criterion",
+                format!(
+                    "{} completion criteria given; at most {MAX_CRITERIA} are allowed",
+                    criteria.len()
+                ),
+            ));
+        }
+        if let Some(short) = criteria
+            .iter()
+            .find(|c| c.chars().count() < MIN_CRITERION_CHARS)
+        {
+            return Err(DomainError::invalid(
+                "criterion",
+                format!(
+                    "`{short}` is too short: a completion criterion needs at least {MIN_CRITERION_CHARS} characters"
+                ),
+            ));
+        }
+        if let Some(minutes) = new.estimate_minutes
+            && !(1..=MAX_ESTIMATE_MINUTES).contains(&minutes)
+        {
+            return Err(DomainError::invalid(
+                "estimate",
+                format!(
+                    "{minutes} minutes is out of range: estimates are 1 to {MAX_ESTIMATE_MINUTES} minutes; decompose bigger work"
+                ),
+            ));
+        }
+        let phase_id = new
+            .phase_id
+            .or_else(|| parent.and_then(|p| p.phase_id.clone()));
+        if let Some(phase) = &phase_id {
+            check_phase_id(phase)?;
+        }
+        let mut dependencies = Vec::new();
+        for dep in new.dependencies {
+            if dep == id {
+                return Err(ProjectError::SelfDependency { task: id }.into());
+            }
+            if self.get(&dep).is_none() {
+                return Err(ProjectError::UnknownDependency {
+                    task: id,
+                    dependency: dep,
+                }
+                .into());
+            }
+            if !dependencies.contains(&dep) {
+                dependencies.push(dep);
+            }
+        }
+        Ok(Task {
+            id,
+            title,
+            level: new
+                .level
+                .unwrap_or_else(|| parent.map_or(Level::Task, |p| child_level(p.level))),
+            status: TaskStatus::Pending,
+            priority: new
+                .priority
+                .or(parent.map(|p| p.priority))
+                .unwrap_or(Priority::Medium),
+            dependencies,
+            completion_criteria: criteria,
+            created_at: at,
+            description: new
+                .description
+                .map(|d| d.trim().to_owned())
+                .filter(|d| !d.is_empty()),
+            phase_id,
+            parent_id: parent.map(|p| p.id.clone()),
+            subtasks: None,
+            estimate_minutes: new.estimate_minutes,
+            actual_minutes: None,
+            started_at: None,
+            completed_at: None,
+            blocked_reason: None,
+            research_file: None,
+            tags: (!new.tags.is_empty()).then_some(new.tags),
+            external_id: None,
+            stale_count: None,
+            extra: Map::new(),
+        })
+    }
+
+    /// Appends a task. With a parent this is a one-child decomposition.
+    pub fn add_task(
+        &mut self,
+        new: NewTask,
+        at: Timestamp,
+    ) -> Result<(TaskId, Vec<ProjectEvent>), DomainError> {
+        if let Some(parent) = new.parent.clone() {
+            let parent_task = self.get(&parent).ok_or_else(|| unknown(&parent))?;
+            let mut new = new;
+            new.parent = None;
+            // Keep the caller's explicit choices; fill the rest from the parent.
+            if new.level.is_none() {
+                new.level = Some(child_level(parent_task.level));
+            }
+            let (ids, events) = self.decompose(&parent, vec![new], at)?;
+            return Ok((
+                ids.into_iter().next().unwrap_or_else(|| self.next_id()),
+                events,
+            ));
+        }
+        let id = self.next_id();
+        let task = self.build_task(id.clone(), new, None, at)?;
+        // Fresh tasks depend only on existing ones, so no cycle is possible.
+        let event = ProjectEvent::TaskCreated {
+            task: id.clone(),
+            title: task.title.clone(),
+            parent: None,
+        };
+        self.tasks.push(task);
+        Ok((id, vec![event]))
+    }
+
+    /// Splits `parent` into children appended in order; the parent moves to IN_PROGRESS and is
+    /// never executed itself from then on.
+    pub fn decompose(
+        &mut self,
+        parent: &TaskId,
+        children: Vec<NewTask>,
+        at: Timestamp,
+    ) -> Result<(Vec<TaskId>, Vec<ProjectEvent>), DomainError> {
+        let p = self.position(parent)?;
+        let status = self.tasks[p].status;
+        if status.is_terminal() || status == TaskStatus::Blocked {
+            return Err(ProjectError::CannotDecompose {
+                task: parent.clone(),
+                status,
+            }
+            .into());
+        }
+        if children.is_empty() {
+            return Err(DomainError::invalid(
+                "into",
+                "give at least one subtask title",
+            ));
+        }
+        let mut built = Vec::with_capacity(children.len());
+        let first = self.next_id().number();
+        for (offset, new) in children.into_iter().enumerate() {
+            let id = TaskId::from_number(first + offset as u64);
+            built.push(self.build_task(id, new, Some(&self.tasks[p]), at)?);
+        }
+        let ids: Vec<TaskId> = built.iter().map(|t| t.id.clone()).collect();
+
+        let mut trial = self.clone();
+        trial.tasks.extend(built.iter().cloned());
+        let parent_task = &mut trial.tasks[p];
+        parent_task
+            .subtasks
+            .get_or_insert_with(Vec::new)
+            .extend(ids.iter().cloned());
+        if let Some(cycle) = graph::find_cycle(&trial) {
+            return Err(ProjectError::Cycle { cycle }.into());
+        }
+
+        let mut events = vec![];
+        for t in &built {
+            events.push(ProjectEvent::TaskCreated {
+                task: t.id.clone(),
+                title: t.title.clone(),
+                parent: Some(parent.clone()),
+            });
+        }
+        events.push(ProjectEvent::TaskDecomposed {
+            task: parent.clone(),
+            children: ids.clone(),
+        });
+        let parent_task = &mut trial.tasks[p];
+        if parent_task.status != TaskStatus::InProgress {
+            events.push(ProjectEvent::TaskMoved {
+                task: parent.clone(),
+                from: parent_task.status,
+                to: TaskStatus::InProgress,
+                actual_minutes: None,
+                reason: Some("decomposed into subtasks".into()),
+            });
+            parent_task.status = TaskStatus::InProgress;
+            parent_task.started_at.get_or_insert(at);
+        }
+        *self = trial;
+        Ok((ids, events))
+    }
+
+    /// Moves a task to `to`, checking the transition table and the structural rules, then runs
+    /// the completion cascade up the hierarchy.
+    pub fn move_task(
+        &mut self,
+        id: &TaskId,
+        to: TaskStatus,
+        detail: MoveDetail,
+        at: Timestamp,
+    ) -> Result<Vec<ProjectEvent>, DomainError> {
+        let i = self.position(id)?;
+        let task = &self.tasks[i];
+        let from = task.status;
+        let illegal = |hint: Option<String>| -> DomainError {
+            ProjectError::IllegalTransition {
+                task: id.clone(),
+                from,
+                to,
+                allowed: status::allowed_targets(from).to_vec(),
+                hint,
+            }
+            .into()
+        };
+        if !status::can_move(from, to) {
+            let hint = match (from, to) {
+                (
+                    TaskStatus::Pending | TaskStatus::Researched | TaskStatus::InResearch,
+                    TaskStatus::Complete | TaskStatus::Validating,
+                ) => Some(format!("start it first: cairn task start {id}")),
+                (TaskStatus::Blocked, _) => {
+                    Some(format!("unblock it first: cairn task unblock {id}"))
+                }
+                (from, _) if from.is_terminal() => Some(format!("{from} is final")),
+                _ => None,
+            };
+            return Err(illegal(hint));
+        }
+        if task.is_parent() {
+            // Parents move only by block/unblock/cancel; everything else follows their children.
+            let allowed = match to {
+                TaskStatus::Blocked | TaskStatus::Cancelled => true,
+                TaskStatus::InProgress => from == TaskStatus::Blocked,
+                _ => false,
+            };
+            if !allowed {
+                return Err(ProjectError::ParentNotExecutable {
+                    task: id.clone(),
+                    children: task.children().to_vec(),
+                }
+                .into());
+            }
+        } else if from == TaskStatus::Blocked && to != TaskStatus::Pending {
+            return Err(illegal(Some(format!(
+                "an unblocked task goes back to PENDING: cairn task unblock {id}"
+            ))));
+        }
+        if to == TaskStatus::Blocked && detail.reason.as_deref().is_none_or(|r| r.trim().is_empty())
+        {
+            return Err(DomainError::invalid(
+                "reason",
+                format!("say why {id} is blocked: cairn task block {id} --reason \"…\""),
+            ));
+        }
+        if to == TaskStatus::InProgress
+            && matches!(from, TaskStatus::Pending | TaskStatus::Researched)
+        {
+            let unmet = Index::new(self).unmet_dependencies(task);
+            if !unmet.is_empty() {
+                return Err(ProjectError::DependenciesUnmet {
+                    task: id.clone(),
+                    waiting_on: unmet,
+                }
+                .into());
+            }
+        }
+
+        let mut trial = self.clone();
+        let mut events = Vec::new();
+        if to == TaskStatus::Cancelled && trial.tasks[i].is_parent() {
+            trial.cancel_descendants(i, at, &mut events)?;
+        }
+        trial.set_status(i, to, detail, at, &mut events);
+        trial.cascade_from(i, at, &mut events);
+        *self = trial;
+        Ok(events)
+    }
+
+    /// Applies a status change and its bookkeeping; no checks (callers checked).
+    fn set_status(
+        &mut self,
+        i: usize,
+        to: TaskStatus,
+        detail: MoveDetail,
+        at: Timestamp,
+        events: &mut Vec<ProjectEvent>,
+    ) {
+        let task = &mut self.tasks[i];
+        let from = task.status;
+        let mut actual = None;
+        match to {
+            TaskStatus::InProgress
+                if matches!(from, TaskStatus::Pending | TaskStatus::Researched) =>
+            {
+                task.started_at = Some(at)
+            }
+            TaskStatus::Complete => {
+                task.completed_at = Some(at);
+                if !task.is_parent() {
+                    let measured = task
+                        .started_at
+                        .map(|s| u32::try_from((at - s).num_minutes().max(0)).unwrap_or(u32::MAX));
+                    actual = detail.actual_minutes.or(measured);
+                    task.actual_minutes = actual.or(task.actual_minutes);
+                }
+                self.completions_since_checkpoint =
+                    self.completions_since_checkpoint.saturating_add(1);
+            }
+            TaskStatus::Blocked => task.blocked_reason = detail.reason.clone(),
+            TaskStatus::Pending => {
+                task.started_at = None;
+                if from == TaskStatus::Blocked {
+                    task.blocked_reason = None;
+                }
+            }
+            _ => {}
+        }
+        if from == TaskStatus::Blocked {
+            task.blocked_reason = None;
+        }
+        task.status = to;
+        events.push(ProjectEvent::TaskMoved {
+            task: task.id.clone(),
+            from,
+            to,
+            actual_minutes: actual,
+            reason: detail.reason,
+        });
+    }
+
+    fn cancel_descendants(
+        &mut self,
+        i: usize,
+        at: Timestamp,
+        events: &mut Vec<ProjectEvent>,
+    ) -> Result<(), DomainError> {
+        let root = self.tasks[i].id.clone();
+        let mut order = Vec::new();
+        let mut stack: Vec<TaskId> = self.tasks[i].children().to_vec();
+        let mut seen = HashSet::new();
+        while let Some(id) = stack.pop() {
+            if !seen.insert(id.clone()) {
+                continue;
+            }
+            let Ok(j) = self.position(&id) else { continue };
+            if self.tasks[j].status == TaskStatus::Blocked {
+                return Err(ProjectError::BlockedDescendant {
+                    task: root,
+                    blocked: id,
+                }
+                .into());
+            }
+            stack.extend(self.tasks[j].children().iter().cloned());
+            order.push(j);
+        }
+        for j in order {
+            if self.tasks[j].status.is_open() {
+                let reason = Some(format!("parent {root} cancelled"));
+                self.set_status(
+                    j,
+                    TaskStatus::Cancelled,
+                    MoveDetail {
+                        reason,
+                        actual_minutes: None,
+                    },
+                    at,
+                    events,
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// Completes ancestors whose non-cancelled children are all COMPLETE (at least one), up the
+    /// tree. A BLOCKED ancestor stops the cascade: it leaves BLOCKED only by an explicit unblock.
+    fn cascade_from(&mut self, i: usize, at: Timestamp, events: &mut Vec<ProjectEvent>) {
+        let mut current = Some(i);
+        let mut seen = HashSet::new();
+        while let Some(j) = current {
+            if !seen.insert(j) {
+                break;
+            }
+            let task = &self.tasks[j];
+            if task.is_parent() && task.status == TaskStatus::InProgress && self.children_done(j) {
+                let reason = Some("all subtasks complete".to_owned());
+                self.set_status(
+                    j,
+                    TaskStatus::Complete,
+                    MoveDetail {
+                        reason,
+                        actual_minutes: None,
+                    },
+                    at,
+                    events,
+                );
+            }
+            current = self.tasks[j]
+                .parent_id
+                .clone()
+                .and_then(|p| self.position(&p).ok());
+        }
+    }
+
+    fn children_done(&self, j: usize) -> bool {
+        let mut any_complete = false;
+        for child in self.tasks[j].children() {
+            match self.get(child).map(|c| c.status) {
+                Some(TaskStatus::Complete) => any_complete = true,
+                Some(TaskStatus::Cancelled) => {}
+                _ => return false,
+            }
+        }
+        any_complete
+    }
+
+    /// Re-runs the completion cascade for every parent; used by repairs and after imports.
+    pub fn cascade_all(&mut self, at: Timestamp) -> Vec<ProjectEvent> {
+        let mut events = Vec::new();
+        for i in 0..self.tasks.len() {
+            if !self.tasks[i].is_parent() {
+                self.cascade_from(i, at, &mut events);
+            }
+        }
+        events
+    }
+
+    pub fn add_dependency(
+        &mut self,
+        id: &TaskId,
+        on: &TaskId,
+    ) -> Result<Vec<ProjectEvent>, DomainError> {
+        let i = self.position(id)?;
+        if id == on {
+            return Err(ProjectError::SelfDependency { task: id.clone() }.into());
+        }
+        if self.get(on).is_none() {
+            return Err(ProjectError::UnknownDependency {
+                task: id.clone(),
+                dependency: on.clone(),
+            }
+            .into());
+        }
+        if self.tasks[i].dependencies.contains(on) {
+            return Ok(Vec::new());
+        }
+        let mut trial = self.clone();
+        trial.tasks[i].dependencies.push(on.clone());
+        if let Some(cycle) = graph::find_cycle(&trial) {
+            return Err(ProjectError::Cycle { cycle }.into());
+        }
+        *self = trial;
+        Ok(vec![ProjectEvent::DependencyAdded {
+            task: id.clone(),
+            dependency: on.clone(),
+        }])
+    }
+
+    pub fn remove_dependency(
+        &mut self,
+        id: &TaskId,
+        on: &TaskId,
+    ) -> Result<Vec<ProjectEvent>, DomainError> {
+        let i = self.position(id)?;
+        let deps = &mut self.tasks[i].dependencies;
+        let before = deps.len();
+        deps.retain(|d| d != on);
+        if deps.len() == before {
+            return Err(ProjectError::NotADependency {
+                task: id.clone(),
+                dependency: on.clone(),
+            }
+            .into());
+        }
+        Ok(vec![ProjectEvent::DependencyRemoved {
+            task: id.clone(),
+            dependency: on.clone(),
+        }])
+    }
+}
