@@ -258,18 +258,22 @@ fn level<'a>(
         TaskStatus::Complete => Some(0),
         TaskStatus::Cancelled | TaskStatus::Blocked => None,
         _ if task.is_parent() => {
-            // A parent is done when its children are; cancelled children do not count.
-            let mut worst = Some(0);
+            // A parent is done when its children are; cancelled children do not count, and a
+            // parent with no live child never completes by itself.
+            let mut worst = 0;
+            let mut live = false;
+            let mut stuck = false;
             for child in task.children().iter().filter_map(|c| index.get(c)) {
                 if child.status == TaskStatus::Cancelled {
                     continue;
                 }
-                worst = match (worst, level(index, child, memo, visiting)) {
-                    (Some(a), Some(b)) => Some(a.max(b)),
-                    _ => None,
-                };
+                live = true;
+                match level(index, child, memo, visiting) {
+                    Some(n) => worst = worst.max(n),
+                    None => stuck = true,
+                }
             }
-            worst
+            (live && !stuck).then_some(worst)
         }
         TaskStatus::InResearch | TaskStatus::InProgress | TaskStatus::Validating => Some(1),
         TaskStatus::Pending | TaskStatus::Researched => {

@@ -384,7 +384,9 @@ pub fn prime(state: &ProjectState, header: Option<&str>) -> String {
         s.status
     ));
     out.push_str(&format!("Goal: {}\n", clip(&s.goal, 240)));
-    let pct = (s.leaves_complete * 100).checked_div(s.leaves_total).unwrap_or(0);
+    let pct = (s.leaves_complete * 100)
+        .checked_div(s.leaves_total)
+        .unwrap_or(0);
     out.push_str(&format!(
         "Progress: {}/{} tasks complete ({pct}%)\n",
         s.leaves_complete, s.leaves_total
