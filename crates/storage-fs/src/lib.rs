@@ -1,1 +1,78 @@
-//! cairn's filesystem adapter.
+//! cairn's filesystem adapter: the durability machinery every file-backed store is built on.
+//!
+//! The domain crate decides *what* to persist; this crate decides *how* bytes reach the disk so
+//! that a crash, a `kill -9`, a full disk or two hooks racing each other never leave a state file
+//! half-written or an update lost. The pieces are small and independent, and each one owns one
+//! guarantee:
+//!
+//! | module | guarantee |
+//! |---|---|
+//! | [`atomic`] | a state file is replaced whole or not at all (temp file, fsync, rename, fsync dir) |
+//! | [`lock`] | one read-modify-write at a time per project, across processes, without spinning |
+//! | [`progress_log`] | append-only audit log: one `write` per entry, a torn tail is reported, never "repaired" |
+//! | [`checkpoints`] | numbered snapshots; two writers can never claim the same number |
+//! | [`schema`] | every JSON file cairn writes is checked against an embedded JSON Schema first |
+//! | [`layout`] | where each file of a project lives; ids are validated so no path escapes the store |
+//! | [`root`] | which directory is the repository root |
+//! | [`failpoints`] | white-box crash points (`CAIRN_FAILPOINT`) used by the crash tests |
+//!
+//! Errors are [`cairn_domain::StoreError`] wherever an operation touches the disk: every I/O
+//! failure names the operation and the path, so a user reading the message knows which file to
+//! look at. Id validation fails with [`layout::InvalidId`], which converts into a
+//! [`cairn_domain::DomainError`] because a malformed id is the caller's mistake, not the disk's.
+//!
+//! Everything here is synchronous and blocking on purpose: the operations are short, and the async
+//! adapters wrap them (`spawn_blocking` or a current-thread runtime) rather than this crate
+//! pretending that `fsync` can be made non-blocking.
+
+pub mod atomic;
+pub mod checkpoints;
+pub mod failpoints;
+pub mod layout;
+pub mod lock;
+pub mod progress_log;
+pub mod root;
+pub mod schema;
+
+pub use failpoints::failpoint;
+
+use cairn_domain::StoreError;
+use std::path::Path;
+
+/// Builds the `map_err` closure for an I/O failure of `op` on `path`.
+pub(crate) fn io_error<'a>(
+    op: &'static str,
+    path: &'a Path,
+) -> impl FnOnce(std::io::Error) -> StoreError + 'a {
+    move |source| StoreError::Io {
+        op,
+        path: path.display().to_string(),
+        source,
+    }
+}
+
+/// Flushes a directory's entries (a new name, a rename, an unlink) to stable storage.
+///
+/// Without it a crash right after a rename may bring back the old name on some filesystems even
+/// though the file data itself was synced. Windows has no directory handle to sync and NTFS
+/// journals metadata, so this is a no-op there.
+pub(crate) fn fsync_dir(dir: &Path) -> Result<(), StoreError> {
+    #[cfg(unix)]
+    {
+        let handle = std::fs::File::open(dir).map_err(io_error("open directory for fsync", dir))?;
+        handle
+            .sync_all()
+            .map_err(io_error("fsync directory", dir))?;
+    }
+    #[cfg(not(unix))]
+    let _ = dir;
+    Ok(())
+}
+
+/// The directory holding `path`, with `.` standing in for a bare file name.
+pub(crate) fn parent_dir(path: &Path) -> &Path {
+    match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    }
+}

@@ -1,0 +1,372 @@
+//! Whole-file replacement that survives a crash at any instant.
+//!
+//! [`write_atomic`] never opens the target for writing. It writes the complete new content to a
+//! fresh `temp/.write-{uuid}` file, fsyncs it, renames it over the target, and fsyncs the target's
+//! directory. A reader (or a process started after a crash) therefore sees either the old file or
+//! the new one, byte for byte, never a mixture or a truncated file:
+//!
+//! - a crash before the rename leaves the target untouched and a `.write-*` file behind, which
+//!   [`remove_debris`] deletes once it is older than [`DEBRIS_MAX_AGE`];
+//! - a crash after the rename but before the directory fsync may, after a power cut, bring back
+//!   the old file — still a whole file, and the caller has not yet been told the write succeeded.
+//!
+//! The temp directory must be on the same filesystem as the target (it is: both live under the
+//! project directory), because a rename across filesystems is not atomic and fails with `EXDEV`.
+//!
+//! An fsync failure is returned as an error and never retried: after a failed fsync the kernel may
+//! have dropped the dirty pages and a second fsync can report success for data that never reached
+//! the disk. The caller gives up and the old target stays in place.
+//!
+//! On Windows `std::fs::rename` replaces an existing target in one call (`MoveFileExW` with
+//! `MOVEFILE_REPLACE_EXISTING`), so there is no delete-then-rename window.
+
+use crate::failpoints::failpoint;
+use crate::{fsync_dir, io_error, parent_dir};
+use cairn_domain::StoreError;
+use std::fs::{self, File, OpenOptions};
+use std::io::{ErrorKind, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+/// Prefix of every in-flight temp file.
+pub const TEMP_PREFIX: &str = ".write-";
+
+/// A `.write-*` file older than this is an abandoned write, not one in progress.
+pub const DEBRIS_MAX_AGE: Duration = Duration::from_secs(5 * 60);
+
+/// Replaces `target` with `bytes`, atomically and durably, staging the data in `temp_dir`.
+///
+/// `temp_dir` is created if missing; the target's directory must already exist. On error the
+/// target is unchanged (or, if only the final directory fsync failed, already replaced but not
+/// guaranteed durable) and the temp file has been removed where possible.
+///
+/// Errors: [`StoreError::Io`] naming the step (`create temp file`, `write temp file`,
+/// `fsync temp file`, `rename temp file over target`, `fsync directory`, …) and the path involved.
+pub fn write_atomic(temp_dir: &Path, target: &Path, bytes: &[u8]) -> Result<(), StoreError> {
+    let (temp_path, file) = create_temp_file(temp_dir)?;
+    failpoint("atomic:after-temp-create");
+
+    if let Err(error) = write_and_sync(&temp_path, file, bytes) {
+        discard(&temp_path);
+        return Err(error);
+    }
+
+    if let Err(source) = fs::rename(&temp_path, target) {
+        discard(&temp_path);
+        return Err(StoreError::Io {
+            op: "rename temp file over target",
+            path: format!("{} -> {}", temp_path.display(), target.display()),
+            source,
+        });
+    }
+    failpoint("atomic:after-rename");
+
+    fsync_dir(parent_dir(target))?;
+    failpoint("atomic:after-dir-fsync");
+    Ok(())
+}
+
+/// Creates `temp_dir/.write-{uuid v4}` with create-new semantics, creating `temp_dir` on demand.
+///
+/// Shared with [`crate::checkpoints`], which stages its snapshots the same way.
+pub(crate) fn create_temp_file(temp_dir: &Path) -> Result<(PathBuf, File), StoreError> {
+    let temp_path = temp_dir.join(format!("{TEMP_PREFIX}{}", uuid::Uuid::new_v4()));
+    let open = || {
+        OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&temp_path)
+    };
+    let file = match open() {
+        Err(error) if error.kind() == ErrorKind::NotFound => {
+            fs::create_dir_all(temp_dir).map_err(io_error("create temp directory", temp_dir))?;
+            open()
+        }
+        other => other,
+    }
+    .map_err(io_error("create temp file", &temp_path))?;
+    Ok((temp_path, file))
+}
+
+/// Writes all of `bytes` to a fresh temp file and makes them durable before the file is closed.
+pub(crate) fn write_and_sync(
+    temp_path: &Path,
+    mut file: File,
+    bytes: &[u8],
+) -> Result<(), StoreError> {
+    file.write_all(bytes)
+        .map_err(io_error("write temp file", temp_path))?;
+    failpoint("atomic:after-temp-write");
+    file.sync_all()
+        .map_err(io_error("fsync temp file", temp_path))?;
+    failpoint("atomic:after-temp-fsync");
+    Ok(())
+}
+
+/// Best-effort removal of a temp file after a failure; the original error is what matters, and
+/// anything left behind is debris that [`remove_debris`] collects later.
+pub(crate) fn discard(temp_path: &Path) {
+    let _ = fs::remove_file(temp_path);
+}
+
+/// Deletes the `.write-*` files in `temp_dir` last modified more than `max_age` before `now`.
+///
+/// Returns the paths it removed. A missing `temp_dir` is simply empty. A file that vanishes
+/// between listing and removal (another process cleaning up at the same time, or a write that
+/// just completed its rename) is skipped silently. Files whose modification time is after `now`
+/// are kept: a clock step must not destroy a write in progress.
+pub fn remove_debris(
+    temp_dir: &Path,
+    now: SystemTime,
+    max_age: Duration,
+) -> Result<Vec<PathBuf>, StoreError> {
+    let entries = match fs::read_dir(temp_dir) {
+        Ok(entries) => entries,
+        Err(error) if error.kind() == ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(source) => {
+            return Err(StoreError::Io {
+                op: "list temp directory",
+                path: temp_dir.display().to_string(),
+                source,
+            });
+        }
+    };
+
+    let mut removed = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(io_error("list temp directory", temp_dir))?;
+        if !entry.file_name().to_string_lossy().starts_with(TEMP_PREFIX) {
+            continue;
+        }
+        let path = entry.path();
+        let metadata = match entry.metadata() {
+            Ok(metadata) => metadata,
+            Err(error) if error.kind() == ErrorKind::NotFound => continue,
+            Err(source) => {
+                return Err(StoreError::Io {
+                    op: "stat temp file",
+                    path: path.display().to_string(),
+                    source,
+                });
+            }
+        };
+        if !metadata.is_file() {
+            continue;
+        }
+        let modified = metadata
+            .modified()
+            .map_err(io_error("read modification time", &path))?;
+        let is_old = now.duration_since(modified).is_ok_and(|age| age > max_age);
+        if !is_old {
+            continue;
+        }
+        match fs::remove_file(&path) {
+            Ok(()) => removed.push(path),
+            Err(error) if error.kind() == ErrorKind::NotFound => {}
+            Err(source) => {
+                return Err(StoreError::Io {
+                    op: "remove stale temp file",
+                    path: path.display().to_string(),
+                    source,
+                });
+            }
+        }
+    }
+    removed.sort();
+    Ok(removed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeSet;
+
+    fn temp_files(dir: &Path) -> Vec<String> {
+        match fs::read_dir(dir) {
+            Ok(entries) => entries
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect(),
+            Err(_) => Vec::new(),
+        }
+    }
+
+    #[test]
+    fn writes_a_new_file_and_leaves_no_temp_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let temp = dir.path().join("temp");
+        let target = dir.path().join("tasks.json");
+
+        write_atomic(&temp, &target, b"{\"tasks\": []}\n").unwrap();
+
+        assert_eq!(fs::read(&target).unwrap(), b"{\"tasks\": []}\n");
+        assert!(temp.is_dir(), "the temp directory is created on demand");
+        assert_eq!(
+            temp_files(&temp),
+            Vec::<String>::new(),
+            "the temp file was renamed away"
+        );
+    }
+
+    #[test]
+    fn replaces_the_target_with_a_new_inode_instead_of_writing_into_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let temp = dir.path().join("temp");
+        let target = dir.path().join("project.json");
+        fs::write(&target, b"old content that is longer than the new one").unwrap();
+        // A second name for the old inode: if the target were opened and rewritten in place,
+        // this name would show the new bytes too.
+        let old_inode = dir.path().join("old-inode");
+        fs::hard_link(&target, &old_inode).unwrap();
+        let reader = File::open(&target).unwrap();
+
+        write_atomic(&temp, &target, b"new").unwrap();
+
+        assert_eq!(fs::read(&target).unwrap(), b"new");
+        assert_eq!(
+            fs::read(&old_inode).unwrap(),
+            b"old content that is longer than the new one"
+        );
+        assert_eq!(
+            std::io::read_to_string(reader).unwrap(),
+            "old content that is longer than the new one"
+        );
+    }
+
+    #[test]
+    fn every_write_uses_a_fresh_temp_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let temp = dir.path().join("temp");
+        fs::create_dir(&temp).unwrap();
+        let names: BTreeSet<PathBuf> = (0..50)
+            .map(|_| create_temp_file(&temp).unwrap().0)
+            .collect();
+        assert_eq!(names.len(), 50);
+        for name in &names {
+            let file_name = name.file_name().unwrap().to_string_lossy().into_owned();
+            let uuid = file_name
+                .strip_prefix(TEMP_PREFIX)
+                .expect("named .write-{uuid}");
+            assert_eq!(uuid::Uuid::parse_str(uuid).unwrap().get_version_num(), 4);
+        }
+    }
+
+    #[test]
+    fn a_failed_rename_leaves_the_target_alone_and_removes_the_temp_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let temp = dir.path().join("temp");
+        let target = dir.path().join("missing-dir").join("tasks.json");
+
+        let error = write_atomic(&temp, &target, b"x").unwrap_err();
+
+        match error {
+            StoreError::Io { op, path, .. } => {
+                assert_eq!(op, "rename temp file over target");
+                assert!(
+                    path.contains("missing-dir"),
+                    "the error names the target: {path}"
+                );
+            }
+            other => panic!("expected an Io error, got {other:?}"),
+        }
+        assert!(!target.exists());
+        assert_eq!(temp_files(&temp), Vec::<String>::new());
+    }
+
+    #[test]
+    fn an_unusable_temp_dir_is_reported_with_its_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let blocker = dir.path().join("temp");
+        fs::write(&blocker, b"a file where the temp directory should be").unwrap();
+        let target = dir.path().join("tasks.json");
+        fs::write(&target, b"old").unwrap();
+
+        let error = write_atomic(&blocker, &target, b"new").unwrap_err();
+
+        let StoreError::Io { op, path, .. } = error else {
+            panic!("expected an Io error")
+        };
+        assert_eq!(op, "create temp file");
+        assert!(path.starts_with(&blocker.display().to_string()), "{path}");
+        assert_eq!(fs::read(&target).unwrap(), b"old");
+    }
+
+    fn age(path: &Path, by: Duration) {
+        let file = File::options().write(true).open(path).unwrap();
+        file.set_modified(SystemTime::now() - by).unwrap();
+    }
+
+    #[test]
+    fn remove_debris_deletes_only_old_write_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let temp = dir.path();
+        for name in [".write-old", ".write-fresh", "keep-old", ".write-barely"] {
+            fs::write(temp.join(name), b"x").unwrap();
+        }
+        fs::create_dir(temp.join(".write-a-directory")).unwrap();
+        age(&temp.join(".write-old"), Duration::from_secs(6 * 60));
+        age(&temp.join("keep-old"), Duration::from_secs(60 * 60));
+        age(&temp.join(".write-barely"), Duration::from_secs(4 * 60));
+
+        let removed = remove_debris(temp, SystemTime::now(), DEBRIS_MAX_AGE).unwrap();
+
+        assert_eq!(removed, vec![temp.join(".write-old")]);
+        let mut left = temp_files(temp);
+        left.sort();
+        assert_eq!(
+            left,
+            [
+                ".write-a-directory",
+                ".write-barely",
+                ".write-fresh",
+                "keep-old"
+            ]
+        );
+    }
+
+    #[test]
+    fn remove_debris_keeps_files_from_the_future() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join(".write-x"), b"x").unwrap();
+        let an_hour_ago = SystemTime::now() - Duration::from_secs(3600);
+        assert!(
+            remove_debris(dir.path(), an_hour_ago, DEBRIS_MAX_AGE)
+                .unwrap()
+                .is_empty()
+        );
+        assert!(dir.path().join(".write-x").exists());
+    }
+
+    #[test]
+    fn remove_debris_on_a_missing_directory_removes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let removed =
+            remove_debris(&dir.path().join("nope"), SystemTime::now(), DEBRIS_MAX_AGE).unwrap();
+        assert!(removed.is_empty());
+    }
+
+    #[test]
+    fn concurrent_cleaners_share_the_work_without_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let expected: BTreeSet<PathBuf> = (0..200)
+            .map(|i| {
+                let path = dir.path().join(format!(".write-{i}"));
+                fs::write(&path, b"x").unwrap();
+                path
+            })
+            .collect();
+        let later = SystemTime::now() + Duration::from_secs(3600);
+
+        let results: Vec<Vec<PathBuf>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..4)
+                .map(|_| scope.spawn(|| remove_debris(dir.path(), later, DEBRIS_MAX_AGE).unwrap()))
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+
+        let all: Vec<PathBuf> = results.into_iter().flatten().collect();
+        let unique: BTreeSet<PathBuf> = all.iter().cloned().collect();
+        assert_eq!(all.len(), unique.len(), "no file is reported removed twice");
+        assert_eq!(unique, expected);
+        assert!(temp_files(dir.path()).is_empty());
+    }
+}

@@ -1,0 +1,46 @@
+//! White-box crash points for the crash tests.
+//!
+//! A failpoint is a named spot in a durability protocol (for instance "the temp file is written but
+//! not yet fsynced"). When the environment variable `CAIRN_FAILPOINT` names that spot, the process
+//! calls [`std::process::abort`] there: no destructors, no buffered output, no cleanup — the
+//! closest a test can get to a power cut without a VM. The crash tests run a child process with
+//! the variable set, let it die at the named step, and check what a fresh process finds on disk.
+//!
+//! The variable is read once per process (a `OnceLock`), so an unset failpoint costs one atomic
+//! load per call. Known names:
+//!
+//! | name | where |
+//! |---|---|
+//! | `atomic:after-temp-create` | temp file created, still empty |
+//! | `atomic:after-temp-write` | temp file written, not fsynced |
+//! | `atomic:after-temp-fsync` | temp file durable, not yet renamed |
+//! | `atomic:after-rename` | target replaced, directory not fsynced |
+//! | `atomic:after-dir-fsync` | write fully done |
+//! | `log:after-append` | progress-log entry written, not yet fsynced |
+//! | `checkpoint:after-link` | checkpoint linked into place, temp file not yet removed |
+//!
+//! Other modules (and the adapters built on this crate) add their own names by calling
+//! [`failpoint`] with a `area:step` string.
+
+use std::sync::OnceLock;
+
+/// The environment variable naming the failpoint to crash at.
+pub const FAILPOINT_ENV: &str = "CAIRN_FAILPOINT";
+
+fn armed() -> Option<&'static str> {
+    static ARMED: OnceLock<Option<String>> = OnceLock::new();
+    ARMED
+        .get_or_init(|| {
+            std::env::var(FAILPOINT_ENV)
+                .ok()
+                .filter(|name| !name.is_empty())
+        })
+        .as_deref()
+}
+
+/// Aborts the process if `CAIRN_FAILPOINT` equals `name`; otherwise does nothing.
+pub fn failpoint(name: &str) {
+    if armed() == Some(name) {
+        std::process::abort();
+    }
+}

@@ -1,0 +1,619 @@
+//! The append-only progress log (`progress/log.md`): rendering, appending, tolerant reading.
+//!
+//! On disk an entry is a markdown block:
+//!
+//! ```text
+//! ## 2026-11-22T02:20:44Z — TASK_COMPLETE
+//! - task: T-007
+//! - from: IN_PROGRESS
+//! - to: COMPLETE
+//! - actual_minutes: 42
+//!
+//! ```
+//!
+//! The heading uses an em dash (U+2014) and a whole-second UTC timestamp, as the original plugin
+//! did; the blank line that closes the block is what marks the entry as complete.
+//!
+//! **Values are one line.** A value is escaped on write — `\` becomes `\\`, a line feed `\n`, a
+//! carriage return `\r` — and unescaped on read, so any string (a multi-line error message, a
+//! Windows path) round-trips exactly and no value can forge a heading. Keys and kinds are
+//! restricted to `[A-Za-z0-9_.-]` and refused otherwise, before anything is written.
+//!
+//! **Appending.** The whole block is built in memory and handed to the kernel in one `write` on a
+//! file opened in append mode, then `sync_data`ed. One write means concurrent appenders cannot
+//! interleave inside an entry, and a crash leaves at most one torn entry at the very end. If the
+//! file does not end with a line feed (the tail of a torn entry), the block is prefixed with one,
+//! so the new heading always starts a line and parses. The log is never truncated, rewritten or
+//! "repaired": an audit log that edits itself is not an audit log.
+//!
+//! **Reading** is tolerant. Text before the first heading is ignored (a human may add a title). A
+//! block (a heading up to the next heading) holds an entry when its heading parses and a blank
+//! line closes it; the blank line is the commit marker of the append. Damaged text at the end of
+//! the file — a block without its blank line, an unparsable heading, or stray bytes after the last
+//! entry such as the `#` of an append cut off in its first byte — is the *torn tail* of an
+//! interrupted append and is reported in [`LogRead::torn_tail`]. The same damage in the middle (a
+//! torn entry that later appends moved away from the end, or a human's own `##` section) is
+//! reported in [`LogRead::skipped`]. Lines inside an entry that are not `- key: value` are
+//! ignored. [`read_tail`] parses only the last
+//! bytes of the file, resynchronising on the first heading it finds, for hot paths that only need
+//! recent entries.
+
+use crate::failpoints::failpoint;
+use crate::{fsync_dir, io_error, parent_dir};
+use cairn_domain::StoreError;
+use cairn_domain::log::LogRecord;
+use cairn_domain::time::{Timestamp, parse_rfc3339};
+use std::fs::{self, File, OpenOptions};
+use std::io::{ErrorKind, Read, Seek, SeekFrom, Write};
+use std::path::Path;
+
+/// The separator between timestamp and kind in a heading: space, em dash (U+2014), space.
+pub const HEADING_SEPARATOR: &str = " \u{2014} ";
+
+/// What a read of the log found.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct LogRead {
+    /// Complete entries, in file order.
+    pub records: Vec<LogRecord>,
+    /// Incomplete or unparsable blocks found before the last one, verbatim.
+    pub skipped: Vec<String>,
+    /// The last block, verbatim, when it is incomplete or unparsable (an interrupted append).
+    pub torn_tail: Option<String>,
+}
+
+/// A record that cannot be written without breaking the log's format.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RenderError {
+    #[error("log entry kind {0:?} must be non-empty and use only A-Z a-z 0-9 _ . -")]
+    Kind(String),
+    #[error("log field key {0:?} must be non-empty and use only A-Z a-z 0-9 _ . -")]
+    Key(String),
+}
+
+fn is_token(text: &str) -> bool {
+    !text.is_empty()
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
+}
+
+/// Formats `at` as `YYYY-MM-DDTHH:MM:SSZ`; sub-second precision is dropped, as in the original.
+pub fn format_heading_time(at: &Timestamp) -> String {
+    at.format("%Y-%m-%dT%H:%M:%SZ").to_string()
+}
+
+/// Renders one complete block: heading, `- key: value` lines, closing blank line.
+pub fn render(record: &LogRecord) -> Result<String, RenderError> {
+    if !is_token(&record.kind) {
+        return Err(RenderError::Kind(record.kind.clone()));
+    }
+    let mut block = format!(
+        "## {}{HEADING_SEPARATOR}{}\n",
+        format_heading_time(&record.at),
+        record.kind
+    );
+    for (key, value) in &record.fields {
+        if !is_token(key) {
+            return Err(RenderError::Key(key.clone()));
+        }
+        block.push_str("- ");
+        block.push_str(key);
+        block.push_str(": ");
+        escape_into(value, &mut block);
+        block.push('\n');
+    }
+    block.push('\n');
+    Ok(block)
+}
+
+fn escape_into(value: &str, out: &mut String) {
+    for c in value.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            c => out.push(c),
+        }
+    }
+}
+
+fn unescape(value: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    let mut chars = value.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('\\') => out.push('\\'),
+            Some('n') => out.push('\n'),
+            Some('r') => out.push('\r'),
+            // Not something cairn writes (a human edit, another tool): keep it verbatim.
+            Some(other) => {
+                out.push('\\');
+                out.push(other);
+            }
+            None => out.push('\\'),
+        }
+    }
+    out
+}
+
+/// Appends `record` to the log at `path` as one block, with one `write`, then syncs it.
+///
+/// Creates the file (and its directory) if missing; a newly created file also gets its directory
+/// fsynced so the entry survives a power cut. Nothing is written when the record cannot be
+/// rendered.
+///
+/// Errors: [`StoreError::Invalid`] for a kind or key outside `[A-Za-z0-9_.-]`;
+/// [`StoreError::Io`] naming the step (`open progress log`, `append to progress log`,
+/// `fsync progress log`, …).
+pub fn append(path: &Path, record: &LogRecord) -> Result<(), StoreError> {
+    let block = render(record).map_err(|error| StoreError::Invalid {
+        path: path.display().to_string(),
+        detail: error.to_string(),
+    })?;
+
+    let (mut file, created) = open_for_append(path)?;
+    let needs_newline = !created && !ends_with_newline(&mut file, path)?;
+    let mut buffer = Vec::with_capacity(block.len() + 1);
+    if needs_newline {
+        buffer.push(b'\n');
+    }
+    buffer.extend_from_slice(block.as_bytes());
+
+    let written = file
+        .write(&buffer)
+        .map_err(io_error("append to progress log", path))?;
+    if written < buffer.len() {
+        // A short write on a regular file means a signal or a full disk. Finishing the block is
+        // still better than leaving a torn entry; if it fails, the reader reports the torn tail.
+        file.write_all(&buffer[written..])
+            .map_err(io_error("append to progress log", path))?;
+    }
+    failpoint("log:after-append");
+    file.sync_data()
+        .map_err(io_error("fsync progress log", path))?;
+    if created {
+        fsync_dir(parent_dir(path))?;
+    }
+    Ok(())
+}
+
+fn open_for_append(path: &Path) -> Result<(File, bool), StoreError> {
+    let open = |create: bool| {
+        OpenOptions::new()
+            .read(true)
+            .append(true)
+            .create(create)
+            .open(path)
+    };
+    match open(false) {
+        Ok(file) => Ok((file, false)),
+        Err(error) if error.kind() == ErrorKind::NotFound => {
+            let dir = parent_dir(path);
+            fs::create_dir_all(dir).map_err(io_error("create progress log directory", dir))?;
+            let file = open(true).map_err(io_error("create progress log", path))?;
+            Ok((file, true))
+        }
+        Err(source) => Err(StoreError::Io {
+            op: "open progress log",
+            path: path.display().to_string(),
+            source,
+        }),
+    }
+}
+
+fn ends_with_newline(file: &mut File, path: &Path) -> Result<bool, StoreError> {
+    let len = file
+        .metadata()
+        .map_err(io_error("stat progress log", path))?
+        .len();
+    if len == 0 {
+        return Ok(true);
+    }
+    let mut last = [0u8; 1];
+    file.seek(SeekFrom::Start(len - 1))
+        .map_err(io_error("seek in progress log", path))?;
+    file.read_exact(&mut last)
+        .map_err(io_error("read progress log", path))?;
+    Ok(last[0] == b'\n')
+}
+
+/// Reads and parses the whole log. A missing file is an empty log.
+pub fn read_all(path: &Path) -> Result<LogRead, StoreError> {
+    match fs::read(path) {
+        Ok(bytes) => Ok(parse(&String::from_utf8_lossy(&bytes))),
+        Err(error) if error.kind() == ErrorKind::NotFound => Ok(LogRead::default()),
+        Err(source) => Err(StoreError::Io {
+            op: "read progress log",
+            path: path.display().to_string(),
+            source,
+        }),
+    }
+}
+
+/// Reads and parses at most the last `max_bytes` of the log (plus one byte to see a line start).
+///
+/// When the window starts inside the file, everything before the first heading in the window is
+/// dropped, since it is the cut-off end of an older entry. Entries longer than the window are not
+/// seen at all; pick `max_bytes` for the entries you need. A missing file is an empty log.
+pub fn read_tail(path: &Path, max_bytes: u64) -> Result<LogRead, StoreError> {
+    let mut file = match File::open(path) {
+        Ok(file) => file,
+        Err(error) if error.kind() == ErrorKind::NotFound => return Ok(LogRead::default()),
+        Err(source) => {
+            return Err(StoreError::Io {
+                op: "open progress log",
+                path: path.display().to_string(),
+                source,
+            });
+        }
+    };
+    let len = file
+        .metadata()
+        .map_err(io_error("stat progress log", path))?
+        .len();
+    if len <= max_bytes {
+        let mut bytes = Vec::new();
+        file.read_to_end(&mut bytes)
+            .map_err(io_error("read progress log", path))?;
+        return Ok(parse(&String::from_utf8_lossy(&bytes)));
+    }
+    // Start one byte early: if the window begins exactly at a heading, the preceding line feed
+    // lets the resync below recognise it.
+    let start = len - max_bytes - 1;
+    file.seek(SeekFrom::Start(start))
+        .map_err(io_error("seek in progress log", path))?;
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)
+        .map_err(io_error("read progress log", path))?;
+    let text = String::from_utf8_lossy(&bytes);
+    match text.find("\n## ") {
+        Some(at) => Ok(parse(&text[at + 1..])),
+        None => Ok(LogRead::default()),
+    }
+}
+
+/// Parses log text into entries; see the module docs for the tolerance rules.
+pub fn parse(text: &str) -> LogRead {
+    let mut starts: Vec<usize> = text.match_indices("\n## ").map(|(at, _)| at + 1).collect();
+    if text.starts_with("## ") {
+        starts.insert(0, 0);
+    }
+
+    let mut read = LogRead::default();
+    for (index, &start) in starts.iter().enumerate() {
+        let end = starts.get(index + 1).copied().unwrap_or(text.len());
+        let is_last = index + 1 == starts.len();
+        let mut damaged = |fragment: &str| {
+            if is_last {
+                read.torn_tail = Some(fragment.to_owned());
+            } else {
+                read.skipped.push(fragment.to_owned());
+            }
+        };
+        let block = &text[start..end];
+        match split_entry(block) {
+            Some((entry, rest)) => match parse_entry(entry) {
+                Some(record) => {
+                    read.records.push(record);
+                    // Anything but whitespace after the closing blank line is not cairn's: the
+                    // first bytes of an append cut off before its heading was complete, or notes.
+                    if !rest.trim().is_empty() {
+                        damaged(rest);
+                    }
+                }
+                None => damaged(block),
+            },
+            None => damaged(block),
+        }
+    }
+    read
+}
+
+/// Splits a block at the blank line that closes its entry, the entry's commit marker: without it
+/// the append may have been cut short. Returns the entry (with its blank line) and what follows.
+fn split_entry(block: &str) -> Option<(&str, &str)> {
+    let lf = block.find("\n\n").map(|at| at + 2);
+    let crlf = block.find("\r\n\r\n").map(|at| at + 4);
+    let end = match (lf, crlf) {
+        (Some(a), Some(b)) => a.min(b),
+        (a, b) => a.or(b)?,
+    };
+    Some(block.split_at(end))
+}
+
+fn parse_entry(entry: &str) -> Option<LogRecord> {
+    let mut lines = entry.lines();
+    let heading = lines.next()?.strip_prefix("## ")?;
+    let (at, kind) = heading.split_once(HEADING_SEPARATOR)?;
+    let at = parse_rfc3339(at)?;
+    let kind = kind.trim();
+    if !is_token(kind) {
+        return None;
+    }
+    let mut record = LogRecord::new(at, kind);
+    for line in lines {
+        let Some((key, value)) = line
+            .strip_prefix("- ")
+            .and_then(|field| field.split_once(':'))
+        else {
+            continue;
+        };
+        let value = value.strip_prefix(' ').unwrap_or(value);
+        record.fields.push((key.trim().to_owned(), unescape(value)));
+    }
+    Some(record)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+
+    fn at(seconds: i64) -> Timestamp {
+        chrono::Utc
+            .with_ymd_and_hms(2026, 11, 22, 2, 20, 0)
+            .unwrap()
+            + chrono::Duration::seconds(seconds)
+    }
+
+    fn complete(task: &str, minutes: u32) -> LogRecord {
+        LogRecord::new(at(60), "TASK_COMPLETE")
+            .with("task", task)
+            .with("from", "IN_PROGRESS")
+            .with("to", "COMPLETE")
+            .with("actual_minutes", minutes)
+    }
+
+    #[test]
+    fn renders_the_documented_block() {
+        let record = complete("T-007", 42);
+        assert_eq!(
+            render(&record).unwrap(),
+            "## 2026-11-22T02:21:00Z \u{2014} TASK_COMPLETE\n\
+             - task: T-007\n- from: IN_PROGRESS\n- to: COMPLETE\n- actual_minutes: 42\n\n"
+        );
+    }
+
+    #[test]
+    fn drops_sub_second_precision_in_the_heading() {
+        let precise = at(0) + chrono::Duration::milliseconds(987);
+        assert_eq!(format_heading_time(&precise), "2026-11-22T02:20:00Z");
+    }
+
+    #[test]
+    fn values_with_newlines_and_backslashes_round_trip() {
+        let tricky =
+            "line one\nline two\r\n## 2026-01-01T00:00:00Z \u{2014} FORGED\n\nC:\\Users\\n\\";
+        let record = LogRecord::new(at(0), "ERROR")
+            .with("detail", tricky)
+            .with("empty", "")
+            .with("colon", "a: b");
+        let text = render(&record).unwrap();
+        assert_eq!(
+            text.lines().count(),
+            5,
+            "every value stays on one line: {text:?}"
+        );
+
+        let read = parse(&text);
+        assert_eq!(read.records, vec![record]);
+        assert_eq!(read.torn_tail, None);
+    }
+
+    #[test]
+    fn unknown_escapes_written_by_others_are_kept_verbatim() {
+        let text = "## 2026-11-18T21:46:40Z \u{2014} ERROR\n- detail: a\\tb\\\n\n";
+        assert_eq!(parse(text).records[0].get("detail"), Some("a\\tb\\"));
+    }
+
+    #[test]
+    fn refuses_kinds_and_keys_that_would_break_the_format() {
+        assert_eq!(
+            render(&LogRecord::new(at(0), "")),
+            Err(RenderError::Kind(String::new()))
+        );
+        assert!(matches!(
+            render(&LogRecord::new(at(0), "TWO WORDS")),
+            Err(RenderError::Kind(_))
+        ));
+        assert!(matches!(
+            render(&LogRecord::new(at(0), "OK").with("a: b", 1)),
+            Err(RenderError::Key(_))
+        ));
+        assert!(matches!(
+            render(&LogRecord::new(at(0), "OK").with("x\ny", 1)),
+            Err(RenderError::Key(_))
+        ));
+        assert!(
+            render(&LogRecord::new(at(0), "SYNC_TO_AZURE-DEVOPS").with("external_id", "AB#12"))
+                .is_ok()
+        );
+    }
+
+    #[test]
+    fn append_writes_exactly_the_rendered_blocks() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("progress").join("log.md");
+        let first = complete("T-001", 5);
+        let second = LogRecord::new(at(120), "TASK_STARTED").with("task", "T-002");
+
+        append(&path, &first).unwrap();
+        append(&path, &second).unwrap();
+
+        let expected = render(&first).unwrap() + &render(&second).unwrap();
+        assert_eq!(fs::read_to_string(&path).unwrap(), expected);
+        assert_eq!(
+            read_all(&path).unwrap(),
+            LogRead {
+                records: vec![first, second],
+                ..LogRead::default()
+            }
+        );
+    }
+
+    #[test]
+    fn append_refuses_an_invalid_record_without_touching_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("log.md");
+        fs::write(&path, "# My log\n").unwrap();
+        let error = append(&path, &LogRecord::new(at(0), "BAD KIND")).unwrap_err();
+        let StoreError::Invalid {
+            path: reported,
+            detail,
+        } = error
+        else {
+            panic!("expected Invalid")
+        };
+        assert_eq!(reported, path.display().to_string());
+        assert!(detail.contains("BAD KIND"), "{detail}");
+        assert_eq!(fs::read_to_string(&path).unwrap(), "# My log\n");
+    }
+
+    #[test]
+    fn text_before_the_first_heading_is_ignored() {
+        let text = format!(
+            "# Progress log\n\nSome notes.\n- not: a field\n\n{}",
+            render(&complete("T-1", 1)).unwrap()
+        );
+        let read = parse(&text);
+        assert_eq!(read.records, vec![complete("T-1", 1)]);
+        assert!(read.skipped.is_empty() && read.torn_tail.is_none());
+    }
+
+    #[test]
+    fn a_torn_tail_is_reported_and_the_complete_entries_are_kept() {
+        let whole = render(&complete("T-1", 1)).unwrap();
+        let next = render(&complete("T-2", 2)).unwrap();
+        // Every proper prefix of the second block is an interrupted append.
+        for cut in 1..next.len() {
+            if !next.is_char_boundary(cut) {
+                continue;
+            }
+            let text = format!("{whole}{}", &next[..cut]);
+            let read = parse(&text);
+            assert_eq!(
+                read.records,
+                vec![complete("T-1", 1)],
+                "cut at {cut}: {:?}",
+                &next[..cut]
+            );
+            assert_eq!(
+                read.torn_tail.as_deref(),
+                Some(&next[..cut]),
+                "cut at {cut}"
+            );
+            assert!(read.skipped.is_empty());
+        }
+    }
+
+    #[test]
+    fn unparsable_headings_are_torn_or_skipped_depending_on_position() {
+        let good = render(&complete("T-1", 1)).unwrap();
+        let text = format!(
+            "## Notes by a human\nkeep calm\n\n{good}## 2026-13-45T99:00:00Z \u{2014} TASK_STARTED\n\n"
+        );
+        let read = parse(&text);
+        assert_eq!(read.records, vec![complete("T-1", 1)]);
+        assert_eq!(
+            read.skipped,
+            vec!["## Notes by a human\nkeep calm\n\n".to_owned()]
+        );
+        assert_eq!(
+            read.torn_tail.as_deref(),
+            Some("## 2026-13-45T99:00:00Z \u{2014} TASK_STARTED\n\n")
+        );
+    }
+
+    #[test]
+    fn appending_after_a_torn_tail_keeps_the_log_parsable() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("log.md");
+        let torn = "## 2026-11-18T21:46:40Z \u{2014} TASK_COMPLETE\n- task: T-0";
+        fs::write(
+            &path,
+            format!("{}{torn}", render(&complete("T-1", 1)).unwrap()),
+        )
+        .unwrap();
+        assert_eq!(read_all(&path).unwrap().torn_tail.as_deref(), Some(torn));
+
+        append(&path, &complete("T-2", 2)).unwrap();
+
+        let read = read_all(&path).unwrap();
+        assert_eq!(read.records, vec![complete("T-1", 1), complete("T-2", 2)]);
+        assert_eq!(
+            read.skipped,
+            vec![format!("{torn}\n")],
+            "the torn entry is kept, never rewritten"
+        );
+        assert_eq!(read.torn_tail, None);
+        assert!(fs::read_to_string(&path).unwrap().contains(torn));
+    }
+
+    #[test]
+    fn a_missing_log_reads_as_empty() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(
+            read_all(&dir.path().join("log.md")).unwrap(),
+            LogRead::default()
+        );
+        assert_eq!(
+            read_tail(&dir.path().join("log.md"), 100).unwrap(),
+            LogRead::default()
+        );
+    }
+
+    #[test]
+    fn read_tail_resynchronises_on_the_next_heading() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("log.md");
+        let records: Vec<LogRecord> = (0..20).map(|i| complete(&format!("T-{i:03}"), i)).collect();
+        for record in &records {
+            append(&path, record).unwrap();
+        }
+        // The last blocks all have the same length (two-digit minutes).
+        let block_len = render(&records[19]).unwrap().len() as u64;
+
+        let all = read_tail(&path, u64::MAX).unwrap();
+        assert_eq!(all.records, records);
+
+        // Exactly three blocks: the window starts on a heading, which must not be lost.
+        assert_eq!(
+            read_tail(&path, 3 * block_len).unwrap().records,
+            records[17..]
+        );
+        // A little more than three blocks: the cut-off fourth is dropped, not misparsed.
+        let partial = read_tail(&path, 3 * block_len + 10).unwrap();
+        assert_eq!(partial.records, records[17..]);
+        assert!(partial.skipped.is_empty() && partial.torn_tail.is_none());
+        // A little less than one block: nothing complete is visible.
+        assert_eq!(read_tail(&path, block_len - 1).unwrap(), LogRead::default());
+    }
+
+    #[test]
+    fn read_tail_reports_a_torn_tail_too() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("log.md");
+        append(&path, &complete("T-1", 1)).unwrap();
+        append(&path, &complete("T-2", 2)).unwrap();
+        let mut file = OpenOptions::new().append(true).open(&path).unwrap();
+        file.write_all("## 2026-11-18T21:47:40Z \u{2014} TASK_ST".as_bytes())
+            .unwrap();
+
+        let read = read_tail(&path, 150).unwrap();
+        assert_eq!(read.records, vec![complete("T-2", 2)]);
+        assert_eq!(
+            read.torn_tail.as_deref(),
+            Some("## 2026-11-18T21:47:40Z \u{2014} TASK_ST")
+        );
+    }
+
+    #[test]
+    fn crlf_edited_logs_still_parse() {
+        let text = render(&complete("T-1", 1)).unwrap().replace('\n', "\r\n");
+        assert_eq!(parse(&text).records, vec![complete("T-1", 1)]);
+    }
+}

@@ -1,0 +1,174 @@
+//! The embedded schemas against the 2020-12 meta-schema, and every fixture in `schemas/fixtures`.
+//!
+//! Layout: `schemas/fixtures/{valid,invalid}/<kind>/*.json`. Each `invalid/<kind>/EXPECTED` maps
+//! every fixture to the instance path its error must be reported at, so an invalid fixture that
+//! fails for the wrong reason (a typo elsewhere in it) fails this test.
+
+use cairn_storage_fs::schema::{SchemaKind, validate};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+fn schemas_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../schemas")
+}
+
+fn json_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "json"))
+        .collect();
+    files.sort();
+    files
+}
+
+fn load(path: &Path) -> Value {
+    serde_json::from_str(&fs::read_to_string(path).unwrap())
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+#[test]
+fn every_schema_is_a_valid_2020_12_schema() {
+    for kind in SchemaKind::ALL {
+        let schema = kind.schema();
+        assert_eq!(
+            schema["$schema"],
+            "https://json-schema.org/draft/2020-12/schema",
+            "{}",
+            kind.file_name()
+        );
+        assert_eq!(
+            schema["$id"],
+            format!(
+                "{}{}",
+                cairn_storage_fs::schema::SCHEMA_BASE_URI,
+                kind.file_name()
+            ),
+            "the $id is what relative $refs resolve against"
+        );
+        if let Err(error) = jsonschema::draft202012::meta::validate(&schema) {
+            panic!(
+                "{} violates the 2020-12 meta-schema: {error}",
+                kind.file_name()
+            );
+        }
+    }
+    // The check above can fail: a broken schema is caught.
+    assert!(jsonschema::draft202012::meta::validate(&serde_json::json!({"type": 5})).is_err());
+}
+
+#[test]
+fn the_embedded_text_is_the_file_in_schemas() {
+    for kind in SchemaKind::ALL {
+        let on_disk = fs::read_to_string(schemas_dir().join(kind.file_name())).unwrap();
+        assert_eq!(kind.source(), on_disk, "{}", kind.file_name());
+    }
+}
+
+#[test]
+fn every_schema_file_has_a_kind() {
+    let known: Vec<&str> = SchemaKind::ALL
+        .iter()
+        .map(|kind| kind.file_name())
+        .collect();
+    for path in json_files(&schemas_dir()) {
+        let name = path.file_name().unwrap().to_str().unwrap();
+        assert!(
+            known.contains(&name),
+            "{name} is in schemas/ but not embedded"
+        );
+    }
+}
+
+#[test]
+fn valid_fixtures_pass() {
+    for kind in SchemaKind::ALL {
+        let files = json_files(&schemas_dir().join("fixtures/valid").join(kind.name()));
+        assert!(
+            files.len() >= 3,
+            "{}: at least three valid fixtures",
+            kind.name()
+        );
+        for path in files {
+            if let Err(errors) = validate(kind, &load(&path)) {
+                panic!(
+                    "{} should pass the {} schema:\n{}",
+                    path.display(),
+                    kind.name(),
+                    errors.join("\n")
+                );
+            }
+        }
+    }
+}
+
+fn expectations(dir: &Path) -> BTreeMap<String, String> {
+    let text = fs::read_to_string(dir.join("EXPECTED"))
+        .unwrap_or_else(|e| panic!("{}/EXPECTED: {e}", dir.display()));
+    text.lines()
+        .filter(|line| !line.trim().is_empty() && !line.starts_with('#'))
+        .map(|line| {
+            let (file, path) = line
+                .split_once(": ")
+                .unwrap_or_else(|| panic!("bad EXPECTED line {line:?}"));
+            (file.trim().to_owned(), path.trim().to_owned())
+        })
+        .collect()
+}
+
+#[test]
+fn invalid_fixtures_fail_at_the_expected_place() {
+    for kind in SchemaKind::ALL {
+        let dir = schemas_dir().join("fixtures/invalid").join(kind.name());
+        let expected = expectations(&dir);
+        let files = json_files(&dir);
+        assert!(
+            files.len() >= 3,
+            "{}: at least three invalid fixtures",
+            kind.name()
+        );
+        let names: Vec<String> = files
+            .iter()
+            .map(|p| p.file_name().unwrap().to_str().unwrap().to_owned())
+            .collect();
+        assert_eq!(
+            names,
+            expected.keys().cloned().collect::<Vec<_>>(),
+            "{}: EXPECTED lists every fixture",
+            dir.display()
+        );
+
+        for path in files {
+            let name = path.file_name().unwrap().to_str().unwrap();
+            let errors = match validate(kind, &load(&path)) {
+                Ok(()) => panic!("{} should fail the {} schema", path.display(), kind.name()),
+                Err(errors) => errors,
+            };
+            let at = format!("{}: ", expected[name]);
+            assert!(
+                errors.iter().any(|error| error.starts_with(&at)),
+                "{}: expected an error at {}, got:\n{}",
+                path.display(),
+                expected[name],
+                errors.join("\n")
+            );
+        }
+    }
+}
+
+#[test]
+fn every_valid_task_fixture_survives_partial_recovery() {
+    let dir = schemas_dir().join("fixtures/valid/task");
+    let tasks: Vec<Value> = json_files(&dir).iter().map(|p| load(p)).collect();
+    let mut document = serde_json::json!({ "tasks": tasks.clone() });
+    // Interleave every invalid task fixture: recovery must drop exactly those.
+    for invalid in json_files(&schemas_dir().join("fixtures/invalid/task")) {
+        document["tasks"]
+            .as_array_mut()
+            .unwrap()
+            .insert(1, load(&invalid));
+    }
+    assert_eq!(cairn_storage_fs::schema::valid_tasks(&document), tasks);
+}
