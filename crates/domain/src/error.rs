@@ -14,6 +14,9 @@ pub enum DomainError {
 
     #[error(transparent)]
     Project(#[from] crate::project::ProjectError),
+
+    #[error(transparent)]
+    Orchestration(#[from] crate::orchestration::OrchestrationError),
 }
 
 impl DomainError {

@@ -16,6 +16,7 @@
 
 pub mod error;
 pub mod log;
+pub mod orchestration;
 pub mod ports;
 pub mod project;
 pub mod time;

@@ -1,0 +1,181 @@
+//! The in-memory adapter: a `Mutex`-guarded model of the state directory.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Mutex, MutexGuard};
+
+use async_trait::async_trait;
+
+use super::archive::{
+    ACTIVE_SESSION_PATH, ArchiveOutcome, ArchivedFile, Location, archived_session_path,
+    verify_archive,
+};
+use super::model::{Session, SessionId};
+use super::store::{ArchivePreparation, OrchestrationStore, SessionMutation};
+use crate::error::{Error, StoreError};
+
+const WHAT: &str = "active orchestration session";
+
+#[derive(Debug, Default)]
+pub struct MemoryOrchestrationStore {
+    inner: Mutex<Inner>,
+}
+
+#[derive(Debug, Default)]
+struct Inner {
+    active: Option<Session>,
+    archived: BTreeMap<SessionId, Session>,
+    /// Design and plan documents, where they are now.
+    documents: BTreeSet<Location>,
+}
+
+impl Inner {
+    fn existing(&self) -> Vec<Location> {
+        let active = self
+            .active
+            .iter()
+            .map(|_| Location::StateDir(ACTIVE_SESSION_PATH.to_owned()));
+        let archived = self
+            .archived
+            .keys()
+            .map(|id| Location::StateDir(archived_session_path(id)));
+        active
+            .chain(archived)
+            .chain(self.documents.iter().cloned())
+            .collect()
+    }
+}
+
+impl MemoryOrchestrationStore {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Pretends a document exists at `location`, so archiving has something to move.
+    pub fn put_document(&self, location: Location) {
+        self.lock().documents.insert(location);
+    }
+
+    /// Every file in the modelled state directory and every document, wherever it is now.
+    pub fn existing(&self) -> Vec<Location> {
+        self.lock().existing()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        // A panic in another test's closure must not make every later call panic too.
+        self.inner
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+#[async_trait]
+impl OrchestrationStore for MemoryOrchestrationStore {
+    async fn load_active(&self) -> Result<Option<Session>, Error> {
+        Ok(self.lock().active.clone())
+    }
+
+    async fn create_active(&self, session: Session) -> Result<Session, Error> {
+        let mut inner = self.lock();
+        if let Some(active) = &inner.active {
+            return Err(StoreError::AlreadyExists {
+                what: WHAT,
+                id: active.id().to_string(),
+            }
+            .into());
+        }
+        if inner.archived.contains_key(session.id()) {
+            return Err(StoreError::AlreadyExists {
+                what: "archived orchestration session",
+                id: session.id().to_string(),
+            }
+            .into());
+        }
+        inner.active = Some(session.clone());
+        Ok(session)
+    }
+
+    async fn update_active(&self, mutation: SessionMutation<'_>) -> Result<Session, Error> {
+        let mut inner = self.lock();
+        let Some(active) = &inner.active else {
+            return Err(not_found());
+        };
+        let mut changed = active.clone();
+        mutation(&mut changed)?;
+        inner.active = Some(changed.clone());
+        Ok(changed)
+    }
+
+    async fn archive_active(
+        &self,
+        prepare: ArchivePreparation<'_>,
+    ) -> Result<ArchiveOutcome, Error> {
+        let mut inner = self.lock();
+        let Some(active) = &inner.active else {
+            return Err(not_found());
+        };
+        let mut session = active.clone();
+        let plan = prepare(&mut session)?;
+        if inner.archived.contains_key(session.id()) {
+            return Err(StoreError::AlreadyExists {
+                what: "archived orchestration session",
+                id: session.id().to_string(),
+            }
+            .into());
+        }
+        let documents = plan
+            .moves
+            .iter()
+            .filter(|m| m.file != ArchivedFile::Session);
+        if let Some(taken) = documents
+            .clone()
+            .find(|m| inner.documents.contains(&m.from) && inner.documents.contains(&m.to))
+        {
+            return Err(StoreError::AlreadyExists {
+                what: "archived document",
+                id: taken.to.to_string(),
+            }
+            .into());
+        }
+        let (mut moved, mut absent) = (Vec::new(), Vec::new());
+        for planned in documents {
+            if inner.documents.remove(&planned.from) {
+                inner.documents.insert(planned.to.clone());
+                moved.push(planned.clone());
+            } else {
+                absent.push(planned.clone());
+            }
+        }
+        moved.extend(
+            plan.moves
+                .iter()
+                .filter(|m| m.file == ArchivedFile::Session)
+                .cloned(),
+        );
+        inner.archived.insert(session.id().clone(), session.clone());
+        inner.active = None;
+        let verification = verify_archive(&plan, &inner.existing());
+        Ok(ArchiveOutcome {
+            session,
+            plan,
+            moved,
+            absent,
+            verification,
+        })
+    }
+
+    async fn list_archived(&self) -> Result<Vec<SessionId>, Error> {
+        Ok(self.lock().archived.keys().cloned().collect())
+    }
+
+    async fn load_archived(&self, id: &SessionId) -> Result<Option<Session>, Error> {
+        Ok(self.lock().archived.get(id).cloned())
+    }
+}
+
+fn not_found() -> Error {
+    StoreError::NotFound {
+        what: WHAT,
+        id: ACTIVE_SESSION_PATH.to_owned(),
+    }
+    .into()
+}

@@ -1,0 +1,70 @@
+//! The Storage port of orchestration sessions.
+
+use async_trait::async_trait;
+
+use super::archive::{ArchiveOutcome, ArchivePlan};
+use super::model::{Session, SessionId};
+use crate::error::{DomainError, Error};
+
+/// A change to the active session, run inside the store's critical section. Returning `Err`
+/// leaves the stored session untouched.
+pub type SessionMutation<'a> = Box<dyn FnOnce(&mut Session) -> Result<(), DomainError> + Send + 'a>;
+
+/// Readies the active session for archiving inside the store's critical section: checks the
+/// preconditions, applies the final changes, and returns the moves to execute. Returning `Err`
+/// leaves everything untouched.
+pub type ArchivePreparation<'a> =
+    Box<dyn FnOnce(&mut Session) -> Result<ArchivePlan, DomainError> + Send + 'a>;
+
+/// Where orchestration sessions live: one active session (`state/active-session.md`) and the
+/// archive (`state/archive/<id>.md`, documents in `plans/archive/`).
+///
+/// Every method is atomic with respect to every other call on any store over the same state
+/// directory: readers see a whole session before or after a change, never a mix, and no update
+/// is lost to a concurrent one.
+#[async_trait]
+pub trait OrchestrationStore: Send + Sync {
+    /// Reads the active session; `Ok(None)` when there is none.
+    ///
+    /// Errors: `StoreError::Corrupt` when the file cannot be parsed, `StoreError::Io` on read
+    /// failure.
+    async fn load_active(&self) -> Result<Option<Session>, Error>;
+
+    /// Makes `session` the active session and returns it as stored.
+    ///
+    /// Errors: `StoreError::AlreadyExists` (nothing written) when a session is already active or
+    /// a session with the same id is already archived; `StoreError::Io` on write failure.
+    async fn create_active(&self, session: Session) -> Result<Session, Error>;
+
+    /// Reads the active session, applies `mutation`, writes the result, all in one critical
+    /// section, and returns the session as written.
+    ///
+    /// Errors: `Error::Domain` with the mutation's refusal (nothing written);
+    /// `StoreError::NotFound` when no session is active; `StoreError::Corrupt` / `Io` as for
+    /// [`Self::load_active`].
+    async fn update_active(&self, mutation: SessionMutation<'_>) -> Result<Session, Error>;
+
+    /// In one critical section: runs `prepare` on the active session, then executes the plan it
+    /// returns: every document move whose source exists, then the session move (the prepared
+    /// session is what lands in the archive; the active file is gone afterwards). Reports what
+    /// moved, what was absent, and the verification of what still exists afterwards.
+    ///
+    /// Errors: `Error::Domain` with `prepare`'s refusal (nothing changed); `StoreError::NotFound`
+    /// when no session is active; `StoreError::AlreadyExists` when the archived session file or a
+    /// document's destination already exists (nothing changed: archiving never overwrites);
+    /// `StoreError::Io` when a move fails.
+    async fn archive_active(
+        &self,
+        prepare: ArchivePreparation<'_>,
+    ) -> Result<ArchiveOutcome, Error>;
+
+    /// The ids of every archived session, ascending (so, by date).
+    ///
+    /// Errors: `StoreError::Io` when the archive cannot be listed. An absent archive is empty.
+    async fn list_archived(&self) -> Result<Vec<SessionId>, Error>;
+
+    /// Reads an archived session; `Ok(None)` when there is none with that id.
+    ///
+    /// Errors: `StoreError::Corrupt` / `Io` as for [`Self::load_active`].
+    async fn load_archived(&self, id: &SessionId) -> Result<Option<Session>, Error>;
+}
