@@ -1,1 +1,63 @@
-fn main() {}
+//! cairn's automation, in Rust (matklad's `cargo xtask` pattern): `cargo xtask <job>`.
+//!
+//! - `ci`     — what CI runs: format check, clippy with warnings denied, the whole test suite.
+//! - `test`   — the test suite alone (cargo-nextest when installed, else cargo test).
+//! - `bench`  — benchmarks, each reported as a ratio to a floor measured in the same run.
+//! - `crash`  — the long crash-safety run (thousands of SIGKILLs).
+//! - `plugin` — assembles an installable Claude Code plugin directory.
+
+mod bench;
+mod crash;
+mod plugin;
+mod util;
+
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let (job, rest) = match args.split_first() {
+        Some((job, rest)) => (job.as_str(), rest),
+        None => ("help", &[][..]),
+    };
+    let result = match job {
+        "ci" => ci(),
+        "test" => test(),
+        "bench" => bench::run(rest),
+        "crash" => crash::run(rest),
+        "plugin" => plugin::run(rest),
+        "help" | "-h" | "--help" => {
+            print_help();
+            Ok(())
+        }
+        other => Err(format!("unknown job `{other}`; run `cargo xtask help`")),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("xtask: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn print_help() {
+    eprintln!(
+        "usage: cargo xtask <job>\n\n  ci       fmt check, clippy -D warnings, all tests\n  test     all tests\n  bench    benchmarks (ratios to a floor measured in the same run)\n  crash    long crash-safety run: cargo xtask crash [--kills N]\n  plugin   build the Claude Code plugin: cargo xtask plugin [--out DIR]"
+    );
+}
+
+fn ci() -> Result<(), String> {
+    util::cargo(&["fmt", "--all", "--", "--check"])?;
+    util::cargo(&["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"])?;
+    test()
+}
+
+fn test() -> Result<(), String> {
+    if util::has_nextest() {
+        util::cargo(&["nextest", "run", "--workspace", "--no-fail-fast"])?;
+        // nextest does not run doctests.
+        util::cargo(&["test", "--workspace", "--doc"])
+    } else {
+        util::cargo(&["test", "--workspace", "--no-fail-fast"])
+    }
+}

@@ -1,0 +1,1 @@
+//! cairn-hook: the executable Claude Code runs on hook events, and the settings integration.
