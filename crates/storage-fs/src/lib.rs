@@ -33,8 +33,10 @@ pub mod lock;
 pub mod progress_log;
 pub mod root;
 pub mod schema;
+pub mod system;
 
 pub use failpoints::failpoint;
+pub use system::{RandomIds, SystemClock};
 
 use cairn_domain::StoreError;
 use std::path::Path;
