@@ -16,6 +16,7 @@
 
 pub mod error;
 pub mod log;
+pub mod plan;
 pub mod ports;
 pub mod time;
 
