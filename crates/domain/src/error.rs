@@ -17,6 +17,9 @@ pub enum DomainError {
 
     #[error(transparent)]
     Orchestration(#[from] crate::orchestration::OrchestrationError),
+
+    #[error(transparent)]
+    Plan(#[from] crate::plan::PlanError),
 }
 
 impl DomainError {

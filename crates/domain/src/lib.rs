@@ -17,6 +17,7 @@
 pub mod error;
 pub mod log;
 pub mod orchestration;
+pub mod plan;
 pub mod ports;
 pub mod project;
 pub mod time;
