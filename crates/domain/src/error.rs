@@ -11,6 +11,9 @@ pub enum DomainError {
     /// A value that breaks a rule of the model (an id of the wrong shape, a title too short, …).
     #[error("{field}: {message}")]
     Invalid { field: String, message: String },
+
+    #[error(transparent)]
+    Execution(#[from] crate::execution::ExecutionError),
 }
 
 impl DomainError {

@@ -15,8 +15,10 @@
 //! port and the contract suites that any adapter must pass.
 
 pub mod error;
+pub mod execution;
 pub mod log;
 pub mod ports;
+pub mod tasklist;
 pub mod time;
 
 pub use error::{DomainError, Error, StoreError};
