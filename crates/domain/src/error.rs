@@ -23,6 +23,8 @@ pub enum DomainError {
 
     #[error(transparent)]
     Plan(#[from] crate::plan::PlanError),
+
+    #[error(transparent)]
     Execution(#[from] crate::execution::ExecutionError),
 }
 
