@@ -1,0 +1,112 @@
+//! Realistic stores of any size, built directly (adding 50,000 tasks one command at a time would
+//! measure the setup, not cairn).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use cairn_domain::project::service::{InitProject, ProjectService};
+use cairn_domain::project::store::Changes;
+use cairn_domain::project::{Level, Priority, ProjectId, ProjectState, ProjectType, Task, TaskId, TaskStatus};
+use cairn_storage_fs::{FsProjectStore, SystemClock};
+use chrono::{Duration, Utc};
+
+/// T-001 … T-100 are IN_PROGRESS (for `task complete`), T-101 … T-300 are ready (for starts).
+const STARTED: u64 = 100;
+pub const FIRST_FREE_TASK: u64 = STARTED + 1;
+const READY_END: u64 = 300;
+
+pub fn project_id() -> ProjectId {
+    ProjectId::try_from("bench".to_owned()).unwrap_or_else(|e| unreachable!("{e}"))
+}
+
+pub fn started_task(i: usize) -> TaskId {
+    TaskId::from_number(1 + (i as u64 % STARTED))
+}
+
+fn task(n: u64) -> Task {
+    let created = Utc::now() - Duration::days(3);
+    let status = match n {
+        1..=STARTED => TaskStatus::InProgress,
+        _ if n <= READY_END => TaskStatus::Pending,
+        _ if n % 5 < 3 => TaskStatus::Complete,
+        _ => TaskStatus::Pending,
+    };
+    let dependencies = if n > READY_END + 7 { vec![TaskId::from_number(n - 7)] } else { vec![] };
+    let priority = [Priority::Critical, Priority::High, Priority::Medium, Priority::Low][(n % 4) as usize];
+    let value = serde_json::json!({
+        "id": TaskId::from_number(n),
+        "title": format!("Implement part {n} of the subsystem with care"),
+        "level": Level::Task,
+        "status": status,
+        "priority": priority,
+        "dependencies": dependencies,
+        "completion_criteria": ["Unit tests cover the new behaviour", "Docs describe the change"],
+        "created_at": cairn_domain::time::format_rfc3339(&created),
+        "description": "A realistic description of what this task is about, long enough to count.",
+        "phase_id": format!("phase-{}", n % 5),
+        "estimate_minutes": 15 + (n % 8) * 15,
+        "tags": ["bench"],
+    });
+    let mut task: Task = serde_json::from_value(value).unwrap_or_else(|e| unreachable!("fixture task: {e}"));
+    if status == TaskStatus::InProgress {
+        task.started_at = Some(Utc::now() - Duration::minutes(5));
+    }
+    if status == TaskStatus::Complete {
+        task.completed_at = Some(created + Duration::hours(1));
+        task.actual_minutes = Some(20);
+    }
+    task
+}
+
+/// Creates project `bench` with `n` tasks under `root`; returns the path of its tasks.json.
+pub fn build(root: &Path, n: usize) -> Result<PathBuf, String> {
+    let rt = tokio::runtime::Builder::new_current_thread().build().map_err(|e| e.to_string())?;
+    let service = ProjectService::new(Arc::new(FsProjectStore::new(root)), Arc::new(SystemClock));
+    rt.block_on(async {
+        service
+            .init(InitProject { id: project_id(), name: "Bench".into(), goal: "Measure cairn on a realistic store".into(), kind: ProjectType::Software })
+            .await
+            .map_err(|e| e.to_string())?;
+        let tasks: Vec<Task> = (1..=n as u64).map(task).collect();
+        service
+            .store()
+            .transact(&project_id(), Utc::now(), Box::new(move |s: &mut ProjectState| {
+                s.tasks.tasks = tasks;
+                Ok(Changes::default())
+            }))
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok::<_, String>(())
+    })?;
+    Ok(root.join(".claude/projects/bench/tasks.json"))
+}
+
+fn payload(root: &Path, event: &str, extra: serde_json::Value) -> String {
+    let mut value = serde_json::json!({
+        "session_id": "bench-session",
+        "transcript_path": root.join("transcript.jsonl"),
+        "cwd": root,
+        "hook_event_name": event,
+        "permission_mode": "default",
+    });
+    if let (Some(obj), Some(more)) = (value.as_object_mut(), extra.as_object()) {
+        obj.extend(more.clone());
+    }
+    value.to_string()
+}
+
+pub fn pre_tool_use(root: &Path, file: &str) -> String {
+    payload(root, "PreToolUse", serde_json::json!({
+        "tool_name": "Edit",
+        "tool_input": {"file_path": root.join(file), "old_string": "a", "new_string": "b"},
+        "tool_use_id": "toolu_bench",
+    }))
+}
+
+pub fn session_start(root: &Path) -> String {
+    payload(root, "SessionStart", serde_json::json!({"source": "startup"}))
+}
+
+pub fn pre_compact(root: &Path) -> String {
+    payload(root, "PreCompact", serde_json::json!({"trigger": "auto", "custom_instructions": ""}))
+}

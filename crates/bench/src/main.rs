@@ -1,0 +1,336 @@
+//! cairn's benchmarks. Run through `cargo xtask bench`, which builds this and the real binaries in
+//! release mode first.
+//!
+//! Every figure is reported beside a *floor* measured in the same run on the same machine: the
+//! least work any implementation must do for that operation (write + fsync + rename a file of the
+//! same size; start a process that reads its input and prints `{}`). Absolute times on a shared
+//! machine mean little; the ratio to the floor is what we track. Nothing here asserts a timing.
+//!
+//! Internal modes (used by the harness on itself, so each measured process is a fresh one):
+//! `store-one`, `rss`, `floor-hook`, `floor-read`, `floor-write`.
+
+mod fixture;
+mod stats;
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode, Stdio};
+use std::sync::Arc;
+use std::time::Instant;
+
+use cairn_domain::project::service::ProjectService;
+use cairn_domain::project::{MoveDetail, TaskId, TaskStatus};
+use cairn_storage_fs::{FsProjectStore, SystemClock};
+use serde::{Deserialize, Serialize};
+
+use stats::Stats;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("all") => all(&args[1..]),
+        Some("store-one") => store_one(&args[1..]),
+        Some("rss") => rss(&args[1..]),
+        Some("floor-hook") => floor_hook(),
+        Some("floor-read") => floor_read(&args[1..]),
+        Some("floor-write") => floor_write(&args[1..]),
+        Some("profile") => profile(&args[1..]),
+        _ => Err("usage: cairn-bench all [--cairn PATH] [--hook PATH] [--quick]".to_owned()),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("cairn-bench: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn flag(args: &[String], name: &str) -> Option<String> {
+    args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned()
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime, String> {
+    tokio::runtime::Builder::new_current_thread().build().map_err(|e| e.to_string())
+}
+
+/// One row of the report.
+#[derive(Debug, Serialize, Deserialize)]
+struct Row {
+    operation: String,
+    tasks: usize,
+    median_ms: f64,
+    p95_ms: f64,
+    floor: String,
+    floor_median_ms: f64,
+    peak_rss_mb: Option<f64>,
+}
+
+impl Row {
+    fn ratio(&self) -> f64 {
+        if self.floor_median_ms > 0.0 { self.median_ms / self.floor_median_ms } else { f64::NAN }
+    }
+}
+
+fn all(args: &[String]) -> Result<(), String> {
+    let quick = args.iter().any(|a| a == "--quick");
+    let me = std::env::current_exe().map_err(|e| e.to_string())?;
+    let mut rows = Vec::new();
+
+    let store_sizes: &[usize] = if quick { &[1_000, 10_000] } else { &[1_000, 10_000, 50_000] };
+    for &n in store_sizes {
+        let iters = if n >= 50_000 { 15 } else { 30 };
+        let out = Command::new(&me).args(["store-one", &n.to_string(), &iters.to_string()]).output().map_err(|e| e.to_string())?;
+        if !out.status.success() {
+            return Err(format!("store-one {n} failed: {}", String::from_utf8_lossy(&out.stderr)));
+        }
+        rows.push(serde_json::from_slice::<Row>(&out.stdout).map_err(|e| format!("store-one output: {e}"))?);
+    }
+
+    let cairn = flag(args, "--cairn").map(PathBuf::from);
+    let hook = flag(args, "--hook").map(PathBuf::from);
+    for &n in &[1_000usize, 10_000] {
+        let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+        let iters = 20;
+        let tasks_json = fixture::build(dir.path(), n)?;
+        let floor_read = time_process(iters, |_| vec![me.display().to_string(), "floor-read".into(), tasks_json.display().to_string()], None)?;
+        let floor_write = time_process(iters, |_| vec![me.display().to_string(), "floor-write".into(), tasks_json.display().to_string()], None)?;
+        let floor_hook = time_process(iters, |_| vec![me.display().to_string(), "floor-hook".into()], Some(b"{}"))?;
+        let root = dir.path().display().to_string();
+
+        if let Some(cairn) = &cairn {
+            let c = cairn.display().to_string();
+            let next = time_process(iters, |_| vec![c.clone(), "--root".into(), root.clone(), "task".into(), "next".into()], None)?;
+            rows.push(row("cairn task next (process)", n, &next, "process reading tasks.json", &floor_read, peak_rss(&me, &[&c, "--root", &root, "task", "next"], None)));
+            let complete = time_process(iters, |i| {
+                vec![c.clone(), "--root".into(), root.clone(), "task".into(), "complete".into(), fixture::started_task(i).to_string()]
+            }, None)?;
+            let last = fixture::started_task(iters + 1).to_string();
+            rows.push(row("cairn task complete (process)", n, &complete, "process rewriting tasks.json", &floor_write, peak_rss(&me, &[&c, "--root", &root, "task", "complete", &last], None)));
+        }
+        if let Some(hook) = &hook {
+            let h = hook.display().to_string();
+            let events: [(&str, String); 4] = [
+                ("cairn-hook PreToolUse, allowed", fixture::pre_tool_use(dir.path(), "src/main.rs")),
+                ("cairn-hook PreToolUse, denied", fixture::pre_tool_use(dir.path(), ".claude/projects/bench/tasks.json")),
+                ("cairn-hook SessionStart", fixture::session_start(dir.path())),
+                ("cairn-hook PreCompact", fixture::pre_compact(dir.path())),
+            ];
+            for (name, payload) in events {
+                let timed = time_process_env(iters, &[h.as_str()], payload.as_bytes(), dir.path())?;
+                let rss = peak_rss(&me, &[&h], Some((payload.as_bytes(), dir.path())));
+                rows.push(row(name, n, &timed, "process echoing {}", &floor_hook, rss));
+            }
+        }
+    }
+    print_table(&rows);
+    Ok(())
+}
+
+fn row(operation: &str, tasks: usize, timed: &Stats, floor: &str, floor_stats: &Stats, rss: Option<f64>) -> Row {
+    Row {
+        operation: operation.to_owned(),
+        tasks,
+        median_ms: timed.median_ms(),
+        p95_ms: timed.p95_ms(),
+        floor: floor.to_owned(),
+        floor_median_ms: floor_stats.median_ms(),
+        peak_rss_mb: rss,
+    }
+}
+
+fn print_table(rows: &[Row]) {
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{:<34} {:>6} {:>9} {:>9} {:>11} {:>7} {:>9}  floor", "operation", "tasks", "median", "p95", "floor med.", "ratio", "peak RSS");
+    for r in rows {
+        let rss = r.peak_rss_mb.map_or_else(|| "-".to_owned(), |m| format!("{m:.1} MB"));
+        let _ = writeln!(
+            out,
+            "{:<34} {:>6} {:>7.2}ms {:>7.2}ms {:>9.2}ms {:>6.2}x {:>9}  {}",
+            r.operation, r.tasks, r.median_ms, r.p95_ms, r.floor_median_ms, r.ratio(), rss, r.floor
+        );
+    }
+}
+
+/// `store-one N ITERS`: one task status update through `FsProjectStore`, in this process.
+fn store_one(args: &[String]) -> Result<(), String> {
+    let n: usize = args.first().and_then(|a| a.parse().ok()).ok_or("store-one N ITERS")?;
+    let iters: usize = args.get(1).and_then(|a| a.parse().ok()).ok_or("store-one N ITERS")?;
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let tasks_json = fixture::build(dir.path(), n)?;
+    let size = std::fs::metadata(&tasks_json).map_err(|e| e.to_string())?.len() as usize;
+    let rt = runtime()?;
+    let service = ProjectService::new(Arc::new(FsProjectStore::new(dir.path())), Arc::new(SystemClock));
+    let id = fixture::project_id();
+    let mut samples = Vec::with_capacity(iters);
+    for i in 0..iters {
+        let task = TaskId::from_number(fixture::FIRST_FREE_TASK + i as u64);
+        let start = Instant::now();
+        rt.block_on(service.move_task(&id, &task, TaskStatus::InProgress, MoveDetail::default())).map_err(|e| e.to_string())?;
+        samples.push(start.elapsed());
+    }
+    let floor_file = dir.path().join("floor.json");
+    let payload = vec![b'x'; size];
+    let mut floor = Vec::with_capacity(iters);
+    for _ in 0..iters {
+        let start = Instant::now();
+        write_fsync_rename(&floor_file, &payload)?;
+        floor.push(start.elapsed());
+    }
+    let rss = nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_SELF).map(|u| u.max_rss() as f64 / 1024.0).ok();
+    let row = row("store: one task status update", n, &Stats::new(samples), "write+fsync+rename, same size", &Stats::new(floor), rss);
+    serde_json::to_writer(std::io::stdout(), &row).map_err(|e| e.to_string())
+}
+
+/// The floor of a state-file update: the bytes must reach the disk and replace the old file.
+fn write_fsync_rename(target: &Path, bytes: &[u8]) -> Result<(), String> {
+    let temp = target.with_extension("tmp");
+    let mut f = std::fs::File::create(&temp).map_err(|e| e.to_string())?;
+    f.write_all(bytes).map_err(|e| e.to_string())?;
+    f.sync_all().map_err(|e| e.to_string())?;
+    std::fs::rename(&temp, target).map_err(|e| e.to_string())
+}
+
+fn time_process(iters: usize, argv: impl Fn(usize) -> Vec<String>, stdin: Option<&[u8]>) -> Result<Stats, String> {
+    let mut samples = Vec::with_capacity(iters);
+    for i in 0..iters {
+        let args = argv(i);
+        let start = Instant::now();
+        let mut child = Command::new(&args[0])
+            .args(&args[1..])
+            .stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("{}: {e}", args[0]))?;
+        if let (Some(input), Some(mut pipe)) = (stdin, child.stdin.take()) {
+            pipe.write_all(input).map_err(|e| e.to_string())?;
+        }
+        let out = child.wait_with_output().map_err(|e| e.to_string())?;
+        samples.push(start.elapsed());
+        if !out.status.success() {
+            return Err(format!("`{}` failed: {}", args.join(" "), String::from_utf8_lossy(&out.stderr)));
+        }
+    }
+    Ok(Stats::new(samples))
+}
+
+fn time_process_env(iters: usize, argv: &[&str], stdin: &[u8], project_dir: &Path) -> Result<Stats, String> {
+    let mut samples = Vec::with_capacity(iters);
+    for _ in 0..iters {
+        let start = Instant::now();
+        let mut child = Command::new(argv[0])
+            .args(&argv[1..])
+            .env("CLAUDE_PROJECT_DIR", project_dir)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| format!("{}: {e}", argv[0]))?;
+        if let Some(mut pipe) = child.stdin.take() {
+            pipe.write_all(stdin).map_err(|e| e.to_string())?;
+        }
+        child.wait().map_err(|e| e.to_string())?;
+        samples.push(start.elapsed());
+    }
+    Ok(Stats::new(samples))
+}
+
+/// Peak RSS of one run of `cmd`, measured by a fresh `cairn-bench rss` process whose only child
+/// is `cmd`, so `RUSAGE_CHILDREN` is exactly that child's.
+fn peak_rss(me: &Path, cmd: &[&str], stdin: Option<(&[u8], &Path)>) -> Option<f64> {
+    let mut command = Command::new(me);
+    command.arg("rss").args(cmd).stdout(Stdio::piped()).stderr(Stdio::null());
+    if let Some((_, dir)) = stdin {
+        command.env("CLAUDE_PROJECT_DIR", dir).stdin(Stdio::piped());
+    } else {
+        command.stdin(Stdio::null());
+    }
+    let mut child = command.spawn().ok()?;
+    if let (Some((input, _)), Some(mut pipe)) = (stdin, child.stdin.take()) {
+        pipe.write_all(input).ok()?;
+    }
+    let out = child.wait_with_output().ok()?;
+    String::from_utf8_lossy(&out.stdout).trim().parse::<f64>().ok()
+}
+
+/// `rss CMD ARGS…`: runs the command with this process's stdin, prints its peak RSS in MB.
+fn rss(args: &[String]) -> Result<(), String> {
+    let (cmd, rest) = args.split_first().ok_or("rss CMD ARGS…")?;
+    Command::new(cmd).args(rest).stdout(Stdio::null()).stderr(Stdio::null()).status().map_err(|e| e.to_string())?;
+    let usage = nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_CHILDREN).map_err(|e| e.to_string())?;
+    println_mb(usage.max_rss() as f64 / 1024.0)
+}
+
+fn println_mb(mb: f64) -> Result<(), String> {
+    writeln!(std::io::stdout(), "{mb:.2}").map_err(|e| e.to_string())
+}
+
+/// The hook floor: drain stdin, print `{}`.
+fn floor_hook() -> Result<(), String> {
+    let mut input = Vec::new();
+    std::io::stdin().read_to_end(&mut input).map_err(|e| e.to_string())?;
+    write!(std::io::stdout(), "{{}}").map_err(|e| e.to_string())
+}
+
+fn floor_read(args: &[String]) -> Result<(), String> {
+    let path = args.first().ok_or("floor-read FILE")?;
+    let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
+    write!(std::io::stdout(), "{}", bytes.len()).map_err(|e| e.to_string())
+}
+
+fn floor_write(args: &[String]) -> Result<(), String> {
+    let path = PathBuf::from(args.first().ok_or("floor-write FILE")?);
+    let bytes = std::fs::read(&path).map_err(|e| e.to_string())?;
+    write_fsync_rename(&path.with_file_name("floor-copy.json"), &bytes)
+}
+
+/// `profile N`: where one update's time goes, step by step (for finding what dominates).
+pub fn profile(args: &[String]) -> Result<(), String> {
+    use cairn_storage_fs::schema::{self, SchemaKind};
+    let n: usize = args.first().and_then(|a| a.parse().ok()).ok_or("profile N")?;
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let path = fixture::build(dir.path(), n)?;
+    let mut out = std::io::stdout().lock();
+    let mut step = |name: &str, start: Instant| {
+        let _ = writeln!(out, "{name:<28} {:>8.2} ms", start.elapsed().as_secs_f64() * 1e3);
+    };
+    let t = Instant::now();
+    let bytes = std::fs::read(&path).map_err(|e| e.to_string())?;
+    step("read file", t);
+    let t = Instant::now();
+    let value: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| e.to_string())?;
+    step("parse to Value", t);
+    let t = Instant::now();
+    let ok = schema::is_valid(SchemaKind::Tasks, &value);
+    step("schema validate (warm?)", t);
+    let t = Instant::now();
+    let _ = schema::is_valid(SchemaKind::Tasks, &value);
+    step("schema validate again", t);
+    let t = Instant::now();
+    let _ = schema::validate(SchemaKind::Tasks, &value);
+    step("schema validate (errors)", t);
+    let t = Instant::now();
+    let doc: cairn_domain::project::TaskDoc = serde_json::from_value(value).map_err(|e| e.to_string())?;
+    step("from_value TaskDoc", t);
+    let t = Instant::now();
+    let _doc2: cairn_domain::project::TaskDoc = serde_json::from_slice(&bytes).map_err(|e| e.to_string())?;
+    step("from_slice TaskDoc", t);
+    let t = Instant::now();
+    let copy = doc.clone();
+    step("clone", t);
+    let t = Instant::now();
+    let _eq = copy == doc;
+    step("compare", t);
+    let t = Instant::now();
+    let v = serde_json::to_value(&doc).map_err(|e| e.to_string())?;
+    step("to_value", t);
+    let t = Instant::now();
+    let _b = serde_json::to_vec_pretty(&v).map_err(|e| e.to_string())?;
+    step("to_vec_pretty(Value)", t);
+    let t = Instant::now();
+    let _b = serde_json::to_vec_pretty(&doc).map_err(|e| e.to_string())?;
+    step("to_vec_pretty(doc)", t);
+    let _ = writeln!(std::io::stdout(), "valid={ok} bytes={}", bytes.len());
+    Ok(())
+}
