@@ -1,0 +1,174 @@
+//! Dispatch: every command goes through [`ProjectService`]; nothing here touches a state file.
+
+mod maintenance;
+mod project;
+mod task;
+
+use std::future::Future;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use cairn_domain::project::ProjectId;
+use cairn_domain::project::service::ProjectService;
+use cairn_domain::project::store::{ProjectStore, Recovery};
+use clap::CommandFactory;
+use serde::Serialize;
+
+use crate::cli::{Cli, Command, Global};
+use crate::exit::{Code, Failure};
+use crate::json;
+use crate::output::Style;
+
+/// The one place the store adapter is chosen.
+fn open_store(root: &Path) -> Arc<dyn ProjectStore> {
+    let _ = root;
+    Arc::new(cairn_domain::project::memory::MemoryProjectStore::new())
+}
+
+/// What a successful command prints on stdout, and its exit code (0 unless the command reports a
+/// finding, like `doctor`).
+#[derive(Debug)]
+pub struct Report {
+    pub stdout: String,
+    pub code: Code,
+}
+
+impl From<String> for Report {
+    fn from(stdout: String) -> Self {
+        Self {
+            stdout,
+            code: Code::Ok,
+        }
+    }
+}
+
+pub struct Ctx {
+    pub service: ProjectService,
+    runtime: tokio::runtime::Runtime,
+    pub global: Global,
+    pub style: Style,
+    pub root: PathBuf,
+}
+
+impl Ctx {
+    pub fn block_on<F: Future>(&self, future: F) -> F::Output {
+        self.runtime.block_on(future)
+    }
+
+    /// The project the command is about (`--project`, else the only one, else the one IN
+    /// PROGRESS).
+    pub fn project(&self) -> Result<ProjectId, Failure> {
+        Ok(self.block_on(self.service.resolve(self.global.project.as_deref()))?)
+    }
+
+    /// JSON when `--json` was given, else the human rendering.
+    pub fn emit<T: Serialize>(
+        &self,
+        value: &T,
+        human: impl FnOnce(&Style) -> String,
+    ) -> Result<Report, Failure> {
+        if self.global.json {
+            Ok(json::render(value)?.into())
+        } else {
+            Ok(human(&self.style).into())
+        }
+    }
+}
+
+pub fn run(cli: Cli) -> Code {
+    if let Command::Completions { shell } = cli.command {
+        let mut script = Vec::new();
+        clap_complete::generate(shell, &mut Cli::command(), "cairn", &mut script);
+        return print(&String::from_utf8_lossy(&script));
+    }
+    let mut recoveries = Vec::new();
+    let result = execute(cli, &mut recoveries);
+    // Recoveries are news even when the command then failed: the user should know a file was
+    // restored.
+    for r in &recoveries {
+        eprintln!("{}", recovery_notice(r));
+    }
+    match result {
+        Ok(report) => {
+            let printed = print(&report.stdout);
+            if printed == Code::Ok {
+                report.code
+            } else {
+                printed
+            }
+        }
+        Err(failure) => {
+            eprintln!("{failure}");
+            failure.code
+        }
+    }
+}
+
+fn execute(cli: Cli, recoveries: &mut Vec<Recovery>) -> Result<Report, Failure> {
+    let clock = crate::clock::from_env()?;
+    let root = cairn_storage_fs::root::resolve_root(cli.global.root.as_deref())?.path;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .map_err(|e| Failure::new(Code::Internal, format!("cannot start the runtime: {e}")))?;
+    let ctx = Ctx {
+        service: ProjectService::new(open_store(&root), clock),
+        runtime,
+        global: cli.global,
+        style: Style::detect(),
+        root,
+    };
+    let result = dispatch(&ctx, cli.command);
+    recoveries.extend(ctx.service.take_recoveries());
+    result
+}
+
+fn dispatch(ctx: &Ctx, command: Command) -> Result<Report, Failure> {
+    match command {
+        Command::Init(args) => project::init(ctx, args),
+        Command::Project(c) => project::run(ctx, c),
+        Command::Task(c) => task::run(ctx, c),
+        Command::Phase(c) => maintenance::phase(ctx, c),
+        Command::Checkpoint(c) => maintenance::checkpoint(ctx, c),
+        Command::Log(args) => maintenance::log(ctx, args),
+        Command::Velocity => maintenance::velocity(ctx),
+        Command::Reconcile(args) => maintenance::reconcile(ctx, args),
+        Command::Doctor(args) => maintenance::doctor(ctx, args),
+        Command::Status => maintenance::status(ctx),
+        Command::Prime(args) => maintenance::prime(ctx, args),
+        Command::Completions { .. } => unreachable_completions(),
+    }
+}
+
+/// `completions` is answered before any store is opened; reaching dispatch with it is a bug in
+/// `run`, reported rather than panicked on.
+fn unreachable_completions() -> Result<Report, Failure> {
+    Err(Failure::new(
+        Code::Internal,
+        "completions reached the store dispatcher",
+    ))
+}
+
+pub fn recovery_notice(r: &Recovery) -> String {
+    format!(
+        "cairn: tasks.json was damaged; restored from {} ({} task{} kept, {} dropped); the damaged file is kept at {}",
+        json::checkpoint_name(r.checkpoint),
+        r.kept,
+        if r.kept == 1 { "" } else { "s" },
+        r.dropped,
+        r.damaged_copy
+    )
+}
+
+/// Writes stdout in one go. A closed pipe (`cairn task list | head -1`) is not an error.
+fn print(text: &str) -> Code {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => Code::Ok,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Code::Ok,
+        Err(e) => {
+            eprintln!("error: cannot write to stdout: {e}");
+            Code::Internal
+        }
+    }
+}
