@@ -48,7 +48,14 @@ fn print_help() {
 
 fn ci() -> Result<(), String> {
     util::cargo(&["fmt", "--all", "--", "--check"])?;
-    util::cargo(&["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"])?;
+    util::cargo(&[
+        "clippy",
+        "--workspace",
+        "--all-targets",
+        "--",
+        "-D",
+        "warnings",
+    ])?;
     test()
 }
 

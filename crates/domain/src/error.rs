@@ -10,13 +10,22 @@
 pub enum DomainError {
     /// A value that breaks a rule of the model (an id of the wrong shape, a title too short, …).
     #[error("{field}: {message}")]
-    Invalid { field: String, message: String },
+    Invalid {
+        field: String,
+        message: String,
+    },
 
     #[error(transparent)]
     Project(#[from] crate::project::ProjectError),
 
     #[error(transparent)]
     Orchestration(#[from] crate::orchestration::OrchestrationError),
+
+    #[error(transparent)]
+    Plan(#[from] crate::plan::PlanError),
+
+    #[error(transparent)]
+    Execution(#[from] crate::execution::ExecutionError),
 }
 
 impl DomainError {

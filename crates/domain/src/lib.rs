@@ -15,10 +15,13 @@
 //! port and the contract suites that any adapter must pass.
 
 pub mod error;
+pub mod execution;
 pub mod log;
 pub mod orchestration;
+pub mod plan;
 pub mod ports;
 pub mod project;
+pub mod tasklist;
 pub mod time;
 
 pub use error::{DomainError, Error, StoreError};

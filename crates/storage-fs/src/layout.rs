@@ -104,7 +104,9 @@ pub fn list_project_ids(root: &Path) -> Result<Vec<String>, StoreError> {
         let Ok(name) = entry.file_name().into_string() else {
             continue;
         };
-        if validate_project_id(&name).is_ok() && entry.path().is_dir() {
+        // project.json is written last when a project is created: a directory without one is a
+        // creation that never finished, not a project.
+        if validate_project_id(&name).is_ok() && entry.path().join("project.json").is_file() {
             ids.push(name);
         }
     }
@@ -281,7 +283,13 @@ mod tests {
             ] {
                 assert!(dir.is_dir(), "{}", dir.display());
             }
+            std::fs::write(layout.project_json(), b"{}").unwrap();
         }
+        // A creation that never got as far as project.json is not a project.
+        ProjectLayout::new(root.path(), "half-made")
+            .unwrap()
+            .create_dirs()
+            .unwrap();
         std::fs::write(projects_dir(root.path()).join("stray-file"), b"").unwrap();
         std::fs::create_dir(projects_dir(root.path()).join("Not_A_Project")).unwrap();
         assert_eq!(list_project_ids(root.path()).unwrap(), ["alpha", "zeta"]);

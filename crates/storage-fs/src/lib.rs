@@ -31,11 +31,13 @@ pub mod failpoints;
 pub mod layout;
 pub mod lock;
 pub mod progress_log;
+pub mod project_store;
 pub mod root;
 pub mod schema;
 pub mod system;
 
 pub use failpoints::failpoint;
+pub use project_store::FsProjectStore;
 pub use system::{RandomIds, SystemClock};
 
 use cairn_domain::StoreError;

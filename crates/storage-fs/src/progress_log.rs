@@ -150,10 +150,22 @@ fn unescape(value: &str) -> String {
 /// [`StoreError::Io`] naming the step (`open progress log`, `append to progress log`,
 /// `fsync progress log`, …).
 pub fn append(path: &Path, record: &LogRecord) -> Result<(), StoreError> {
-    let block = render(record).map_err(|error| StoreError::Invalid {
-        path: path.display().to_string(),
-        detail: error.to_string(),
-    })?;
+    append_all(path, std::slice::from_ref(record))
+}
+
+/// Appends several entries with one `write`, so a crash keeps all of them or a torn tail, never a
+/// gap in the middle. Every record is rendered (and refused) before anything is written.
+pub fn append_all(path: &Path, records: &[LogRecord]) -> Result<(), StoreError> {
+    if records.is_empty() {
+        return Ok(());
+    }
+    let mut block = String::new();
+    for record in records {
+        block.push_str(&render(record).map_err(|error| StoreError::Invalid {
+            path: path.display().to_string(),
+            detail: error.to_string(),
+        })?);
+    }
 
     let (mut file, created) = open_for_append(path)?;
     let needs_newline = !created && !ends_with_newline(&mut file, path)?;

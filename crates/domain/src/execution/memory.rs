@@ -1,0 +1,215 @@
+//! The in-memory adapter of [`ExecutionSessionStore`], for tests and dry runs.
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+
+use async_trait::async_trait;
+
+use super::naming::{LIVE_SESSION_DIR, check_path_segment};
+use super::state::LiveSession;
+use super::store::{
+    ContextUpdate, Decide, ExecutionSessionStore, Finale, StartPlan, Started, TaskRecord,
+};
+use super::task_log::TaskLog;
+use crate::error::{Error, StoreError};
+
+#[derive(Debug, Default)]
+struct Sessions {
+    live: LiveSession,
+    archives: BTreeMap<String, LiveSession>,
+}
+
+/// Sessions in a `Mutex`: the lock is the critical section the port's contract speaks of.
+#[derive(Debug, Default)]
+pub struct MemoryExecutionSessionStore {
+    sessions: Mutex<Sessions>,
+}
+
+impl MemoryExecutionSessionStore {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Puts arbitrary content in the live directory, e.g. a damaged session left by a crash.
+    pub fn seed_live(&self, live: LiveSession) {
+        self.lock().live = live;
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Sessions> {
+        self.sessions.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+fn no_live_session() -> Error {
+    StoreError::NotFound {
+        what: "live execution session",
+        id: LIVE_SESSION_DIR.to_owned(),
+    }
+    .into()
+}
+
+fn require_live(sessions: &Sessions) -> Result<(), Error> {
+    if sessions.live.lock.is_some() {
+        Ok(())
+    } else {
+        Err(no_live_session())
+    }
+}
+
+fn check_segment(name: &str, what: &str) -> Result<(), Error> {
+    check_path_segment(name).map_err(|detail| {
+        StoreError::Invalid {
+            path: name.to_owned(),
+            detail: format!("{what}: {detail}"),
+        }
+        .into()
+    })
+}
+
+#[async_trait]
+impl ExecutionSessionStore for MemoryExecutionSessionStore {
+    async fn read_live(&self) -> Result<LiveSession, Error> {
+        Ok(self.lock().live.clone())
+    }
+
+    async fn start(&self, decide: Decide<'_, StartPlan>) -> Result<Started, Error> {
+        let mut sessions = self.lock();
+        let plan = decide(&sessions.live)?;
+        if !sessions.live.is_empty() {
+            let Some(dir) = &plan.archive_leftovers_to else {
+                return Err(StoreError::AlreadyExists {
+                    what: "live execution session",
+                    id: LIVE_SESSION_DIR.into(),
+                }
+                .into());
+            };
+            check_segment(dir, "archive directory")?;
+            if sessions.archives.contains_key(dir) {
+                return Err(StoreError::AlreadyExists {
+                    what: "session archive",
+                    id: dir.clone(),
+                }
+                .into());
+            }
+        }
+        let previous = std::mem::take(&mut sessions.live);
+        if !previous.is_empty()
+            && let Some(dir) = &plan.archive_leftovers_to
+        {
+            sessions.archives.insert(dir.clone(), previous.clone());
+        }
+        let new = &plan.session;
+        sessions.live = LiveSession {
+            lock: Some(new.lock.clone()),
+            execution_plan: Some(new.execution_plan.clone()),
+            context: Some(new.context.clone()),
+            task_log: Some(TaskLog::default()),
+            progress: Some(new.progress.clone()),
+            ..LiveSession::default()
+        };
+        Ok(Started { previous, plan })
+    }
+
+    async fn update_progress(
+        &self,
+        decide: Decide<'_, super::progress::Progress>,
+    ) -> Result<super::progress::Progress, Error> {
+        let mut sessions = self.lock();
+        require_live(&sessions)?;
+        let progress = decide(&sessions.live)?;
+        sessions.live.progress = Some(progress.clone());
+        Ok(progress)
+    }
+
+    async fn record_task(&self, decide: Decide<'_, TaskRecord>) -> Result<TaskRecord, Error> {
+        let mut sessions = self.lock();
+        require_live(&sessions)?;
+        let record = decide(&sessions.live)?;
+        sessions
+            .live
+            .task_log
+            .get_or_insert_with(TaskLog::default)
+            .rows
+            .push(record.row.clone());
+        sessions.live.progress = Some(record.progress.clone());
+        Ok(record)
+    }
+
+    async fn write_task_context(&self, task_id: &str, text: &str) -> Result<(), Error> {
+        check_segment(task_id, "task id")?;
+        let mut sessions = self.lock();
+        require_live(&sessions)?;
+        sessions
+            .live
+            .task_contexts
+            .insert(task_id.to_owned(), text.to_owned());
+        Ok(())
+    }
+
+    async fn update_context(
+        &self,
+        decide: Decide<'_, ContextUpdate>,
+    ) -> Result<ContextUpdate, Error> {
+        let mut sessions = self.lock();
+        require_live(&sessions)?;
+        let update = decide(&sessions.live)?;
+        sessions.live.context = Some(update.context.clone());
+        for id in &update.consumed_task_contexts {
+            sessions.live.task_contexts.remove(id);
+        }
+        Ok(update)
+    }
+
+    async fn finish(&self, decide: Decide<'_, Finale>) -> Result<Finale, Error> {
+        let mut sessions = self.lock();
+        require_live(&sessions)?;
+        let finale = decide(&sessions.live)?;
+        check_segment(&finale.archive_dir, "archive directory")?;
+        if sessions.archives.contains_key(&finale.archive_dir) {
+            return Err(StoreError::AlreadyExists {
+                what: "session archive",
+                id: finale.archive_dir.clone(),
+            }
+            .into());
+        }
+        let mut archived = std::mem::take(&mut sessions.live);
+        archived.progress = Some(finale.progress.clone());
+        archived.summary = Some(finale.summary.clone());
+        sessions
+            .archives
+            .insert(finale.archive_dir.clone(), archived);
+        Ok(finale)
+    }
+
+    async fn archive_live(&self, dir_name: &str) -> Result<bool, Error> {
+        check_segment(dir_name, "archive directory")?;
+        let mut sessions = self.lock();
+        if sessions.live.is_empty() {
+            return Ok(false);
+        }
+        if sessions.archives.contains_key(dir_name) {
+            return Err(StoreError::AlreadyExists {
+                what: "session archive",
+                id: dir_name.to_owned(),
+            }
+            .into());
+        }
+        let archived = std::mem::take(&mut sessions.live);
+        sessions.archives.insert(dir_name.to_owned(), archived);
+        Ok(true)
+    }
+
+    async fn list_archives(&self) -> Result<Vec<String>, Error> {
+        Ok(self.lock().archives.keys().cloned().collect())
+    }
+
+    async fn read_archive(&self, dir_name: &str) -> Result<LiveSession, Error> {
+        self.lock().archives.get(dir_name).cloned().ok_or_else(|| {
+            StoreError::NotFound {
+                what: "session archive",
+                id: dir_name.to_owned(),
+            }
+            .into()
+        })
+    }
+}

@@ -1,0 +1,131 @@
+//! The Storage port of execution sessions.
+//!
+//! The adapter owns a sessions root (`.claude/sessions/` for the filesystem) holding the live
+//! directory and the archives. Every method that changes the live session takes a closure: the
+//! adapter reads the live session inside its critical section, hands the snapshot to the closure,
+//! and writes what the closure returns. If the closure refuses, nothing is written and its error
+//! comes back as [`Error::Domain`]. So decisions (lock rule, lifecycle, wave order) are always
+//! taken on the state that is actually written over; no update is lost to a concurrent writer.
+
+use async_trait::async_trait;
+
+use super::context::ExecutionContext;
+use super::lock::LockFile;
+use super::progress::Progress;
+use super::state::LiveSession;
+use super::task_log::TaskLogRow;
+use crate::error::{DomainError, Error};
+
+/// A decision taken on the live session as the adapter holds it.
+pub type Decide<'a, T> = Box<dyn FnOnce(&LiveSession) -> Result<T, DomainError> + Send + 'a>;
+
+/// The files a new session starts with. `task_log.md` always starts as the bare header.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewSession {
+    pub lock: LockFile,
+    pub execution_plan: String,
+    pub context: ExecutionContext,
+    pub progress: Progress,
+}
+
+/// What [`ExecutionSessionStore::start`] is to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StartPlan {
+    /// Where leftovers in the live directory go first (an `interrupted-…` name). Must be `Some`
+    /// when the live directory is not empty.
+    pub archive_leftovers_to: Option<String>,
+    pub session: NewSession,
+}
+
+/// What [`ExecutionSessionStore::start`] saw and did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Started {
+    /// The live session as it was before: the leftovers, now archived, or empty.
+    pub previous: LiveSession,
+    pub plan: StartPlan,
+}
+
+/// A task result: the log row appended and the progress written after it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TaskRecord {
+    pub row: TaskLogRow,
+    pub progress: Progress,
+}
+
+/// A context rewrite and the per-task context files it has absorbed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContextUpdate {
+    pub context: ExecutionContext,
+    /// Ids whose `context-task-{id}.md` is deleted once the new context is written.
+    pub consumed_task_contexts: Vec<String>,
+}
+
+/// The end of a session: final progress and summary, then everything moves to `archive_dir`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finale {
+    pub archive_dir: String,
+    pub progress: Progress,
+    pub summary: String,
+}
+
+/// Persistence of the live execution session and its archives.
+///
+/// "A live session exists" means the live directory holds a lock file. Methods that need one
+/// return `StoreError::NotFound { what: "live execution session", .. }` otherwise, before calling
+/// their closure.
+#[async_trait]
+pub trait ExecutionSessionStore: Send + Sync {
+    /// Reads the live directory. Never fails because a file is damaged (files are parsed
+    /// leniently); an empty or missing directory is an empty [`LiveSession`].
+    /// Errors: `StoreError::Io` when the directory cannot be read.
+    async fn read_live(&self) -> Result<LiveSession, Error>;
+
+    /// Starts a session. Inside the critical section: reads the live directory, calls `decide`,
+    /// then, if the plan names an archive, moves every leftover there, and writes the lock,
+    /// plan, context, header-only task log and progress of the new session.
+    /// Guarantees: a refusal by `decide` writes nothing; leftovers are never overwritten — if the
+    /// live directory is not empty and the plan names no archive, or the archive already exists,
+    /// returns `StoreError::AlreadyExists` and changes nothing.
+    async fn start(&self, decide: Decide<'_, StartPlan>) -> Result<Started, Error>;
+
+    /// Rewrites `progress.md` with what `decide` returns. Returns the progress written.
+    /// Errors: `NotFound` without a live session; `Io`.
+    async fn update_progress(&self, decide: Decide<'_, Progress>) -> Result<Progress, Error>;
+
+    /// Appends one row to `task_log.md` (never rewriting earlier rows), then rewrites
+    /// `progress.md`. The log is written first because it is the record recovery trusts.
+    /// Errors: `NotFound` without a live session; `Io`.
+    async fn record_task(&self, decide: Decide<'_, TaskRecord>) -> Result<TaskRecord, Error>;
+
+    /// Writes (replaces) `context-task-{task_id}.md`. `task_id` must be a plain path segment
+    /// (`StoreError::Invalid` otherwise). Errors: `NotFound` without a live session; `Io`.
+    async fn write_task_context(&self, task_id: &str, text: &str) -> Result<(), Error>;
+
+    /// Rewrites `execution_context.md`, then deletes the per-task context files named in the
+    /// update (only after the new context is written, so a crash loses no learnings; a file
+    /// written after the snapshot was taken is not deleted unless named). Returns the update.
+    /// Errors: `NotFound` without a live session; `Io`.
+    async fn update_context(
+        &self,
+        decide: Decide<'_, ContextUpdate>,
+    ) -> Result<ContextUpdate, Error>;
+
+    /// Ends the session: writes the final progress and `session_summary.md`, then moves the
+    /// whole live directory (lock included) to `archive_dir`, leaving the live directory empty.
+    /// Errors: `NotFound` without a live session; `AlreadyExists` if `archive_dir` exists (nothing
+    /// changed); `Invalid` if `archive_dir` is not a plain path segment; `Io`.
+    async fn finish(&self, decide: Decide<'_, Finale>) -> Result<Finale, Error>;
+
+    /// Moves everything in the live directory to `dir_name` (an interrupted session's leftovers).
+    /// Returns whether anything was moved; an empty live directory creates no archive.
+    /// Errors: `AlreadyExists` if the archive exists and there is something to move; `Invalid` for
+    /// a name that is not a plain path segment; `Io`.
+    async fn archive_live(&self, dir_name: &str) -> Result<bool, Error>;
+
+    /// Names of the archived sessions (every directory beside the live one), sorted.
+    async fn list_archives(&self) -> Result<Vec<String>, Error>;
+
+    /// Reads an archive the way [`read_live`](Self::read_live) reads the live directory.
+    /// Errors: `NotFound` if there is no such archive; `Io`.
+    async fn read_archive(&self, dir_name: &str) -> Result<LiveSession, Error>;
+}

@@ -1,0 +1,530 @@
+//! The contract every [`PlanStore`] adapter must pass.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::task::Poll;
+
+use chrono::{TimeZone, Utc};
+
+use super::decision::DecisionDraft;
+use super::error::PlanError;
+use super::format::PlanDocument;
+use super::id::PlanId;
+use super::record::PlanRecord;
+use super::state::{PlanState, UserApproval};
+use super::store::PlanStore;
+use crate::ports::Fresh;
+use crate::time::Timestamp;
+use crate::{DomainError, Error, StoreError};
+
+fn at(minute: u32) -> Timestamp {
+    Utc.with_ymd_and_hms(2026, 3, 14, 9, minute, 0)
+        .single()
+        .expect("valid test instant")
+}
+
+fn id(hex: &str) -> PlanId {
+    PlanId::parse(&format!(".plan_2026-03-14_{hex}")).expect("valid test id")
+}
+
+fn record(hex: &str, goal: &str) -> PlanRecord {
+    PlanRecord::new(id(hex), goal, at(0)).expect("valid test record")
+}
+
+fn is_not_found(result: &Error) -> bool {
+    matches!(result, Error::Store(StoreError::NotFound { .. }))
+}
+
+/// Polls all futures together so an adapter's locking is exercised by genuinely interleaved
+/// calls, without tying the suite to one async runtime.
+async fn join_all<'a, T>(mut futures: Vec<Pin<Box<dyn Future<Output = T> + Send + 'a>>>) -> Vec<T> {
+    let mut results: Vec<Option<T>> = futures.iter().map(|_| None).collect();
+    std::future::poll_fn(|cx| {
+        for (future, slot) in futures.iter_mut().zip(results.iter_mut()) {
+            if slot.is_none()
+                && let Poll::Ready(value) = future.as_mut().poll(cx)
+            {
+                *slot = Some(value);
+            }
+        }
+        if results.iter().all(Option::is_some) {
+            Poll::Ready(())
+        } else {
+            Poll::Pending
+        }
+    })
+    .await;
+    results
+        .into_iter()
+        .map(|r| r.expect("every future completed"))
+        .collect()
+}
+
+/// Runs every check on fresh stores made by `new_store`.
+pub async fn run_plan_store_contract(new_store: &mut dyn FnMut() -> Fresh<dyn PlanStore>) {
+    empty_store(new_store().store.as_ref()).await;
+    create_and_read_back(new_store().store.as_ref()).await;
+    create_refuses_over_an_active_plan(new_store().store.as_ref()).await;
+    create_replaces_closed_or_dangling_pointer(new_store().store.as_ref()).await;
+    update_writes_or_changes_nothing(new_store().store.as_ref()).await;
+    decisions_number_monotonically(new_store().store.as_ref()).await;
+    concurrent_appends_get_distinct_numbers(new_store().store.as_ref()).await;
+    concurrent_updates_lose_nothing(new_store().store.as_ref()).await;
+    missing_plans_are_not_found(new_store().store.as_ref()).await;
+}
+
+async fn empty_store(store: &dyn PlanStore) {
+    assert_eq!(
+        store.current().await.expect("current"),
+        None,
+        "a fresh store must have no pointer"
+    );
+    assert!(
+        store.list().await.expect("list").is_empty(),
+        "a fresh store must list no plans"
+    );
+    assert_eq!(
+        store.clear_current().await.expect("clear"),
+        None,
+        "clearing a missing pointer must be a no-op"
+    );
+}
+
+async fn create_and_read_back(store: &dyn PlanStore) {
+    let plan = record("0000000a", "migrate sessions to tokens");
+    let previous = store
+        .create(&plan, false)
+        .await
+        .expect("create on an empty store");
+    assert_eq!(
+        previous, None,
+        "create on an empty store must report no previous plan"
+    );
+    assert_eq!(
+        store.current().await.expect("current"),
+        Some(plan.id().clone()),
+        "create must set the pointer"
+    );
+    assert_eq!(
+        store.load(plan.id()).await.expect("load"),
+        plan,
+        "load must return the record as created"
+    );
+    assert!(
+        store
+            .decisions(plan.id())
+            .await
+            .expect("decisions")
+            .is_empty(),
+        "a new plan must have no decisions"
+    );
+    for doc in PlanDocument::CREATED {
+        let text = store
+            .read_document(plan.id(), doc)
+            .await
+            .expect("created document");
+        assert_eq!(
+            Some(text),
+            doc.template(plan.goal()),
+            "{} must start as its template",
+            doc.file_name()
+        );
+    }
+    let summary = store.read_document(plan.id(), PlanDocument::Summary).await;
+    assert!(
+        summary.as_ref().is_err_and(is_not_found),
+        "summary.md must not exist before CLOSE: {summary:?}"
+    );
+
+    let listed = store.list().await.expect("list");
+    assert_eq!(listed.len(), 1, "list must show the created plan");
+    assert!(
+        listed[0].current && listed[0].id == *plan.id(),
+        "list must mark the pointed-at plan current"
+    );
+    assert_eq!(
+        listed[0].state,
+        PlanState::Explore,
+        "list must report the state"
+    );
+    assert_eq!(listed[0].goal, plan.goal(), "list must report the goal");
+
+    let again = store.create(&plan, true).await;
+    assert!(
+        matches!(again, Err(Error::Store(StoreError::AlreadyExists { .. }))),
+        "creating an existing id must be AlreadyExists, got {again:?}"
+    );
+
+    assert_eq!(
+        store.clear_current().await.expect("clear"),
+        Some(plan.id().clone()),
+        "clear must return the old pointer"
+    );
+    assert_eq!(
+        store.current().await.expect("current"),
+        None,
+        "clear must remove the pointer"
+    );
+    assert_eq!(
+        store.load(plan.id()).await.expect("load"),
+        plan,
+        "clearing the pointer must keep the plan"
+    );
+    store
+        .set_current(plan.id())
+        .await
+        .expect("set_current on an existing plan");
+    assert_eq!(
+        store.current().await.expect("current"),
+        Some(plan.id().clone()),
+        "set_current must set the pointer"
+    );
+}
+
+async fn create_refuses_over_an_active_plan(store: &dyn PlanStore) {
+    let first = record("0000000b", "first");
+    let second = record("0000000c", "second");
+    store.create(&first, false).await.expect("create first");
+    let refused = store.create(&second, false).await;
+    match refused {
+        Err(Error::Domain(DomainError::Plan(PlanError::ActivePlanExists { current }))) => {
+            assert_eq!(
+                current,
+                *first.id(),
+                "the refusal must name the active plan"
+            )
+        }
+        other => {
+            panic!("creating over an active plan without force must be refused, got {other:?}")
+        }
+    }
+    assert_eq!(
+        store.list().await.expect("list").len(),
+        1,
+        "a refused create must write nothing"
+    );
+    assert!(
+        store
+            .load(second.id())
+            .await
+            .is_err_and(|e| is_not_found(&e)),
+        "a refused create must not create the plan"
+    );
+    assert_eq!(
+        store.current().await.expect("current"),
+        Some(first.id().clone()),
+        "a refused create must keep the pointer"
+    );
+
+    let previous = store.create(&second, true).await.expect("forced create");
+    assert_eq!(
+        previous,
+        Some(first.id().clone()),
+        "a forced create must report the plan it displaced"
+    );
+    assert_eq!(
+        store.current().await.expect("current"),
+        Some(second.id().clone()),
+        "a forced create must move the pointer"
+    );
+    assert_eq!(
+        store.load(first.id()).await.expect("load first"),
+        first,
+        "a forced create must keep the old plan"
+    );
+    let listed = store.list().await.expect("list");
+    let ids: Vec<_> = listed.iter().map(|s| (s.id.clone(), s.current)).collect();
+    assert_eq!(
+        ids,
+        vec![(first.id().clone(), false), (second.id().clone(), true)],
+        "list must be ordered by id"
+    );
+}
+
+async fn close_plan(store: &dyn PlanStore, id: &PlanId) {
+    let approval = UserApproval::from_user("go").expect("approval");
+    store
+        .update(
+            id,
+            Box::new(move |plan| {
+                let mut drafts = Vec::new();
+                for (to, minute) in [
+                    (PlanState::Plan, 1),
+                    (PlanState::Execute, 2),
+                    (PlanState::Reflect, 3),
+                    (PlanState::Close, 4),
+                ] {
+                    drafts.extend(
+                        plan.transition(to, "done", Some(&approval), at(minute))?
+                            .decision,
+                    );
+                }
+                Ok(drafts)
+            }),
+        )
+        .await
+        .expect("walk the plan to CLOSE");
+}
+
+async fn create_replaces_closed_or_dangling_pointer(store: &dyn PlanStore) {
+    let closed = record("0000000d", "closed");
+    store.create(&closed, false).await.expect("create");
+    close_plan(store, closed.id()).await;
+    let next = record("0000000e", "next");
+    let previous = store
+        .create(&next, false)
+        .await
+        .expect("create over a closed plan needs no force");
+    assert_eq!(
+        previous,
+        Some(closed.id().clone()),
+        "create must report the closed plan it replaced"
+    );
+    assert_eq!(
+        store.current().await.expect("current"),
+        Some(next.id().clone()),
+        "the pointer must move"
+    );
+
+    let missing = id("deadbeef");
+    let set = store.set_current(&missing).await;
+    assert!(
+        set.is_err_and(|e| is_not_found(&e)),
+        "set_current on a missing plan must be NotFound"
+    );
+    assert_eq!(
+        store.current().await.expect("current"),
+        Some(next.id().clone()),
+        "a refused set_current must keep the pointer"
+    );
+}
+
+async fn update_writes_or_changes_nothing(store: &dyn PlanStore) {
+    let plan = record("0000000f", "update");
+    store.create(&plan, false).await.expect("create");
+    let (updated, decisions) = store
+        .update(
+            plan.id(),
+            Box::new(|p| {
+                Ok(p.transition(PlanState::Plan, "found enough", None, at(5))?
+                    .decision
+                    .into_iter()
+                    .collect())
+            }),
+        )
+        .await
+        .expect("a legal update");
+    assert_eq!(
+        updated.state(),
+        PlanState::Plan,
+        "update must return the changed record"
+    );
+    assert_eq!(
+        store.load(plan.id()).await.expect("load"),
+        updated,
+        "update must write what it returned"
+    );
+    assert_eq!(
+        decisions.len(),
+        1,
+        "update must append the decisions the mutation returned"
+    );
+    assert_eq!(decisions[0].number, 1, "the first decision must be D-001");
+    assert_eq!(
+        store.decisions(plan.id()).await.expect("decisions"),
+        decisions,
+        "appended decisions must be readable"
+    );
+
+    let refused = store
+        .update(
+            plan.id(),
+            Box::new(|p| {
+                // Changes first, then refuses: the store must drop the half-done change.
+                p.transition(
+                    PlanState::Execute,
+                    "go",
+                    Some(&UserApproval::from_user("yes")?),
+                    at(6),
+                )?;
+                p.transition(PlanState::Close, "skip reflection", None, at(7))?;
+                Ok(Vec::new())
+            }),
+        )
+        .await;
+    assert!(
+        matches!(
+            refused,
+            Err(Error::Domain(DomainError::Plan(
+                PlanError::IllegalTransition { .. }
+            )))
+        ),
+        "a refused mutation must come back as Error::Domain, got {refused:?}"
+    );
+    assert_eq!(
+        store.load(plan.id()).await.expect("load"),
+        updated,
+        "a refused mutation must change nothing"
+    );
+    assert_eq!(
+        store.decisions(plan.id()).await.expect("decisions").len(),
+        1,
+        "a refused mutation must append nothing"
+    );
+}
+
+async fn decisions_number_monotonically(store: &dyn PlanStore) {
+    let plan = record("00000010", "decisions");
+    store.create(&plan, false).await.expect("create");
+    let date = at(0).date_naive();
+    let mut numbers = Vec::new();
+    for body in ["first", "second", "third"] {
+        let draft =
+            DecisionDraft::new(PlanState::Explore, PlanState::Explore, date, body).expect("draft");
+        let decision = store
+            .append_decision(plan.id(), draft)
+            .await
+            .expect("append");
+        assert_eq!(decision.body, body, "append must keep the body");
+        numbers.push(decision.number);
+    }
+    let (_, from_update) = store
+        .update(
+            plan.id(),
+            Box::new(|p| {
+                Ok(p.transition(PlanState::Plan, "ready", None, at(8))?
+                    .decision
+                    .into_iter()
+                    .collect())
+            }),
+        )
+        .await
+        .expect("update");
+    numbers.extend(from_update.iter().map(|d| d.number));
+    assert_eq!(
+        numbers,
+        vec![1, 2, 3, 4],
+        "decision numbers must rise by one across append and update"
+    );
+    let stored: Vec<u32> = store
+        .decisions(plan.id())
+        .await
+        .expect("decisions")
+        .iter()
+        .map(|d| d.number)
+        .collect();
+    assert_eq!(stored, numbers, "decisions must read back in order");
+}
+
+async fn concurrent_appends_get_distinct_numbers(store: &dyn PlanStore) {
+    let plan = record("00000011", "concurrency");
+    store.create(&plan, false).await.expect("create");
+    let date = at(0).date_naive();
+    let futures = (0..8)
+        .map(|i| {
+            let draft = DecisionDraft::new(
+                PlanState::Explore,
+                PlanState::Explore,
+                date,
+                &format!("entry {i}"),
+            )
+            .expect("draft");
+            Box::pin(store.append_decision(plan.id(), draft))
+                as Pin<
+                    Box<dyn Future<Output = Result<super::decision::Decision, Error>> + Send + '_>,
+                >
+        })
+        .collect();
+    let mut numbers: Vec<u32> = join_all(futures)
+        .await
+        .into_iter()
+        .map(|r| r.expect("concurrent append").number)
+        .collect();
+    numbers.sort_unstable();
+    assert_eq!(
+        numbers,
+        (1..=8).collect::<Vec<_>>(),
+        "concurrent appends must get distinct consecutive numbers"
+    );
+}
+
+async fn concurrent_updates_lose_nothing(store: &dyn PlanStore) {
+    let plan = record("00000012", "lost updates");
+    store.create(&plan, false).await.expect("create");
+    let approval = UserApproval::from_user("ok").expect("approval");
+    store
+        .update(
+            plan.id(),
+            Box::new(move |p| {
+                p.transition(PlanState::Plan, "ready", None, at(1))?;
+                p.transition(PlanState::Execute, "approved", Some(&approval), at(2))?;
+                Ok(Vec::new())
+            }),
+        )
+        .await
+        .expect("reach EXECUTE");
+    let futures = (0..6)
+        .map(|i| {
+            let area = format!("area-{}", i % 2);
+            Box::pin(store.update(
+                plan.id(),
+                Box::new(move |p| {
+                    p.record_failure(&area)?;
+                    Ok(Vec::new())
+                }),
+            ))
+                as Pin<
+                    Box<
+                        dyn Future<
+                                Output = Result<
+                                    (PlanRecord, Vec<super::decision::Decision>),
+                                    Error,
+                                >,
+                            > + Send
+                            + '_,
+                    >,
+                >
+        })
+        .collect();
+    for result in join_all(futures).await {
+        result.expect("concurrent update");
+    }
+    let loaded = store.load(plan.id()).await.expect("load");
+    assert_eq!(
+        (loaded.strikes_on("area-0"), loaded.strikes_on("area-1")),
+        (3, 3),
+        "every concurrent update must be kept"
+    );
+}
+
+async fn missing_plans_are_not_found(store: &dyn PlanStore) {
+    let missing = id("0badf00d");
+    assert!(
+        store.load(&missing).await.is_err_and(|e| is_not_found(&e)),
+        "load of a missing plan must be NotFound"
+    );
+    let update = store.update(&missing, Box::new(|_| Ok(Vec::new()))).await;
+    assert!(
+        update.is_err_and(|e| is_not_found(&e)),
+        "update of a missing plan must be NotFound"
+    );
+    let draft = DecisionDraft::new(PlanState::Explore, PlanState::Plan, at(0).date_naive(), "x")
+        .expect("draft");
+    let append = store.append_decision(&missing, draft).await;
+    assert!(
+        append.is_err_and(|e| is_not_found(&e)),
+        "append to a missing plan must be NotFound"
+    );
+    assert!(
+        store
+            .decisions(&missing)
+            .await
+            .is_err_and(|e| is_not_found(&e)),
+        "decisions of a missing plan must be NotFound"
+    );
+    let doc = store.read_document(&missing, PlanDocument::Plan).await;
+    assert!(
+        doc.is_err_and(|e| is_not_found(&e)),
+        "documents of a missing plan must be NotFound"
+    );
+}

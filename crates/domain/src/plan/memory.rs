@@ -1,0 +1,184 @@
+//! The in-memory adapter of [`PlanStore`], for tests. It honours the same contract as the
+//! filesystem adapter; one mutex makes every operation a critical section.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Mutex;
+
+use async_trait::async_trait;
+
+use super::decision::{Decision, DecisionDraft};
+use super::error::PlanError;
+use super::format::PlanDocument;
+use super::id::PlanId;
+use super::record::PlanRecord;
+use super::state::PlanState;
+use super::store::{PlanMutation, PlanStore, PlanSummary};
+use crate::{Error, StoreError};
+
+#[derive(Debug)]
+struct StoredPlan {
+    record: PlanRecord,
+    decisions: Vec<Decision>,
+    documents: HashMap<PlanDocument, String>,
+}
+
+#[derive(Debug, Default)]
+struct Inner {
+    pointer: Option<PlanId>,
+    plans: BTreeMap<PlanId, StoredPlan>,
+}
+
+#[derive(Debug, Default)]
+pub struct InMemoryPlanStore {
+    inner: Mutex<Inner>,
+}
+
+impl InMemoryPlanStore {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        // A panic in another test thread must not make every later call fail too.
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+fn not_found(id: &PlanId) -> Error {
+    StoreError::NotFound {
+        what: "plan",
+        id: id.to_string(),
+    }
+    .into()
+}
+
+fn append(decisions: &mut Vec<Decision>, draft: DecisionDraft) -> Decision {
+    let number = decisions.iter().map(|d| d.number).max().unwrap_or(0) + 1;
+    let decision = draft.numbered(number);
+    decisions.push(decision.clone());
+    decision
+}
+
+#[async_trait]
+impl PlanStore for InMemoryPlanStore {
+    async fn current(&self) -> Result<Option<PlanId>, Error> {
+        Ok(self.lock().pointer.clone())
+    }
+
+    async fn set_current(&self, id: &PlanId) -> Result<(), Error> {
+        let mut inner = self.lock();
+        if !inner.plans.contains_key(id) {
+            return Err(not_found(id));
+        }
+        inner.pointer = Some(id.clone());
+        Ok(())
+    }
+
+    async fn clear_current(&self) -> Result<Option<PlanId>, Error> {
+        Ok(self.lock().pointer.take())
+    }
+
+    async fn create(&self, plan: &PlanRecord, force: bool) -> Result<Option<PlanId>, Error> {
+        let mut inner = self.lock();
+        let previous = inner
+            .pointer
+            .clone()
+            .filter(|id| inner.plans.contains_key(id));
+        if let Some(current) = &previous
+            && !force
+            && inner.plans[current].record.state() != PlanState::Close
+        {
+            return Err(PlanError::ActivePlanExists {
+                current: current.clone(),
+            }
+            .into());
+        }
+        if inner.plans.contains_key(plan.id()) {
+            return Err(StoreError::AlreadyExists {
+                what: "plan",
+                id: plan.id().to_string(),
+            }
+            .into());
+        }
+        let documents = PlanDocument::CREATED
+            .iter()
+            .filter_map(|doc| doc.template(plan.goal()).map(|text| (*doc, text)))
+            .collect();
+        inner.plans.insert(
+            plan.id().clone(),
+            StoredPlan {
+                record: plan.clone(),
+                decisions: Vec::new(),
+                documents,
+            },
+        );
+        inner.pointer = Some(plan.id().clone());
+        Ok(previous)
+    }
+
+    async fn load(&self, id: &PlanId) -> Result<PlanRecord, Error> {
+        self.lock()
+            .plans
+            .get(id)
+            .map(|p| p.record.clone())
+            .ok_or_else(|| not_found(id))
+    }
+
+    async fn update(
+        &self,
+        id: &PlanId,
+        mutation: PlanMutation<'_>,
+    ) -> Result<(PlanRecord, Vec<Decision>), Error> {
+        let mut inner = self.lock();
+        let stored = inner.plans.get_mut(id).ok_or_else(|| not_found(id))?;
+        let mut record = stored.record.clone();
+        let drafts = mutation(&mut record)?;
+        let appended = drafts
+            .into_iter()
+            .map(|draft| append(&mut stored.decisions, draft))
+            .collect();
+        stored.record = record.clone();
+        Ok((record, appended))
+    }
+
+    async fn append_decision(&self, id: &PlanId, draft: DecisionDraft) -> Result<Decision, Error> {
+        let mut inner = self.lock();
+        let stored = inner.plans.get_mut(id).ok_or_else(|| not_found(id))?;
+        Ok(append(&mut stored.decisions, draft))
+    }
+
+    async fn decisions(&self, id: &PlanId) -> Result<Vec<Decision>, Error> {
+        self.lock()
+            .plans
+            .get(id)
+            .map(|p| p.decisions.clone())
+            .ok_or_else(|| not_found(id))
+    }
+
+    async fn read_document(&self, id: &PlanId, document: PlanDocument) -> Result<String, Error> {
+        let inner = self.lock();
+        let stored = inner.plans.get(id).ok_or_else(|| not_found(id))?;
+        stored.documents.get(&document).cloned().ok_or_else(|| {
+            StoreError::NotFound {
+                what: document.file_name(),
+                id: id.to_string(),
+            }
+            .into()
+        })
+    }
+
+    async fn list(&self) -> Result<Vec<PlanSummary>, Error> {
+        let inner = self.lock();
+        Ok(inner
+            .plans
+            .values()
+            .map(|p| PlanSummary {
+                id: p.record.id().clone(),
+                state: p.record.state(),
+                iteration: p.record.iteration(),
+                goal: p.record.goal().to_owned(),
+                current: inner.pointer.as_ref() == Some(p.record.id()),
+            })
+            .collect())
+    }
+}

@@ -1,0 +1,91 @@
+//! The Storage port of plans.
+
+use async_trait::async_trait;
+
+use super::decision::{Decision, DecisionDraft};
+use super::format::PlanDocument;
+use super::id::PlanId;
+use super::record::PlanRecord;
+use super::state::PlanState;
+use crate::{DomainError, Error};
+
+/// A change to one plan, run by the store inside its critical section on the freshly read
+/// record. It returns the decisions to append in the same critical section. If it returns an
+/// error, nothing is written — neither the record nor any decision — and the store returns that
+/// error as [`Error::Domain`].
+pub type PlanMutation<'a> =
+    Box<dyn FnOnce(&mut PlanRecord) -> Result<Vec<DecisionDraft>, DomainError> + Send + 'a>;
+
+/// One line of a plan listing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlanSummary {
+    pub id: PlanId,
+    pub state: PlanState,
+    pub iteration: u32,
+    pub goal: String,
+    /// Whether `.claude/.current_plan` names this plan.
+    pub current: bool,
+}
+
+/// Persistence of plans: one directory per plan (`state.md`, `decisions.md`, `plan.md`,
+/// `findings.md`, `progress.md`, `findings/`, `checkpoints/`) and the `.claude/.current_plan`
+/// pointer. A plan is *active* when the pointer names it, it exists and it is not in CLOSE.
+///
+/// Adapters must serialise every read-modify-write of one plan (and of the pointer) so that no
+/// update is lost and decision numbers are never shared — across processes too, for adapters
+/// that several processes use at once (the filesystem adapter).
+#[async_trait]
+pub trait PlanStore: Send + Sync {
+    /// Reads the pointer. `Ok(None)` when there is none. The id is returned even when no such
+    /// plan exists (a dangling pointer is for the caller to interpret). A pointer whose content
+    /// fails [`super::id::parse_pointer`] is `StoreError::Corrupt` naming the pointer file.
+    async fn current(&self) -> Result<Option<PlanId>, Error>;
+
+    /// Points the pointer at `id`. `StoreError::NotFound` (what = "plan") if there is no such
+    /// plan; the pointer is then unchanged.
+    async fn set_current(&self, id: &PlanId) -> Result<(), Error>;
+
+    /// Removes the pointer and returns what it named (`None` if there was no pointer). The plan
+    /// itself is kept. Idempotent.
+    async fn clear_current(&self) -> Result<Option<PlanId>, Error>;
+
+    /// Creates the plan directory of `plan` with all its files — `state.md` rendered from
+    /// `plan`, `decisions.md` with only its header, and the templates of
+    /// [`PlanDocument::CREATED`] filled with the goal — and points the pointer at it, all in one
+    /// critical section. Refuses with `Error::Domain(PlanError::ActivePlanExists)` when the
+    /// pointer names an active plan, unless `force`; a dangling pointer or one naming a closed
+    /// plan is simply replaced. `StoreError::AlreadyExists` if a plan with this id exists.
+    /// Nothing is written when it refuses. Returns the id the pointer named before, if it named
+    /// an existing plan.
+    async fn create(&self, plan: &PlanRecord, force: bool) -> Result<Option<PlanId>, Error>;
+
+    /// Reads one plan's record. `StoreError::NotFound` (what = "plan") if there is no such plan.
+    async fn load(&self, id: &PlanId) -> Result<PlanRecord, Error>;
+
+    /// Reads the record, runs `mutation` on it and, if it succeeds, writes the record and
+    /// appends the decisions it returned, numbered on from the highest number in the log, all
+    /// under one lock. Returns the record as written and the appended decisions. On a refused
+    /// mutation nothing changes. `StoreError::NotFound` if there is no such plan.
+    async fn update(
+        &self,
+        id: &PlanId,
+        mutation: PlanMutation<'_>,
+    ) -> Result<(PlanRecord, Vec<Decision>), Error>;
+
+    /// Appends one decision, numbered one above the highest number in the log (so numbering is
+    /// strictly increasing even with concurrent writers), and returns it numbered.
+    /// `StoreError::NotFound` if there is no such plan.
+    async fn append_decision(&self, id: &PlanId, draft: DecisionDraft) -> Result<Decision, Error>;
+
+    /// Every readable decision of the plan, in file order. `StoreError::NotFound` if there is
+    /// no such plan.
+    async fn decisions(&self, id: &PlanId) -> Result<Vec<Decision>, Error>;
+
+    /// The current text of one of the plan's documents. `StoreError::NotFound` if there is no
+    /// such plan or the document does not exist (yet), with what = the document's file name.
+    async fn read_document(&self, id: &PlanId, document: PlanDocument) -> Result<String, Error>;
+
+    /// Every plan, oldest first (ids sort by creation date), with `current` set on the one the
+    /// pointer names.
+    async fn list(&self) -> Result<Vec<PlanSummary>, Error>;
+}

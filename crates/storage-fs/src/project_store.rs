@@ -1,0 +1,733 @@
+//! [`FsProjectStore`]: the project store on disk (SPEC §2).
+//!
+//! ```text
+//! <root>/.claude/projects/<id>/
+//!   .lock                      sidecar lock: every read-modify-write holds it
+//!   project.json  tasks.json   replaced atomically, validated before every write
+//!   progress/log.md            append-only; one write per transaction
+//!   progress/velocity.json
+//!   research/<task>.md
+//!   checkpoints/checkpoint-NNN.json
+//!   temp/.write-<uuid>         in-flight atomic writes; debris after 5 minutes
+//! ```
+//!
+//! A transaction is: lock → read (recovering a damaged tasks.json first) → run the domain's
+//! mutation on a copy → validate what changed → replace tasks.json, then project.json → write the
+//! checkpoint if asked → append the log entries → unlock. The state files are the commit point;
+//! the log follows under the same lock, so its order is the order of the commits.
+//!
+//! Readers take no lock: every file is replaced by rename, so a reader sees the old or the new
+//! content, never a mix. The one exception is recovery, which writes and so takes the lock.
+//!
+//! The methods are `async` to fit the port but do their (short, blocking) I/O inline: the
+//! binaries drive them on a current-thread runtime where there is nothing else to starve. A
+//! server would call them through `spawn_blocking`.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use cairn_domain::log::LogRecord;
+use cairn_domain::ports::Clock;
+use cairn_domain::project::policy::{CHECKPOINT_RETENTION, DEBRIS_MAX_AGE, Velocity};
+use cairn_domain::project::store::{
+    CheckpointInfo, Committed, Loaded, LogRead, Mutation, ProjectStore, Recovery, StoreHealth,
+};
+use cairn_domain::project::{Project, ProjectEvent, ProjectId, ProjectState, TaskDoc, TaskId};
+use cairn_domain::time::Timestamp;
+use cairn_domain::{Error, StoreError};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::layout::{self, ProjectLayout};
+use crate::schema::{self, SchemaKind};
+use crate::{atomic, checkpoints, io_error, lock, progress_log};
+
+/// How long a writer waits for another writer of the same project before giving up.
+pub const DEFAULT_LOCK_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Bytes of log read per wanted record on a first try at a tail read; most entries are shorter.
+const TAIL_BYTES_PER_RECORD: u64 = 400;
+
+/// The filesystem adapter of [`ProjectStore`].
+#[derive(Clone)]
+pub struct FsProjectStore {
+    root: PathBuf,
+    clock: Arc<dyn Clock>,
+    lock_timeout: Duration,
+}
+
+impl std::fmt::Debug for FsProjectStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FsProjectStore")
+            .field("root", &self.root)
+            .finish_non_exhaustive()
+    }
+}
+
+impl FsProjectStore {
+    /// A store under `<root>/.claude/projects`, where `root` is the repository root.
+    pub fn new(root: &Path) -> Self {
+        Self {
+            root: root.to_path_buf(),
+            clock: Arc::new(crate::SystemClock),
+            lock_timeout: DEFAULT_LOCK_TIMEOUT,
+        }
+    }
+
+    /// The clock used to stamp what the adapter itself logs (recoveries) and names
+    /// (`tasks.json.corrupt-<time>`).
+    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    pub fn with_lock_timeout(mut self, timeout: Duration) -> Self {
+        self.lock_timeout = timeout;
+        self
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The directory of project `id`.
+    pub fn project_dir(&self, id: &ProjectId) -> PathBuf {
+        layout::projects_dir(&self.root).join(id.as_str())
+    }
+
+    fn layout(&self, id: &ProjectId) -> Result<ProjectLayout, StoreError> {
+        ProjectLayout::new(&self.root, id.as_str()).map_err(|e| StoreError::NotFound {
+            what: "project",
+            id: e.to_string(),
+        })
+    }
+
+    /// The layout of an existing project.
+    fn existing(&self, id: &ProjectId) -> Result<ProjectLayout, StoreError> {
+        let layout = self.layout(id)?;
+        if !layout.project_json().is_file() {
+            return Err(StoreError::NotFound {
+                what: "project",
+                id: id.to_string(),
+            });
+        }
+        Ok(layout)
+    }
+
+    fn lock(&self, layout: &ProjectLayout) -> Result<lock::LockGuard, StoreError> {
+        lock::lock_exclusive(&layout.lock_file(), self.lock_timeout)
+    }
+
+    /// Reads the tasks, recovering them under the lock if they are damaged.
+    fn read_tasks(
+        &self,
+        layout: &ProjectLayout,
+        locked: bool,
+    ) -> Result<(TaskDoc, Option<Recovery>), StoreError> {
+        match read_task_doc(&layout.tasks_json()) {
+            Ok(doc) => Ok((doc, None)),
+            Err(_) if !locked => {
+                let _guard = self.lock(layout)?;
+                // Another process may have recovered it while we waited.
+                self.read_tasks(layout, true)
+            }
+            Err(damage) => self.recover(layout, &damage).map(|(doc, r)| (doc, Some(r))),
+        }
+    }
+
+    /// Replaces a damaged tasks.json from the newest checkpoint that holds at least one valid
+    /// task. The damaged file is kept beside it; nothing is deleted. Caller holds the lock.
+    fn recover(
+        &self,
+        layout: &ProjectLayout,
+        damage: &str,
+    ) -> Result<(TaskDoc, Recovery), StoreError> {
+        let target = layout.tasks_json();
+        let mut candidates = checkpoints::list(&layout.checkpoints_dir())?;
+        candidates.reverse();
+        for checkpoint in candidates {
+            let Ok(bytes) = checkpoints::read(&layout.checkpoints_dir(), checkpoint.number) else {
+                continue;
+            };
+            let Some((doc, kept, dropped)) = salvage(&bytes, &project_id(layout)) else {
+                continue;
+            };
+            let now = self.clock.now();
+            let damaged_copy = set_aside(&target, now)?;
+            let bytes = to_json_bytes(&doc, SchemaKind::Tasks, &target)?;
+            atomic::write_atomic(&layout.temp_dir(), &target, &bytes)?;
+            let number = u32::try_from(checkpoint.number).unwrap_or(u32::MAX);
+            let copy = damaged_copy.as_deref().map_or_else(
+                || "(tasks.json was missing)".to_owned(),
+                |p| p.display().to_string(),
+            );
+            let events = [
+                ProjectEvent::Error {
+                    task: None,
+                    message: format!(
+                        "tasks.json was damaged ({damage}); restored from checkpoint {number} keeping {kept} task(s), dropping {dropped}; damaged copy: {copy}"
+                    ),
+                },
+                ProjectEvent::StoreRecovered {
+                    checkpoint: number,
+                    kept,
+                    dropped,
+                    damaged_copy: copy.clone(),
+                },
+            ];
+            append(layout, now, &events)?;
+            return Ok((
+                doc,
+                Recovery {
+                    checkpoint: number,
+                    kept,
+                    dropped,
+                    damaged_copy: copy,
+                },
+            ));
+        }
+        Err(StoreError::Corrupt {
+            path: target.display().to_string(),
+            detail: format!(
+                "{damage}; no checkpoint holds a valid task. The file was left as it is: fix it by hand, or restore one with `cairn checkpoint restore N`"
+            ),
+        })
+    }
+
+    fn load_state(&self, layout: &ProjectLayout, locked: bool) -> Result<Loaded, StoreError> {
+        let project = read_project(&layout.project_json())?;
+        let (tasks, recovered) = self.read_tasks(layout, locked)?;
+        Ok(Loaded {
+            state: ProjectState { project, tasks },
+            recovered,
+        })
+    }
+}
+
+/// Parses and validates tasks.json. The error says what is wrong, for the log.
+fn read_task_doc(path: &Path) -> Result<TaskDoc, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot read it: {e}"))?;
+    let value: Value =
+        serde_json::from_slice(&bytes).map_err(|e| format!("not valid JSON: {e}"))?;
+    schema::validate(SchemaKind::Tasks, &value)
+        .map_err(|errors| format!("fails its schema: {}", summarize(&errors)))?;
+    serde_json::from_value(value).map_err(|e| format!("unreadable: {e}"))
+}
+
+fn summarize(errors: &[String]) -> String {
+    match errors {
+        [] => "no detail".to_owned(),
+        [one] => one.clone(),
+        [first, rest @ ..] => format!("{first} (and {} more)", rest.len()),
+    }
+}
+
+/// The checkpoint's document with only the tasks that pass the schema, and the counts kept and
+/// dropped; `None` when the checkpoint does not parse or holds no valid task.
+fn salvage(bytes: &[u8], project: &ProjectId) -> Option<(TaskDoc, usize, usize)> {
+    let value: Value = serde_json::from_slice(bytes).ok()?;
+    let total = value
+        .get("tasks")
+        .and_then(Value::as_array)
+        .map_or(0, Vec::len);
+    let valid: Vec<_> = schema::valid_tasks(&value)
+        .into_iter()
+        .filter_map(|t| serde_json::from_value(t).ok())
+        .collect();
+    if valid.is_empty() {
+        return None;
+    }
+    let mut doc: TaskDoc = match serde_json::from_value(value.clone()) {
+        Ok(doc) => doc,
+        Err(_) => {
+            // Keep the document's other fields when they are readable; the tasks are what matter.
+            let mut shell = value.as_object().cloned().unwrap_or_default();
+            shell.insert("tasks".into(), Value::Array(Vec::new()));
+            serde_json::from_value(Value::Object(shell))
+                .unwrap_or_else(|_| TaskDoc::new(project.clone()))
+        }
+    };
+    let kept = valid.len();
+    doc.tasks = valid;
+    Some((doc, kept, total.saturating_sub(kept)))
+}
+
+/// Hard-links the damaged file to `tasks.json.corrupt-<time>` so that replacing tasks.json next
+/// leaves the damaged bytes where a human can find them. `None` when there was no file.
+fn set_aside(target: &Path, now: Timestamp) -> Result<Option<PathBuf>, StoreError> {
+    if !target.exists() {
+        return Ok(None);
+    }
+    let stamp = now.format("%Y%m%dT%H%M%SZ");
+    let mut n = 0;
+    loop {
+        let suffix = if n == 0 {
+            String::new()
+        } else {
+            format!("-{n}")
+        };
+        let copy = target.with_file_name(format!("tasks.json.corrupt-{stamp}{suffix}"));
+        match std::fs::hard_link(target, &copy) {
+            Ok(()) => return Ok(Some(copy)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && n < 1000 => n += 1,
+            Err(source) => {
+                return Err(StoreError::Io {
+                    op: "keep damaged tasks.json",
+                    path: copy.display().to_string(),
+                    source,
+                });
+            }
+        }
+    }
+}
+
+fn project_id(layout: &ProjectLayout) -> ProjectId {
+    // The layout was built from a valid ProjectId, so this cannot fail; stay total anyway.
+    ProjectId::try_from(layout.id().to_owned()).unwrap_or_else(|_| {
+        ProjectId::try_from("project".to_owned()).unwrap_or_else(|e| unreachable!("{e}"))
+    })
+}
+
+fn read_json<T: DeserializeOwned>(path: &Path, what: &'static str) -> Result<T, StoreError> {
+    let bytes = std::fs::read(path).map_err(io_error("read", path))?;
+    serde_json::from_slice(&bytes).map_err(|e| StoreError::Corrupt {
+        path: path.display().to_string(),
+        detail: format!("the {what} is not readable: {e}"),
+    })
+}
+
+fn read_project(path: &Path) -> Result<Project, StoreError> {
+    read_json(path, "project record")
+}
+
+/// Serializes with 2-space indent and a trailing newline after validating against `kind`.
+fn to_json_bytes<T: Serialize>(
+    value: &T,
+    kind: SchemaKind,
+    path: &Path,
+) -> Result<Vec<u8>, StoreError> {
+    let json = serde_json::to_value(value).map_err(|e| StoreError::Invalid {
+        path: path.display().to_string(),
+        detail: e.to_string(),
+    })?;
+    schema::validate(kind, &json).map_err(|errors| StoreError::Invalid {
+        path: path.display().to_string(),
+        detail: errors.join("; "),
+    })?;
+    let mut bytes = serde_json::to_vec_pretty(&json).map_err(|e| StoreError::Invalid {
+        path: path.display().to_string(),
+        detail: e.to_string(),
+    })?;
+    bytes.push(b'\n');
+    Ok(bytes)
+}
+
+fn append(
+    layout: &ProjectLayout,
+    at: Timestamp,
+    events: &[ProjectEvent],
+) -> Result<(), StoreError> {
+    let records: Vec<LogRecord> = events.iter().map(|e| e.to_record(at)).collect();
+    progress_log::append_all(&layout.log_md(), &records)
+}
+
+fn modified(path: &Path) -> Option<Timestamp> {
+    let time = std::fs::metadata(path).ok()?.modified().ok()?;
+    Some(chrono::DateTime::<chrono::Utc>::from(time))
+}
+
+fn std_duration(d: chrono::Duration) -> Duration {
+    d.to_std().unwrap_or(Duration::ZERO)
+}
+
+#[async_trait]
+impl ProjectStore for FsProjectStore {
+    async fn list_projects(&self) -> Result<Vec<ProjectId>, StoreError> {
+        Ok(layout::list_project_ids(&self.root)?
+            .into_iter()
+            .filter_map(|id| ProjectId::try_from(id).ok())
+            .collect())
+    }
+
+    async fn create_project(
+        &self,
+        project: &Project,
+        at: Timestamp,
+        events: Vec<ProjectEvent>,
+    ) -> Result<(), StoreError> {
+        let layout = self.layout(&project.id)?;
+        layout.create_dirs()?;
+        let _guard = self.lock(&layout)?;
+        if layout.project_json().exists() {
+            return Err(StoreError::AlreadyExists {
+                what: "project",
+                id: project.id.to_string(),
+            });
+        }
+        let tasks = to_json_bytes(
+            &TaskDoc::new(project.id.clone()),
+            SchemaKind::Tasks,
+            &layout.tasks_json(),
+        )?;
+        let record = to_json_bytes(project, SchemaKind::Project, &layout.project_json())?;
+        atomic::write_atomic(&layout.temp_dir(), &layout.tasks_json(), &tasks)?;
+        // project.json last: its existence is what makes the project exist.
+        atomic::write_atomic(&layout.temp_dir(), &layout.project_json(), &record)?;
+        append(&layout, at, &events)
+    }
+
+    async fn load_project(&self, id: &ProjectId) -> Result<Project, StoreError> {
+        read_project(&self.existing(id)?.project_json())
+    }
+
+    async fn load(&self, id: &ProjectId) -> Result<Loaded, StoreError> {
+        self.load_state(&self.existing(id)?, false)
+    }
+
+    async fn transact(
+        &self,
+        id: &ProjectId,
+        at: Timestamp,
+        mutation: Mutation<'_>,
+    ) -> Result<Committed, Error> {
+        let layout = self.existing(id)?;
+        let _guard = self.lock(&layout)?;
+        let Loaded { state, recovered } = self.load_state(&layout, true)?;
+        let mut next = state.clone();
+        let changes = mutation(&mut next)?;
+
+        let tasks_path = layout.tasks_json();
+        let project_path = layout.project_json();
+        let validated = (|| {
+            let tasks = (next.tasks != state.tasks)
+                .then(|| to_json_bytes(&next.tasks, SchemaKind::Tasks, &tasks_path))
+                .transpose()?;
+            let project = (next.project != state.project)
+                .then(|| to_json_bytes(&next.project, SchemaKind::Project, &project_path))
+                .transpose()?;
+            Ok::<_, StoreError>((tasks, project))
+        })();
+        let (tasks_bytes, project_bytes) = match validated {
+            Ok(bytes) => bytes,
+            Err(error) => {
+                let message = format!("write refused, nothing changed: {error}");
+                append(
+                    &layout,
+                    at,
+                    &[ProjectEvent::Error {
+                        task: None,
+                        message,
+                    }],
+                )?;
+                return Err(error.into());
+            }
+        };
+        if let Some(bytes) = &tasks_bytes {
+            atomic::write_atomic(&layout.temp_dir(), &tasks_path, bytes)?;
+        }
+        if let Some(bytes) = &project_bytes {
+            atomic::write_atomic(&layout.temp_dir(), &project_path, bytes)?;
+        }
+        let mut events = changes.events;
+        let mut checkpoint = None;
+        if changes.checkpoint {
+            let bytes = match tasks_bytes {
+                Some(bytes) => bytes,
+                None => to_json_bytes(&next.tasks, SchemaKind::Tasks, &tasks_path)?,
+            };
+            let written =
+                checkpoints::create_next(&layout.temp_dir(), &layout.checkpoints_dir(), &bytes)?;
+            checkpoints::prune(&layout.checkpoints_dir(), CHECKPOINT_RETENTION)?;
+            let number = u32::try_from(written.number).unwrap_or(u32::MAX);
+            events.push(ProjectEvent::CheckpointWritten {
+                number,
+                tasks: next.tasks.tasks.len(),
+            });
+            checkpoint = Some(number);
+        }
+        append(&layout, at, &events)?;
+        Ok(Committed {
+            state: next,
+            checkpoint,
+            recovered,
+        })
+    }
+
+    async fn append_log(
+        &self,
+        id: &ProjectId,
+        at: Timestamp,
+        events: Vec<ProjectEvent>,
+    ) -> Result<(), StoreError> {
+        let layout = self.existing(id)?;
+        // The lock keeps entries of concurrent writers whole and in commit order.
+        let _guard = self.lock(&layout)?;
+        append(&layout, at, &events)
+    }
+
+    async fn read_log(&self, id: &ProjectId, tail: Option<usize>) -> Result<LogRead, StoreError> {
+        let path = self.existing(id)?.log_md();
+        let read = match tail {
+            None => progress_log::read_all(&path)?,
+            Some(wanted) => {
+                let size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+                let mut window = (wanted as u64)
+                    .saturating_mul(TAIL_BYTES_PER_RECORD)
+                    .max(4096);
+                loop {
+                    let read = progress_log::read_tail(&path, window)?;
+                    if read.records.len() >= wanted || window >= size {
+                        break read;
+                    }
+                    window = window.saturating_mul(4);
+                }
+            }
+        };
+        let mut records = read.records;
+        if let Some(n) = tail {
+            records.drain(..records.len().saturating_sub(n));
+        }
+        Ok(LogRead {
+            records,
+            torn_tail: read.torn_tail,
+        })
+    }
+
+    async fn research_modified(
+        &self,
+        id: &ProjectId,
+        task: &TaskId,
+    ) -> Result<Option<Timestamp>, StoreError> {
+        let layout = self.existing(id)?;
+        let path = layout
+            .research_file(task.as_str())
+            .map_err(|e| StoreError::NotFound {
+                what: "task",
+                id: e.to_string(),
+            })?;
+        Ok(modified(&path))
+    }
+
+    async fn read_research(
+        &self,
+        id: &ProjectId,
+        task: &TaskId,
+    ) -> Result<Option<String>, StoreError> {
+        let layout = self.existing(id)?;
+        let path = layout
+            .research_file(task.as_str())
+            .map_err(|e| StoreError::NotFound {
+                what: "task",
+                id: e.to_string(),
+            })?;
+        match std::fs::read_to_string(&path) {
+            Ok(text) => Ok(Some(text)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(source) => Err(StoreError::Io {
+                op: "read research brief",
+                path: path.display().to_string(),
+                source,
+            }),
+        }
+    }
+
+    async fn write_research(
+        &self,
+        id: &ProjectId,
+        task: &TaskId,
+        text: &str,
+        _at: Timestamp,
+    ) -> Result<(), StoreError> {
+        let layout = self.existing(id)?;
+        let path = layout
+            .research_file(task.as_str())
+            .map_err(|e| StoreError::NotFound {
+                what: "task",
+                id: e.to_string(),
+            })?;
+        atomic::write_atomic(&layout.temp_dir(), &path, text.as_bytes())
+    }
+
+    async fn list_checkpoints(&self, id: &ProjectId) -> Result<Vec<CheckpointInfo>, StoreError> {
+        let layout = self.existing(id)?;
+        Ok(checkpoints::list(&layout.checkpoints_dir())?
+            .into_iter()
+            .map(|c| CheckpointInfo {
+                number: u32::try_from(c.number).unwrap_or(u32::MAX),
+                written_at: modified(&c.path),
+                size_bytes: std::fs::metadata(&c.path).map(|m| m.len()).unwrap_or(0),
+            })
+            .collect())
+    }
+
+    async fn write_checkpoint(
+        &self,
+        id: &ProjectId,
+        at: Timestamp,
+    ) -> Result<CheckpointInfo, StoreError> {
+        let layout = self.existing(id)?;
+        let _guard = self.lock(&layout)?;
+        let (tasks, _) = self.read_tasks(&layout, true)?;
+        let bytes = to_json_bytes(&tasks, SchemaKind::Checkpoint, &layout.tasks_json())?;
+        let written =
+            checkpoints::create_next(&layout.temp_dir(), &layout.checkpoints_dir(), &bytes)?;
+        checkpoints::prune(&layout.checkpoints_dir(), CHECKPOINT_RETENTION)?;
+        let number = u32::try_from(written.number).unwrap_or(u32::MAX);
+        append(
+            &layout,
+            at,
+            &[ProjectEvent::CheckpointWritten {
+                number,
+                tasks: tasks.tasks.len(),
+            }],
+        )?;
+        Ok(CheckpointInfo {
+            number,
+            written_at: Some(at),
+            size_bytes: bytes.len() as u64,
+        })
+    }
+
+    async fn restore_checkpoint(
+        &self,
+        id: &ProjectId,
+        number: u32,
+        at: Timestamp,
+    ) -> Result<Committed, StoreError> {
+        let layout = self.existing(id)?;
+        let _guard = self.lock(&layout)?;
+        let bytes = checkpoints::read(&layout.checkpoints_dir(), u64::from(number))?;
+        let (doc, kept, _dropped) = salvage(&bytes, id).ok_or_else(|| StoreError::Corrupt {
+            path: layout
+                .checkpoints_dir()
+                .join(checkpoints::file_name(u64::from(number)))
+                .display()
+                .to_string(),
+            detail: "the checkpoint holds no valid task".into(),
+        })?;
+        let mut events = Vec::new();
+        // Save what is being replaced, so the restore can be undone; a damaged file is set aside.
+        match read_task_doc(&layout.tasks_json()) {
+            Ok(current) => {
+                let current_bytes =
+                    to_json_bytes(&current, SchemaKind::Checkpoint, &layout.tasks_json())?;
+                let saved = checkpoints::create_next(
+                    &layout.temp_dir(),
+                    &layout.checkpoints_dir(),
+                    &current_bytes,
+                )?;
+                let saved = u32::try_from(saved.number).unwrap_or(u32::MAX);
+                events.push(ProjectEvent::CheckpointWritten {
+                    number: saved,
+                    tasks: current.tasks.len(),
+                });
+            }
+            Err(damage) => {
+                let copy = set_aside(&layout.tasks_json(), at)?;
+                let copy = copy.map_or_else(
+                    || "(tasks.json was missing)".to_owned(),
+                    |p| p.display().to_string(),
+                );
+                events.push(ProjectEvent::Error {
+                    task: None,
+                    message: format!(
+                        "tasks.json was damaged ({damage}) before the restore; damaged copy: {copy}"
+                    ),
+                });
+            }
+        }
+        let restored = to_json_bytes(&doc, SchemaKind::Tasks, &layout.tasks_json())?;
+        atomic::write_atomic(&layout.temp_dir(), &layout.tasks_json(), &restored)?;
+        // Prune only after the new content is in place, so the restored number is never removed
+        // before it was read.
+        checkpoints::prune(&layout.checkpoints_dir(), CHECKPOINT_RETENTION)?;
+        events.push(ProjectEvent::CheckpointRestored {
+            number,
+            tasks: kept,
+        });
+        append(&layout, at, &events)?;
+        let project = read_project(&layout.project_json())?;
+        Ok(Committed {
+            state: ProjectState {
+                project,
+                tasks: doc,
+            },
+            checkpoint: None,
+            recovered: None,
+        })
+    }
+
+    async fn read_velocity(&self, id: &ProjectId) -> Result<Option<Velocity>, StoreError> {
+        let path = self.existing(id)?.velocity_json();
+        if !path.exists() {
+            return Ok(None);
+        }
+        read_json(&path, "velocity file").map(Some)
+    }
+
+    async fn write_velocity(&self, id: &ProjectId, velocity: &Velocity) -> Result<(), StoreError> {
+        let layout = self.existing(id)?;
+        let bytes = to_json_bytes(velocity, SchemaKind::Velocity, &layout.velocity_json())?;
+        atomic::write_atomic(&layout.temp_dir(), &layout.velocity_json(), &bytes)
+    }
+
+    async fn clean_debris(
+        &self,
+        id: &ProjectId,
+        now: Timestamp,
+    ) -> Result<Vec<String>, StoreError> {
+        let layout = self.existing(id)?;
+        let now = std::time::SystemTime::from(now);
+        let removed = atomic::remove_debris(&layout.temp_dir(), now, std_duration(DEBRIS_MAX_AGE))?;
+        Ok(removed
+            .into_iter()
+            .map(|p| p.display().to_string())
+            .collect())
+    }
+
+    async fn health(&self, id: &ProjectId, now: Timestamp) -> Result<StoreHealth, StoreError> {
+        let layout = self.existing(id)?;
+        let mut health = StoreHealth::default();
+        let mut check = |path: PathBuf, kind: SchemaKind, required: bool| {
+            let problem = match std::fs::read(&path) {
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound && !required => None,
+                Err(e) => Some(format!("cannot read it: {e}")),
+                Ok(bytes) => match serde_json::from_slice::<Value>(&bytes) {
+                    Err(e) => Some(format!("not valid JSON: {e}")),
+                    Ok(value) => schema::validate(kind, &value)
+                        .err()
+                        .map(|errors| format!("fails its schema: {}", summarize(&errors))),
+                },
+            };
+            if let Some(problem) = problem {
+                health.damaged.push((path.display().to_string(), problem));
+            }
+        };
+        check(layout.project_json(), SchemaKind::Project, true);
+        check(layout.tasks_json(), SchemaKind::Tasks, true);
+        check(layout.velocity_json(), SchemaKind::Velocity, false);
+        for c in checkpoints::list(&layout.checkpoints_dir())? {
+            check(c.path, SchemaKind::Checkpoint, true);
+        }
+        let cutoff = now - DEBRIS_MAX_AGE;
+        if let Ok(entries) = std::fs::read_dir(layout.temp_dir()) {
+            for entry in entries.flatten() {
+                let path = entry.path();
+                let is_temp = entry
+                    .file_name()
+                    .to_string_lossy()
+                    .starts_with(atomic::TEMP_PREFIX);
+                if is_temp && modified(&path).is_some_and(|m| m < cutoff) {
+                    health.debris.push(path.display().to_string());
+                }
+            }
+        }
+        health.torn_log = progress_log::read_all(&layout.log_md())?
+            .torn_tail
+            .is_some();
+        Ok(health)
+    }
+}

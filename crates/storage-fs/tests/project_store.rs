@@ -1,0 +1,312 @@
+//! The filesystem project store: the shared contract, then what only a disk can get wrong.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use cairn_domain::ports::{FixedClock, Fresh};
+use cairn_domain::project::contract::run_project_store_contract;
+use cairn_domain::project::service::{InitProject, ProjectService};
+use cairn_domain::project::store::{Changes, ProjectStore};
+use cairn_domain::project::{
+    MoveDetail, NewTask, ProjectId, ProjectState, ProjectType, TaskStatus,
+};
+use cairn_domain::{Error, StoreError};
+use cairn_storage_fs::FsProjectStore;
+use chrono::{TimeZone, Utc};
+
+fn clock() -> Arc<FixedClock> {
+    Arc::new(FixedClock::new(
+        Utc.with_ymd_and_hms(2026, 5, 6, 7, 8, 9)
+            .single()
+            .expect("time"),
+    ))
+}
+
+#[tokio::test]
+async fn fs_store_honours_the_contract() {
+    run_project_store_contract(&mut || {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = FsProjectStore::new(dir.path());
+        Fresh {
+            store: Arc::new(store) as Arc<dyn ProjectStore>,
+            guard: Box::new(dir),
+        }
+    })
+    .await;
+}
+
+struct Fixture {
+    dir: tempfile::TempDir,
+    service: ProjectService,
+    id: ProjectId,
+}
+
+impl Fixture {
+    async fn new(tasks: usize) -> Self {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let clock = clock();
+        let store = Arc::new(FsProjectStore::new(dir.path()).with_clock(clock.clone()));
+        let service = ProjectService::new(store, clock);
+        let id: ProjectId = "demo".parse().expect("id");
+        service
+            .init(InitProject {
+                id: id.clone(),
+                name: "Demo".into(),
+                goal: "Exercise the disk adapter".into(),
+                kind: ProjectType::Software,
+            })
+            .await
+            .expect("init");
+        for i in 0..tasks {
+            service
+                .add_task(&id, NewTask::titled(format!("task number {i}")))
+                .await
+                .expect("add");
+        }
+        Self { dir, service, id }
+    }
+
+    fn path(&self, rel: &str) -> std::path::PathBuf {
+        self.dir.path().join(".claude/projects/demo").join(rel)
+    }
+
+    fn read(&self, rel: &str) -> Vec<u8> {
+        std::fs::read(self.path(rel)).expect("read")
+    }
+
+    fn log(&self) -> String {
+        String::from_utf8(self.read("progress/log.md")).expect("utf8")
+    }
+}
+
+fn files_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
+#[tokio::test]
+async fn files_are_pretty_json_with_a_trailing_newline() {
+    let f = Fixture::new(1).await;
+    for file in ["project.json", "tasks.json"] {
+        let text = String::from_utf8(f.read(file)).expect("utf8");
+        assert!(text.ends_with("}\n"), "{file} ends with a newline");
+        assert!(text.contains("\n  \""), "{file} is indented by two spaces");
+    }
+    let log = f.log();
+    assert!(
+        log.contains("## 2026-05-06T07:08:09Z — PROJECT_CREATED\n"),
+        "{log}"
+    );
+    assert!(log.contains("— TASK_CREATED\n- task: T-001\n"), "{log}");
+}
+
+#[tokio::test]
+async fn truncated_tasks_json_is_recovered_from_the_newest_valid_checkpoint() {
+    let f = Fixture::new(3).await;
+    f.service
+        .write_checkpoint(&f.id)
+        .await
+        .expect("checkpoint 1");
+    f.service
+        .add_task(&f.id, NewTask::titled("after the first checkpoint"))
+        .await
+        .expect("add");
+    f.service
+        .write_checkpoint(&f.id)
+        .await
+        .expect("checkpoint 2");
+    std::fs::write(f.path("checkpoints/checkpoint-002.json"), b"{ garbage")
+        .expect("damage checkpoint");
+    let tasks = f.read("tasks.json");
+    std::fs::write(f.path("tasks.json"), &tasks[..tasks.len() / 2]).expect("truncate");
+
+    let state = f.service.load(&f.id).await.expect("load recovers");
+    assert_eq!(
+        state.tasks.tasks.len(),
+        3,
+        "restored from checkpoint 1: checkpoint 2 is garbage"
+    );
+    let recoveries = f.service.take_recoveries();
+    assert_eq!(recoveries.len(), 1, "the caller is told about the recovery");
+    assert_eq!(
+        (
+            recoveries[0].checkpoint,
+            recoveries[0].kept,
+            recoveries[0].dropped
+        ),
+        (1, 3, 0)
+    );
+    let copy = std::fs::read(&recoveries[0].damaged_copy).expect("the damaged file is kept");
+    assert_eq!(
+        copy,
+        &tasks[..tasks.len() / 2],
+        "the damaged copy holds the damaged bytes"
+    );
+    assert!(
+        f.log().contains("— ERROR\n"),
+        "an ERROR entry records the recovery"
+    );
+    assert!(f.log().contains("— STORE_RECOVERED\n"));
+    // And the store works again.
+    f.service
+        .add_task(&f.id, NewTask::titled("life goes on"))
+        .await
+        .expect("add after recovery");
+}
+
+#[tokio::test]
+async fn one_invalid_task_is_dropped_and_the_valid_ones_are_kept() {
+    let f = Fixture::new(3).await;
+    f.service.write_checkpoint(&f.id).await.expect("checkpoint");
+    let mut checkpoint: serde_json::Value =
+        serde_json::from_slice(&f.read("checkpoints/checkpoint-001.json")).expect("json");
+    checkpoint["tasks"][1]["title"] = serde_json::json!("x");
+    std::fs::write(
+        f.path("checkpoints/checkpoint-001.json"),
+        serde_json::to_vec(&checkpoint).expect("ser"),
+    )
+    .expect("write");
+    std::fs::write(f.path("tasks.json"), b"").expect("empty tasks.json");
+    let state = f.service.load(&f.id).await.expect("partial recovery");
+    let ids: Vec<&str> = state.tasks.tasks.iter().map(|t| t.id.as_str()).collect();
+    assert_eq!(ids, ["T-001", "T-003"], "partial recovery beats none");
+    assert_eq!(f.service.take_recoveries()[0].dropped, 1);
+}
+
+#[tokio::test]
+async fn without_a_valid_checkpoint_the_damage_is_reported_and_left_in_place() {
+    let f = Fixture::new(2).await;
+    std::fs::write(f.path("tasks.json"), b"not json").expect("damage");
+    let err = f
+        .service
+        .load(&f.id)
+        .await
+        .expect_err("nothing to recover from");
+    assert!(
+        matches!(err, Error::Store(StoreError::Corrupt { .. })),
+        "{err:?}"
+    );
+    assert!(
+        err.to_string().contains("checkpoint"),
+        "the message says what to do: {err}"
+    );
+    assert_eq!(
+        f.read("tasks.json"),
+        b"not json",
+        "nothing is deleted or replaced to make an error go away"
+    );
+    std::fs::create_dir_all(f.path("checkpoints")).ok();
+    std::fs::write(f.path("checkpoints/checkpoint-001.json"), b"[]").expect("garbage checkpoint");
+    assert!(
+        f.service.load(&f.id).await.is_err(),
+        "a garbage checkpoint is not a valid one"
+    );
+}
+
+#[tokio::test]
+async fn a_write_that_fails_validation_changes_nothing_and_logs_an_error() {
+    let f = Fixture::new(1).await;
+    let before = f.read("tasks.json");
+    let store = f.service.store().clone();
+    let result = store
+        .transact(
+            &f.id,
+            Utc::now(),
+            Box::new(|s: &mut ProjectState| {
+                // Something the domain would never do, but another code path might: break the schema.
+                s.tasks.tasks[0].title = "no".into();
+                Ok(Changes::default())
+            }),
+        )
+        .await;
+    assert!(
+        matches!(result, Err(Error::Store(StoreError::Invalid { .. }))),
+        "{result:?}"
+    );
+    assert_eq!(
+        f.read("tasks.json"),
+        before,
+        "the target is byte-for-byte untouched"
+    );
+    assert!(f.log().contains("— ERROR\n"), "an ERROR entry says why");
+    assert!(
+        files_in(&f.path("temp")).is_empty(),
+        "no temp file is left behind"
+    );
+}
+
+#[tokio::test]
+async fn every_tenth_completion_writes_a_checkpoint() {
+    let f = Fixture::new(12).await;
+    let mut written = Vec::new();
+    for i in 1..=11u64 {
+        let id = cairn_domain::project::TaskId::from_number(i);
+        f.service
+            .move_task(&f.id, &id, TaskStatus::InProgress, MoveDetail::default())
+            .await
+            .expect("start");
+        let moved = f
+            .service
+            .move_task(&f.id, &id, TaskStatus::Complete, MoveDetail::default())
+            .await
+            .expect("complete");
+        written.extend(moved.checkpoint);
+    }
+    assert_eq!(
+        written,
+        [1],
+        "one checkpoint after ten completions, none after eleven"
+    );
+    assert_eq!(files_in(&f.path("checkpoints")), ["checkpoint-001.json"]);
+    let velocity: serde_json::Value =
+        serde_json::from_slice(&f.read("progress/velocity.json")).expect("velocity");
+    assert_eq!(
+        velocity["completed_count"], 11,
+        "velocity is recomputed after every completion"
+    );
+}
+
+#[tokio::test]
+async fn project_ids_cannot_escape_the_store() {
+    assert!("../evil".parse::<ProjectId>().is_err());
+    assert!("a/b".parse::<ProjectId>().is_err());
+    assert!("".parse::<ProjectId>().is_err());
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn a_read_only_store_fails_cleanly_and_loses_nothing() {
+    use std::os::unix::fs::PermissionsExt;
+    let f = Fixture::new(1).await;
+    if nix_is_root() {
+        // root ignores permissions; the check below would prove nothing.
+        return;
+    }
+    let dir = f.path("");
+    let before = f.read("tasks.json");
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o555)).expect("chmod");
+    let result = f
+        .service
+        .add_task(&f.id, NewTask::titled("will not fit"))
+        .await;
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).expect("chmod back");
+    assert!(result.is_err());
+    assert_eq!(f.read("tasks.json"), before);
+}
+
+#[cfg(unix)]
+fn nix_is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .map(|s| {
+            s.lines()
+                .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0"))
+        })
+        .unwrap_or(false)
+}
