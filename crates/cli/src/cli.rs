@@ -37,7 +37,7 @@ Environment:
     version,
     about,
     long_about = None,
-    after_help = format!("{ROOT_HELP}\n{JSON_HELP}\n{EXIT_CODES_HELP}"),
+    after_help = format!("{ROOT_HELP}\n{JSON_HELP}\n\n{EXIT_CODES_HELP}"),
     propagate_version = true,
     max_term_width = 100
 )]
@@ -50,6 +50,7 @@ pub struct Cli {
 }
 
 #[derive(Debug, Args)]
+#[command(next_help_heading = "Global options")]
 pub struct Global {
     /// Repository root holding .claude/projects (default: $CLAUDE_PROJECT_DIR, else the enclosing
     /// git work tree, else the current directory)
@@ -368,6 +369,7 @@ pub struct AddArgs {
     /// A completion criterion (repeat for several; at most 12, each at least 5 characters)
     #[arg(long = "criterion", value_name = "TEXT")]
     pub criteria: Vec<String>,
+    /// Longer description (context, links, notes)
     #[arg(long, value_name = "TEXT")]
     pub description: Option<String>,
     /// Phase id (lowercase letters, digits and dashes)

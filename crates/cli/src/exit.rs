@@ -140,11 +140,31 @@ impl From<StoreError> for Failure {
 
 impl From<DomainError> for Failure {
     fn from(e: DomainError) -> Self {
+        // The domain's own hint reads better on its own `hint:` line than inside the message.
+        if let DomainError::Project(ProjectError::IllegalTransition {
+            task,
+            from,
+            to,
+            allowed,
+            hint: Some(hint),
+        }) = &e
+        {
+            let plain = ProjectError::IllegalTransition {
+                task: task.clone(),
+                from: *from,
+                to: *to,
+                allowed: allowed.clone(),
+                hint: None,
+            };
+            return Failure::new(Code::Refused, plain.to_string()).with_hint(hint.clone());
+        }
         let message = e.to_string();
         let (code, hint) = match &e {
             DomainError::Invalid { .. } => (Code::Invalid, None),
             DomainError::Project(p) => project_code(p),
             DomainError::Orchestration(o) => (orchestration_code(o), None),
+            // Not reachable from the project commands; a refusal is the honest default.
+            DomainError::Plan(_) | DomainError::Execution(_) => (Code::Refused, None),
         };
         Failure {
             code,

@@ -9,9 +9,11 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use cairn_domain::ports::Clock;
 use cairn_domain::project::ProjectId;
 use cairn_domain::project::service::ProjectService;
 use cairn_domain::project::store::{ProjectStore, Recovery};
+use cairn_storage_fs::FsProjectStore;
 use clap::CommandFactory;
 use serde::Serialize;
 
@@ -20,10 +22,10 @@ use crate::exit::{Code, Failure};
 use crate::json;
 use crate::output::Style;
 
-/// The one place the store adapter is chosen.
-fn open_store(root: &Path) -> Arc<dyn ProjectStore> {
-    let _ = root;
-    Arc::new(cairn_domain::project::memory::MemoryProjectStore::new())
+/// The one place the store adapter is chosen. The adapter gets the run's clock too, so what it
+/// stamps by itself (recoveries) follows `CAIRN_NOW` like everything else.
+fn open_store(root: &Path, clock: Arc<dyn Clock>) -> Arc<dyn ProjectStore> {
+    Arc::new(FsProjectStore::new(root).with_clock(clock))
 }
 
 /// What a successful command prints on stdout, and its exit code (0 unless the command reports a
@@ -112,7 +114,7 @@ fn execute(cli: Cli, recoveries: &mut Vec<Recovery>) -> Result<Report, Failure> 
         .build()
         .map_err(|e| Failure::new(Code::Internal, format!("cannot start the runtime: {e}")))?;
     let ctx = Ctx {
-        service: ProjectService::new(open_store(&root), clock),
+        service: ProjectService::new(open_store(&root, Arc::clone(&clock)), clock),
         runtime,
         global: cli.global,
         style: Style::detect(),
