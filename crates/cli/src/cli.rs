@@ -22,6 +22,8 @@ Environment:
   CAIRN_PROJECT       default for --project
   NO_COLOR            set (non-empty) to turn colour off; colour is also off when stdout is not a
                       terminal
+  CAIRN_LOCK_TIMEOUT_MS
+                      how long a writer waits for another cairn process's lock (default 10000)
   CAIRN_NOW           an RFC 3339 instant that fixes cairn's clock for the whole run (a testing
                       and replay aid: every timestamp written is this instant)
 ";

@@ -280,12 +280,7 @@ pub fn status(ctx: &Ctx) -> Result<Report, Failure> {
     let p = ctx.project()?;
     let s = ctx.block_on(ctx.service.summary(&p))?;
     ctx.emit(&json::status(&s), |style| {
-        let mut out = format!(
-            "{} — {} [{}]\n",
-            style.bold(&s.project),
-            s.name,
-            s.status
-        );
+        let mut out = format!("{} — {} [{}]\n", style.bold(&s.project), s.name, s.status);
         let _ = writeln!(out, "Goal: {}", s.goal);
         let pct = (s.leaves_complete * 100)
             .checked_div(s.leaves_total)

@@ -8,6 +8,7 @@ use std::future::Future;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
 use cairn_domain::ports::Clock;
 use cairn_domain::project::ProjectId;
@@ -22,10 +23,38 @@ use crate::exit::{Code, Failure};
 use crate::json;
 use crate::output::Style;
 
+/// How long a writer waits for another process's lock before giving up (exit 6), in
+/// milliseconds. Unset: the adapter's default (10 s).
+pub const CAIRN_LOCK_TIMEOUT_MS: &str = "CAIRN_LOCK_TIMEOUT_MS";
+
 /// The one place the store adapter is chosen. The adapter gets the run's clock too, so what it
 /// stamps by itself (recoveries) follows `CAIRN_NOW` like everything else.
-fn open_store(root: &Path, clock: Arc<dyn Clock>) -> Arc<dyn ProjectStore> {
-    Arc::new(FsProjectStore::new(root).with_clock(clock))
+fn open_store(
+    root: &Path,
+    clock: Arc<dyn Clock>,
+    lock_timeout: Option<Duration>,
+) -> Arc<dyn ProjectStore> {
+    let store = FsProjectStore::new(root).with_clock(clock);
+    Arc::new(match lock_timeout {
+        Some(timeout) => store.with_lock_timeout(timeout),
+        None => store,
+    })
+}
+
+fn lock_timeout_from_env() -> Result<Option<Duration>, Failure> {
+    match std::env::var(CAIRN_LOCK_TIMEOUT_MS) {
+        Ok(text) if !text.trim().is_empty() => text
+            .trim()
+            .parse::<u64>()
+            .map(|ms| Some(Duration::from_millis(ms)))
+            .map_err(|_| {
+                Failure::new(
+                    Code::Usage,
+                    format!("{CAIRN_LOCK_TIMEOUT_MS}=`{text}` is not a number of milliseconds"),
+                )
+            }),
+        _ => Ok(None),
+    }
 }
 
 /// What a successful command prints on stdout, and its exit code (0 unless the command reports a
@@ -114,7 +143,10 @@ fn execute(cli: Cli, recoveries: &mut Vec<Recovery>) -> Result<Report, Failure> 
         .build()
         .map_err(|e| Failure::new(Code::Internal, format!("cannot start the runtime: {e}")))?;
     let ctx = Ctx {
-        service: ProjectService::new(open_store(&root, Arc::clone(&clock)), clock),
+        service: ProjectService::new(
+            open_store(&root, Arc::clone(&clock), lock_timeout_from_env()?),
+            clock,
+        ),
         runtime,
         global: cli.global,
         style: Style::detect(),

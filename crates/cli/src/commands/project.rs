@@ -25,7 +25,11 @@ pub fn init(ctx: &Ctx, args: InitArgs) -> Result<Report, Failure> {
         goal: args.goal,
         kind,
     }))?;
-    let dir = ctx.root.join(".claude").join("projects").join(project.id.as_str());
+    let dir = ctx
+        .root
+        .join(".claude")
+        .join("projects")
+        .join(project.id.as_str());
     ctx.emit(&project, |style| {
         let mut out = format!(
             "Created project {} ({}) in {}\n",

@@ -267,10 +267,7 @@ fn list(ctx: &Ctx, p: &ProjectId, args: ListArgs) -> Result<Report, Failure> {
     ctx.emit(&tasks, |style| {
         if tasks.is_empty() {
             return if doc.tasks.is_empty() {
-                format!(
-                    "No tasks yet.\n{}",
-                    style.next_step("cairn task add TITLE")
-                )
+                format!("No tasks yet.\n{}", style.next_step("cairn task add TITLE"))
             } else {
                 "No task matches.\n".to_owned()
             };
@@ -307,10 +304,11 @@ fn tree_order(doc: &TaskDoc) -> Vec<&Task> {
         }
     }
     for task in &doc.tasks {
-        let rooted = task
-            .parent_id
-            .as_ref()
-            .is_some_and(|p| index.get(p).is_some_and(|parent| parent.children().contains(&task.id)));
+        let rooted = task.parent_id.as_ref().is_some_and(|p| {
+            index
+                .get(p)
+                .is_some_and(|parent| parent.children().contains(&task.id))
+        });
         if !rooted {
             visit(task, &index, &mut seen, &mut out);
         }
@@ -367,7 +365,11 @@ fn show(ctx: &Ctx, p: &ProjectId, id: &TaskId) -> Result<Report, Failure> {
                 .get(d)
                 .map_or("missing".to_owned(), |t| t.status.to_string())
         };
-        let mut out = format!("{} {}\n", style.bold(task.id.as_str()), style.bold(&task.title));
+        let mut out = format!(
+            "{} {}\n",
+            style.bold(task.id.as_str()),
+            style.bold(&task.title)
+        );
         let mut field = |key: &str, value: String| {
             let _ = writeln!(out, "  {}  {value}", style.dim(&format!("{key:<12}")));
         };
@@ -462,9 +464,8 @@ fn transition(
 fn moved_text(style: &Style, moved: &Moved) -> String {
     let task = &moved.task;
     let mut out = String::new();
-    let arrow = |from: TaskStatus, to: TaskStatus| {
-        format!("{} → {}", style.status(from), style.status(to))
-    };
+    let arrow =
+        |from: TaskStatus, to: TaskStatus| format!("{} → {}", style.status(from), style.status(to));
     // The move asked for first; then what it caused (cancelled subtasks, completed parents).
     if let Some((_, from, to)) = moved.changes.iter().find(|(t, _, _)| t == &task.id) {
         let _ = writeln!(
@@ -486,7 +487,10 @@ fn moved_text(style: &Style, moved: &Moved) -> String {
     if let Some(n) = moved.checkpoint {
         let _ = writeln!(out, "{} written", checkpoint_name(n));
     }
-    if let Some(m) = task.actual_minutes.filter(|_| task.status == TaskStatus::Complete) {
+    if let Some(m) = task
+        .actual_minutes
+        .filter(|_| task.status == TaskStatus::Complete)
+    {
         let _ = writeln!(out, "  took {}", minutes(m));
     }
     let next = match task.status {
@@ -503,7 +507,10 @@ fn moved_text(style: &Style, moved: &Moved) -> String {
             task.id, task.id
         )),
         TaskStatus::Complete | TaskStatus::Cancelled => Some("cairn task next".to_owned()),
-        TaskStatus::Blocked => Some(format!("cairn task unblock {} once it is resolved", task.id)),
+        TaskStatus::Blocked => Some(format!(
+            "cairn task unblock {} once it is resolved",
+            task.id
+        )),
     };
     if let Some(next) = next {
         out.push_str(&style.next_step(&next));
