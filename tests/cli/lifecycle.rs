@@ -327,3 +327,58 @@ fn project_selection_and_status() {
     repo.fails(&["--project", "three", "project", "show"], code::NOT_FOUND);
     repo.fails(&["project", "set-status", "FINISHED"], code::INVALID);
 }
+
+#[test]
+fn reconcile_resumes_interrupted_work_and_resets_stale_tasks() {
+    let repo = Repo::with_project();
+    let interrupted = repo.add(&["Interrupted without a brief"]);
+    let researched = repo.add(&["Interrupted with a brief"]);
+    repo.ok(&["task", "start", &interrupted]);
+    repo.ok(&["task", "research", &researched]);
+    let brief = repo.root().join("brief.md");
+    std::fs::write(&brief, "findings\n").unwrap();
+    repo.ok(&[
+        "task",
+        "research",
+        &researched,
+        "--brief",
+        brief.to_str().unwrap(),
+    ]);
+
+    // A dry run says what would happen and changes nothing.
+    let before = std::fs::read(repo.tasks_file()).unwrap();
+    let dry = repo.json(&["reconcile", "--dry-run"]);
+    assert_eq!(dry["applied"], false);
+    assert_eq!(dry["reconciled"].as_array().unwrap().len(), 2, "{dry}");
+    assert!(repo.ok(&["reconcile", "--dry-run"]).contains("would move"));
+    assert_eq!(std::fs::read(repo.tasks_file()).unwrap(), before);
+
+    let applied = repo.json(&["reconcile"]);
+    assert_eq!(applied["applied"], true);
+    assert_eq!(repo.status_of(&interrupted), "PENDING");
+    assert_eq!(repo.status_of(&researched), "RESEARCHED");
+    assert!(repo.ok(&["reconcile"]).contains("Nothing to reconcile"));
+
+    // Staleness: in progress for more than 4× the estimate. Reset once, blocked the second time.
+    let slow = repo.add(&["Slow task", "--estimate", "10"]);
+    // 41 minutes later the 10-minute task has been in progress for over 4× its estimate.
+    let later = (chrono::DateTime::parse_from_rfc3339(crate::support::NOW).unwrap()
+        + chrono::Duration::minutes(41))
+    .to_rfc3339();
+    repo.ok(&["task", "start", &slow]);
+    let run = repo.run_env(
+        &["--json", "reconcile", "--staleness-only"],
+        &[("CAIRN_NOW", &later)],
+    );
+    assert_eq!(run.code, code::OK, "{}", run.stderr);
+    assert_eq!(repo.status_of(&slow), "PENDING");
+    repo.ok(&["task", "start", &slow]);
+    let run = repo.run_env(&["reconcile", "--staleness-only"], &[("CAIRN_NOW", &later)]);
+    assert_eq!(run.code, code::OK, "{}", run.stderr);
+    let task = repo.task(&slow);
+    assert_eq!(task["status"], "BLOCKED");
+    assert_eq!(
+        task["blocked_reason"],
+        "Stale twice — requires human review"
+    );
+}

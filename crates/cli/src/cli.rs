@@ -77,19 +77,43 @@ pub enum Command {
     Init(InitArgs),
 
     /// Show, list or change projects
-    #[command(subcommand)]
+    #[command(
+        subcommand,
+        after_help = "Examples:
+  cairn project show
+  cairn project list
+  cairn project set-status PAUSED"
+    )]
     Project(ProjectCommand),
 
     /// Add, inspect, move and schedule tasks
-    #[command(subcommand)]
+    #[command(
+        subcommand,
+        after_help = "Examples:
+  cairn task add \"Write the parser\" --estimate 45
+  cairn task next
+  cairn task start T-001
+  cairn task complete T-001
+  cairn task list --status IN_PROGRESS"
+    )]
     Task(TaskCommand),
 
     /// Close a phase (logs PHASE_COMPLETE and writes a checkpoint)
-    #[command(subcommand)]
+    #[command(
+        subcommand,
+        after_help = "Examples:
+  cairn phase complete design"
+    )]
     Phase(PhaseCommand),
 
     /// List, write or restore snapshots of tasks.json
-    #[command(subcommand)]
+    #[command(
+        subcommand,
+        after_help = "Examples:
+  cairn checkpoint list
+  cairn checkpoint write
+  cairn checkpoint restore 3"
+    )]
     Checkpoint(CheckpointCommand),
 
     /// Read the progress log
@@ -128,6 +152,10 @@ pub enum Command {
     Doctor(DoctorArgs),
 
     /// A human summary: progress, work under way, blocked tasks, what is next
+    #[command(after_help = "Examples:
+  cairn status
+  cairn --project web-app status
+  cairn --json status | jq .leaves_complete")]
     Status,
 
     /// Compact context for an agent (at most 2,000 characters, however large the project)
@@ -181,6 +209,9 @@ pub enum ProjectCommand {
   cairn --project web-app --json project show")]
     Show,
     /// List the projects in this repository
+    #[command(after_help = "Examples:
+  cairn project list
+  cairn --json project list | jq -r '.[].id'")]
     List,
     /// Change the project's status (INITIALIZING, READY, PLANNED, IN_PROGRESS, PAUSED, BLOCKED,
     /// COMPLETE, CANCELLED)
@@ -328,9 +359,15 @@ pub enum TaskCommand {
     Next,
 
     /// Every ready task, in the order `next` hands them out
+    #[command(after_help = "Examples:
+  cairn task ready
+  cairn --json task ready | jq -r '.[].id'")]
     Ready,
 
     /// Ready and pending leaves in topological layers (tasks in one wave can run in parallel)
+    #[command(after_help = "Examples:
+  cairn task waves
+  cairn --json task waves | jq '.waves[0]'")]
     Waves,
 
     /// Dependencies (solid) and hierarchy (dotted) as Mermaid or Graphviz dot
@@ -412,8 +449,12 @@ pub enum PhaseCommand {
 #[derive(Debug, Subcommand)]
 pub enum CheckpointCommand {
     /// List checkpoints, oldest first
+    #[command(after_help = "Examples:
+  cairn checkpoint list")]
     List,
     /// Snapshot tasks.json now
+    #[command(after_help = "Examples:
+  cairn checkpoint write")]
     Write,
     /// Replace the tasks with checkpoint N (the current tasks are saved as a new checkpoint
     /// first, so a restore can be undone)
@@ -468,5 +509,28 @@ mod tests {
     #[test]
     fn the_command_line_is_well_formed() {
         Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn every_command_shows_examples_in_its_help() {
+        fn walk(cmd: &clap::Command, path: &str, missing: &mut Vec<String>) {
+            for sub in cmd.get_subcommands() {
+                let path = format!("{path} {}", sub.get_name());
+                let help = sub
+                    .get_after_help()
+                    .map(|h| h.to_string())
+                    .unwrap_or_default();
+                if !help.contains("Examples:") {
+                    missing.push(path.clone());
+                }
+                walk(sub, &path, missing);
+            }
+        }
+        let mut missing = Vec::new();
+        walk(&Cli::command(), "cairn", &mut missing);
+        assert!(
+            missing.is_empty(),
+            "no examples in the help of: {missing:?}"
+        );
     }
 }

@@ -108,11 +108,6 @@ impl Ctx {
 }
 
 pub fn run(cli: Cli) -> Code {
-    if let Command::Completions { shell } = cli.command {
-        let mut script = Vec::new();
-        clap_complete::generate(shell, &mut Cli::command(), "cairn", &mut script);
-        return print(&String::from_utf8_lossy(&script));
-    }
     let mut recoveries = Vec::new();
     let result = execute(cli, &mut recoveries);
     // Recoveries are news even when the command then failed: the user should know a file was
@@ -170,17 +165,15 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<Report, Failure> {
         Command::Doctor(args) => maintenance::doctor(ctx, args),
         Command::Status => maintenance::status(ctx),
         Command::Prime(args) => maintenance::prime(ctx, args),
-        Command::Completions { .. } => unreachable_completions(),
+        Command::Completions { shell } => Ok(completions(shell)),
     }
 }
 
-/// `completions` is answered before any store is opened; reaching dispatch with it is a bug in
-/// `run`, reported rather than panicked on.
-fn unreachable_completions() -> Result<Report, Failure> {
-    Err(Failure::new(
-        Code::Internal,
-        "completions reached the store dispatcher",
-    ))
+/// The script is the same whatever `--json` says: shells read it, not programs.
+fn completions(shell: clap_complete::Shell) -> Report {
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut Cli::command(), "cairn", &mut script);
+    String::from_utf8_lossy(&script).into_owned().into()
 }
 
 pub fn recovery_notice(r: &Recovery) -> String {

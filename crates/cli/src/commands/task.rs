@@ -28,15 +28,23 @@ pub fn run(ctx: &Ctx, command: TaskCommand) -> Result<Report, Failure> {
         TaskCommand::Show { id } => show(ctx, p, &id.parse()?),
         TaskCommand::Research { id, done, brief } => {
             let id: TaskId = id.parse()?;
-            if let Some(path) = brief {
-                let text = read_brief(&path)?;
-                ctx.block_on(ctx.service.write_research(p, &id, &text))?;
-            }
             let to = if done {
                 TaskStatus::Researched
             } else {
                 TaskStatus::InResearch
             };
+            if let Some(path) = brief {
+                let text = read_brief(&path)?;
+                ctx.block_on(ctx.service.write_research(p, &id, &text))?;
+                // Updating the brief of a task already in that state is not a move.
+                let state = ctx.block_on(ctx.service.load(p))?;
+                let task = find(&state.tasks, &id)?.clone();
+                if task.status == to {
+                    return ctx.emit(&task, |style| {
+                        format!("Research brief of {} updated\n", style.bold(id.as_str()))
+                    });
+                }
+            }
             transition(ctx, p, &id, to, MoveDetail::default())
         }
         TaskCommand::Start { id } => {
