@@ -10,10 +10,7 @@
 pub enum DomainError {
     /// A value that breaks a rule of the model (an id of the wrong shape, a title too short, …).
     #[error("{field}: {message}")]
-    Invalid {
-        field: String,
-        message: String,
-    },
+    Invalid { field: String, message: String },
 
     #[error(transparent)]
     Project(#[from] crate::project::ProjectError),

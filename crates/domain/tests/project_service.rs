@@ -1,0 +1,666 @@
+//! ProjectService: interactions with the port (mockall) and whole scenarios (in-memory store).
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use cairn_domain::log::LogRecord;
+use cairn_domain::ports::FixedClock;
+use cairn_domain::project::memory::MemoryProjectStore;
+use cairn_domain::project::policy::{STALE_TWICE_REASON, Velocity};
+use cairn_domain::project::service::{InitProject, ProjectService, ReconcileScope};
+use cairn_domain::project::store::*;
+use cairn_domain::project::*;
+use cairn_domain::time::Timestamp;
+use cairn_domain::{DomainError, Error, StoreError};
+use chrono::{Duration, TimeZone, Utc};
+use mockall::predicate::always;
+
+mockall::mock! {
+    /// The port's methods minus the mutation closure, which mockall cannot hold (it borrows the
+    /// caller's locals): the interactions are what these tests are about.
+    Port {
+        fn list_projects(&self) -> Result<Vec<ProjectId>, StoreError>;
+        fn load_project(&self, id: &ProjectId) -> Result<Project, StoreError>;
+        fn load(&self, id: &ProjectId) -> Result<Loaded, StoreError>;
+        fn transact(&self, id: &ProjectId) -> Result<Committed, Error>;
+        fn append_log(&self, id: &ProjectId, events: Vec<ProjectEvent>) -> Result<(), StoreError>;
+        fn read_log(&self, id: &ProjectId, tail: Option<usize>) -> Result<LogRead, StoreError>;
+        fn write_velocity(&self, id: &ProjectId, velocity: &Velocity) -> Result<(), StoreError>;
+    }
+}
+
+struct Mocked(MockPort);
+
+fn unexpected(what: &'static str) -> StoreError {
+    StoreError::NotFound {
+        what,
+        id: "not expected by this test".into(),
+    }
+}
+
+#[async_trait]
+impl ProjectStore for Mocked {
+    async fn list_projects(&self) -> Result<Vec<ProjectId>, StoreError> {
+        self.0.list_projects()
+    }
+    async fn create_project(
+        &self,
+        _: &Project,
+        _: Timestamp,
+        _: Vec<ProjectEvent>,
+    ) -> Result<(), StoreError> {
+        Err(unexpected("create_project"))
+    }
+    async fn load_project(&self, id: &ProjectId) -> Result<Project, StoreError> {
+        self.0.load_project(id)
+    }
+    async fn load(&self, id: &ProjectId) -> Result<Loaded, StoreError> {
+        self.0.load(id)
+    }
+    async fn transact(
+        &self,
+        id: &ProjectId,
+        _: Timestamp,
+        _: Mutation<'_>,
+    ) -> Result<Committed, Error> {
+        self.0.transact(id)
+    }
+    async fn append_log(
+        &self,
+        id: &ProjectId,
+        _: Timestamp,
+        events: Vec<ProjectEvent>,
+    ) -> Result<(), StoreError> {
+        self.0.append_log(id, events)
+    }
+    async fn read_log(&self, id: &ProjectId, tail: Option<usize>) -> Result<LogRead, StoreError> {
+        self.0.read_log(id, tail)
+    }
+    async fn research_modified(
+        &self,
+        _: &ProjectId,
+        _: &TaskId,
+    ) -> Result<Option<Timestamp>, StoreError> {
+        Ok(None)
+    }
+    async fn read_research(&self, _: &ProjectId, _: &TaskId) -> Result<Option<String>, StoreError> {
+        Ok(None)
+    }
+    async fn write_research(
+        &self,
+        _: &ProjectId,
+        _: &TaskId,
+        _: &str,
+        _: Timestamp,
+    ) -> Result<(), StoreError> {
+        Err(unexpected("write_research"))
+    }
+    async fn list_checkpoints(&self, _: &ProjectId) -> Result<Vec<CheckpointInfo>, StoreError> {
+        Ok(vec![])
+    }
+    async fn write_checkpoint(
+        &self,
+        _: &ProjectId,
+        _: Timestamp,
+    ) -> Result<CheckpointInfo, StoreError> {
+        Err(unexpected("write_checkpoint"))
+    }
+    async fn restore_checkpoint(
+        &self,
+        _: &ProjectId,
+        _: u32,
+        _: Timestamp,
+    ) -> Result<Committed, StoreError> {
+        Err(unexpected("restore_checkpoint"))
+    }
+    async fn read_velocity(&self, _: &ProjectId) -> Result<Option<Velocity>, StoreError> {
+        Ok(None)
+    }
+    async fn write_velocity(&self, id: &ProjectId, velocity: &Velocity) -> Result<(), StoreError> {
+        self.0.write_velocity(id, velocity)
+    }
+    async fn clean_debris(&self, _: &ProjectId, _: Timestamp) -> Result<Vec<String>, StoreError> {
+        Ok(vec![])
+    }
+    async fn health(&self, _: &ProjectId, _: Timestamp) -> Result<StoreHealth, StoreError> {
+        Ok(StoreHealth::default())
+    }
+}
+
+fn t0() -> Timestamp {
+    Utc.with_ymd_and_hms(2026, 4, 1, 9, 0, 0)
+        .single()
+        .expect("time")
+}
+
+fn pid() -> ProjectId {
+    "demo".parse().expect("id")
+}
+
+fn tid(n: u64) -> TaskId {
+    TaskId::from_number(n)
+}
+
+fn init() -> InitProject {
+    InitProject {
+        id: pid(),
+        name: "Demo".into(),
+        goal: "Ship the demo project".into(),
+        kind: ProjectType::Software,
+    }
+}
+
+async fn memory_service() -> (ProjectService, Arc<FixedClock>) {
+    let clock = Arc::new(FixedClock::new(t0()));
+    let service = ProjectService::new(Arc::new(MemoryProjectStore::new()), clock.clone());
+    service.init(init()).await.expect("init");
+    (service, clock)
+}
+
+#[tokio::test]
+async fn a_store_validation_failure_stops_the_use_case_before_any_other_write() {
+    let mut store = MockPort::new();
+    store.expect_transact().times(1).returning(|_| {
+        Err(Error::Store(StoreError::Invalid {
+            path: "tasks.json".into(),
+            detail: "/tasks/0/title: too short".into(),
+        }))
+    });
+    // A completion would normally refresh velocity; after a refused write it must not.
+    store.expect_read_log().times(0);
+    store.expect_write_velocity().times(0);
+    let service = ProjectService::new(Arc::new(Mocked(store)), Arc::new(FixedClock::new(t0())));
+    let result = service
+        .move_task(&pid(), &tid(1), TaskStatus::Complete, MoveDetail::default())
+        .await;
+    assert!(
+        matches!(result, Err(Error::Store(StoreError::Invalid { .. }))),
+        "{result:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_refused_rule_never_reaches_the_disk_beyond_the_transaction() {
+    let mut store = MockPort::new();
+    store.expect_transact().times(1).returning(|_| {
+        Err(Error::Domain(DomainError::Project(
+            ProjectError::UnknownTask { task: tid(9) },
+        )))
+    });
+    store.expect_write_velocity().times(0);
+    store.expect_append_log().times(0);
+    let service = ProjectService::new(Arc::new(Mocked(store)), Arc::new(FixedClock::new(t0())));
+    let result = service
+        .move_task(
+            &pid(),
+            &tid(9),
+            TaskStatus::InProgress,
+            MoveDetail::default(),
+        )
+        .await;
+    assert!(matches!(result, Err(Error::Domain(_))));
+}
+
+#[tokio::test]
+async fn reconcile_with_nothing_to_do_writes_nothing() {
+    let mut store = MockPort::new();
+    let state = ProjectState {
+        project: Project {
+            id: pid(),
+            name: "Demo".into(),
+            goal: "Ship the demo project".into(),
+            kind: ProjectType::Software,
+            status: ProjectStatus::Planned,
+            phases: vec![],
+            created_at: t0(),
+            updated_at: t0(),
+            extra: Default::default(),
+        },
+        tasks: TaskDoc::new(pid()),
+    };
+    store.expect_load().times(1).returning(move |_| {
+        Ok(Loaded {
+            state: state.clone(),
+            recovered: None,
+        })
+    });
+    store.expect_transact().times(0);
+    store.expect_read_log().times(0);
+    let service = ProjectService::new(Arc::new(Mocked(store)), Arc::new(FixedClock::new(t0())));
+    let report = service
+        .reconcile(&pid(), ReconcileScope::Resume, false)
+        .await
+        .expect("reconcile");
+    assert!(report.reconciled.is_empty() && report.stale.is_empty());
+}
+
+#[tokio::test]
+async fn recoveries_reported_by_the_store_reach_the_caller() {
+    let mut store = MockPort::new();
+    let (service_for_state, _) = memory_service().await;
+    let state = service_for_state.load(&pid()).await.expect("state");
+    let recovery = Recovery {
+        checkpoint: 3,
+        kept: 5,
+        dropped: 1,
+        damaged_copy: "x/tasks.json.corrupt-1".into(),
+    };
+    let r = recovery.clone();
+    store.expect_load().with(always()).returning(move |_| {
+        Ok(Loaded {
+            state: state.clone(),
+            recovered: Some(r.clone()),
+        })
+    });
+    let service = ProjectService::new(Arc::new(Mocked(store)), Arc::new(FixedClock::new(t0())));
+    service.next(&pid()).await.expect("next");
+    assert_eq!(service.take_recoveries(), vec![recovery]);
+    assert!(
+        service.take_recoveries().is_empty(),
+        "each recovery is reported once"
+    );
+}
+
+#[tokio::test]
+async fn the_whole_lifecycle_on_the_memory_store() {
+    let (service, clock) = memory_service().await;
+    let design = service
+        .add_task(
+            &pid(),
+            NewTask {
+                estimate_minutes: Some(30),
+                ..NewTask::titled("Design the API")
+            },
+        )
+        .await
+        .expect("add");
+    let build = service
+        .add_task(
+            &pid(),
+            NewTask {
+                dependencies: vec![design.id.clone()],
+                priority: Some(Priority::High),
+                ..NewTask::titled("Build the API")
+            },
+        )
+        .await
+        .expect("add");
+    assert_eq!(
+        service.load(&pid()).await.expect("load").project.status,
+        ProjectStatus::Planned,
+        "tasks make the project PLANNED"
+    );
+    assert_eq!(
+        service.next(&pid()).await.expect("next").map(|t| t.id),
+        Some(design.id.clone()),
+        "the dependency comes first"
+    );
+
+    let refused = service
+        .move_task(
+            &pid(),
+            &build.id,
+            TaskStatus::InProgress,
+            MoveDetail::default(),
+        )
+        .await;
+    assert!(
+        matches!(
+            refused,
+            Err(Error::Domain(DomainError::Project(
+                ProjectError::DependenciesUnmet { .. }
+            )))
+        ),
+        "{refused:?}"
+    );
+
+    service
+        .move_task(
+            &pid(),
+            &design.id,
+            TaskStatus::InProgress,
+            MoveDetail::default(),
+        )
+        .await
+        .expect("start");
+    assert_eq!(
+        service.load(&pid()).await.expect("load").project.status,
+        ProjectStatus::InProgress
+    );
+    clock.advance(Duration::minutes(25));
+    let done = service
+        .move_task(
+            &pid(),
+            &design.id,
+            TaskStatus::Complete,
+            MoveDetail::default(),
+        )
+        .await
+        .expect("complete");
+    assert_eq!(
+        done.task.actual_minutes,
+        Some(25),
+        "actual minutes are measured from the start when not given"
+    );
+
+    let (parent, children) = service
+        .decompose(
+            &pid(),
+            &build.id,
+            vec![NewTask::titled("Routes"), NewTask::titled("Handlers")],
+        )
+        .await
+        .expect("decompose");
+    assert_eq!(parent.status, TaskStatus::InProgress);
+    assert_eq!(
+        children.iter().map(|c| c.level).collect::<Vec<_>>(),
+        [Level::Subtask, Level::Subtask]
+    );
+    for child in &children {
+        service
+            .move_task(
+                &pid(),
+                &child.id,
+                TaskStatus::InProgress,
+                MoveDetail::default(),
+            )
+            .await
+            .expect("start child");
+    }
+    service
+        .move_task(
+            &pid(),
+            &children[0].id,
+            TaskStatus::Complete,
+            MoveDetail::default(),
+        )
+        .await
+        .expect("complete child");
+    let last = service
+        .move_task(
+            &pid(),
+            &children[1].id,
+            TaskStatus::Complete,
+            MoveDetail::default(),
+        )
+        .await
+        .expect("complete child");
+    assert!(
+        last.changes.contains(&(
+            build.id.clone(),
+            TaskStatus::InProgress,
+            TaskStatus::Complete
+        )),
+        "the parent completes by itself: {:?}",
+        last.changes
+    );
+    let velocity = service.velocity(&pid()).await.expect("velocity");
+    assert_eq!(
+        velocity.completed_count, 3,
+        "velocity counts leaf completions only"
+    );
+}
+
+#[tokio::test]
+async fn stale_twice_is_blocked_for_a_human() {
+    let (service, clock) = memory_service().await;
+    let t = service
+        .add_task(
+            &pid(),
+            NewTask {
+                estimate_minutes: Some(10),
+                ..NewTask::titled("Flaky work")
+            },
+        )
+        .await
+        .expect("add");
+    for round in 1..=2 {
+        service
+            .move_task(&pid(), &t.id, TaskStatus::InProgress, MoveDetail::default())
+            .await
+            .expect("start");
+        clock.advance(Duration::minutes(41));
+        let report = service
+            .reconcile(&pid(), ReconcileScope::StalenessOnly, false)
+            .await
+            .expect("reconcile");
+        assert_eq!(report.stale.len(), 1, "round {round}: {report:?}");
+    }
+    let task = service
+        .load(&pid())
+        .await
+        .expect("load")
+        .tasks
+        .get(&t.id)
+        .cloned()
+        .expect("task");
+    assert_eq!(task.status, TaskStatus::Blocked);
+    assert_eq!(task.blocked_reason.as_deref(), Some(STALE_TWICE_REASON));
+    assert_eq!(task.estimate_minutes, Some(10), "the estimate is kept");
+    let (log, _) = service.log(&pid(), &Default::default()).await.expect("log");
+    assert_eq!(
+        log.iter()
+            .filter(|r: &&LogRecord| r.kind == "ERROR")
+            .count(),
+        2,
+        "each stale reset logs an ERROR"
+    );
+}
+
+#[tokio::test]
+async fn a_completed_task_is_not_stale_even_if_tasks_json_lost_the_update() {
+    let (service, clock) = memory_service().await;
+    let t = service
+        .add_task(
+            &pid(),
+            NewTask {
+                estimate_minutes: Some(5),
+                ..NewTask::titled("Quick job")
+            },
+        )
+        .await
+        .expect("add");
+    service
+        .move_task(&pid(), &t.id, TaskStatus::InProgress, MoveDetail::default())
+        .await
+        .expect("start");
+    // The log says it completed (the state write is what got lost).
+    service
+        .store()
+        .append_log(
+            &pid(),
+            t0(),
+            vec![ProjectEvent::TaskMoved {
+                task: t.id.clone(),
+                from: TaskStatus::InProgress,
+                to: TaskStatus::Complete,
+                actual_minutes: Some(4),
+                reason: None,
+            }],
+        )
+        .await
+        .expect("append");
+    clock.advance(Duration::minutes(60));
+    let report = service
+        .reconcile(&pid(), ReconcileScope::StalenessOnly, false)
+        .await
+        .expect("reconcile");
+    assert!(
+        report.stale.is_empty(),
+        "a TASK_COMPLETE in the log means not stale: {report:?}"
+    );
+}
+
+#[tokio::test]
+async fn resume_prefers_a_fresh_research_brief() {
+    let (service, clock) = memory_service().await;
+    let a = service
+        .add_task(&pid(), NewTask::titled("Researched then interrupted"))
+        .await
+        .expect("add");
+    let b = service
+        .add_task(&pid(), NewTask::titled("Interrupted without research"))
+        .await
+        .expect("add");
+    for t in [&a, &b] {
+        service
+            .move_task(&pid(), &t.id, TaskStatus::InProgress, MoveDetail::default())
+            .await
+            .expect("start");
+    }
+    clock.advance(Duration::minutes(1));
+    service
+        .write_research(&pid(), &a.id, "# Notes\n")
+        .await
+        .expect("brief");
+    let dry = service
+        .reconcile(&pid(), ReconcileScope::Resume, true)
+        .await
+        .expect("dry run");
+    assert!(!dry.applied);
+    assert_eq!(
+        service
+            .load(&pid())
+            .await
+            .expect("load")
+            .tasks
+            .get(&a.id)
+            .map(|t| t.status),
+        Some(TaskStatus::InProgress),
+        "a dry run changes nothing"
+    );
+    let report = service
+        .reconcile(&pid(), ReconcileScope::Resume, false)
+        .await
+        .expect("reconcile");
+    let moves: Vec<(TaskId, TaskStatus)> = report
+        .reconciled
+        .iter()
+        .map(|r| (r.task.clone(), r.to))
+        .collect();
+    assert_eq!(
+        moves,
+        [
+            (a.id.clone(), TaskStatus::Researched),
+            (b.id.clone(), TaskStatus::Pending)
+        ]
+    );
+    let compact = service
+        .reconcile(&pid(), ReconcileScope::StalenessOnly, false)
+        .await
+        .expect("again");
+    assert!(
+        compact.reconciled.is_empty(),
+        "a compaction does not reconcile"
+    );
+}
+
+#[tokio::test]
+async fn phase_completion_checkpoints_and_unknown_phases_are_refused() {
+    let (service, _) = memory_service().await;
+    service
+        .add_task(
+            &pid(),
+            NewTask {
+                phase_id: Some("design".into()),
+                ..NewTask::titled("Sketch it")
+            },
+        )
+        .await
+        .expect("add");
+    let committed = service
+        .complete_phase(&pid(), "design")
+        .await
+        .expect("phase");
+    assert_eq!(committed.checkpoint, Some(1));
+    let again = service.complete_phase(&pid(), "design").await;
+    assert!(matches!(
+        again,
+        Err(Error::Domain(DomainError::Project(
+            ProjectError::PhaseClosed { .. }
+        )))
+    ));
+    let unknown = service
+        .complete_phase(&pid(), "nope")
+        .await
+        .expect_err("unknown phase");
+    assert!(
+        unknown.to_string().contains("design"),
+        "the error lists known phases: {unknown}"
+    );
+}
+
+#[tokio::test]
+async fn resolve_picks_the_only_or_the_in_progress_project() {
+    let (service, _) = memory_service().await;
+    assert_eq!(service.resolve(None).await.expect("only one"), pid());
+    service
+        .init(InitProject {
+            id: "other".parse().expect("id"),
+            name: "Other".into(),
+            goal: "A second project here".into(),
+            kind: ProjectType::Auto,
+        })
+        .await
+        .expect("init");
+    let err = service
+        .resolve(None)
+        .await
+        .expect_err("two projects, none in progress");
+    assert!(
+        err.to_string().contains("demo") && err.to_string().contains("other"),
+        "{err}"
+    );
+    service
+        .set_project_status(&pid(), ProjectStatus::InProgress)
+        .await
+        .expect("status");
+    assert_eq!(service.resolve(None).await.expect("the active one"), pid());
+}
+
+#[tokio::test]
+async fn prime_stays_under_its_budget_with_a_huge_store() {
+    let (service, _) = memory_service().await;
+    let store = service.store().clone();
+    store
+        .transact(
+            &pid(),
+            t0(),
+            Box::new(|s: &mut ProjectState| {
+                for i in 0..3000 {
+                    let title = format!(
+                        "A long task title number {i} that goes on and on to fill space quickly"
+                    );
+                    s.tasks.add_task(NewTask::titled(title), t0())?;
+                }
+                for i in 1..=40u64 {
+                    s.tasks.move_task(
+                        &tid(i),
+                        TaskStatus::InProgress,
+                        MoveDetail::default(),
+                        t0(),
+                    )?;
+                }
+                Ok(Changes::default())
+            }),
+        )
+        .await
+        .expect("bulk");
+    let text = service
+        .prime(&pid(), Some("Session resumed."))
+        .await
+        .expect("prime");
+    assert!(
+        text.chars().count() <= 2_000,
+        "{} chars",
+        text.chars().count()
+    );
+    assert!(
+        text.contains("more"),
+        "cut lists say how many were left out:\n{text}"
+    );
+    assert!(
+        text.contains("cairn task next"),
+        "prime tells the agent what to run"
+    );
+}
