@@ -15,9 +15,16 @@ pub struct Style {
 
 impl Style {
     pub fn detect() -> Self {
-        let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+        Self::decide(
+            std::env::var_os("NO_COLOR").as_deref(),
+            std::io::stdout().is_terminal(),
+        )
+    }
+
+    fn decide(no_color: Option<&std::ffi::OsStr>, stdout_is_terminal: bool) -> Self {
+        let no_color = no_color.is_some_and(|v| !v.is_empty());
         Self {
-            color: !no_color && std::io::stdout().is_terminal(),
+            color: stdout_is_terminal && !no_color,
         }
     }
 
@@ -218,6 +225,22 @@ mod tests {
         assert_eq!(
             rendered,
             "ID     STATUS    TITLE\nT-001  \x1b[32mCOMPLETE\x1b[0m  Done\nT-002  PENDING   Next\n"
+        );
+    }
+
+    #[test]
+    fn colour_only_on_a_terminal_without_no_color() {
+        use std::ffi::OsStr;
+        assert!(Style::decide(None, true).color);
+        assert!(
+            Style::decide(Some(OsStr::new("")), true).color,
+            "an empty NO_COLOR is unset"
+        );
+        assert!(!Style::decide(Some(OsStr::new("1")), true).color);
+        assert!(!Style::decide(None, false).color);
+        assert_eq!(
+            Style::decide(None, false).status(TaskStatus::Blocked),
+            "BLOCKED"
         );
     }
 

@@ -355,6 +355,11 @@ pub fn status(ctx: &Ctx) -> Result<Report, Failure> {
         } else if let Some((id, _)) = s.next.first() {
             out.push('\n');
             out.push_str(&style.next_step(&format!("cairn task start {id}")));
+        } else if s.in_progress.is_empty() && !s.blocked.is_empty() {
+            out.push('\n');
+            out.push_str(&style.next_step(
+                "nothing is ready until a blocker is resolved: `cairn task unblock ID`",
+            ));
         }
         out
     })
