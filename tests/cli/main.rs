@@ -1,2 +1,8 @@
-#[test]
-fn placeholder() {}
+//! End-to-end tests: the real `cairn` binary on temporary repositories.
+
+mod concurrency;
+mod errors;
+mod json_shapes;
+mod lifecycle;
+mod snapshots;
+mod support;

@@ -1,0 +1,536 @@
+//! The command line, as clap derive types. Parsing only: what each command does is in
+//! [`crate::commands`].
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::exit::EXIT_CODES_HELP;
+use crate::json::JSON_HELP;
+
+const ROOT_HELP: &str = "Examples:
+  cairn init --id web-app --name \"Web app\" --goal \"Ship the first public release\"
+  cairn task add \"Design the schema\" --priority HIGH --estimate 45
+  cairn task next
+  cairn task start T-001 && cairn task complete T-001
+  cairn status
+  cairn --json task list --ready | jq '.[].id'
+
+Environment:
+  CLAUDE_PROJECT_DIR  repository root when --root is not given (else the enclosing git work tree,
+                      else the current directory)
+  CAIRN_PROJECT       default for --project
+  NO_COLOR            set (non-empty) to turn colour off; colour is also off when stdout is not a
+                      terminal
+  CAIRN_LOCK_TIMEOUT_MS
+                      how long a writer waits for another cairn process's lock (default 10000)
+  CAIRN_NOW           an RFC 3339 instant that fixes cairn's clock for the whole run (a testing
+                      and replay aid: every timestamp written is this instant)
+";
+
+/// cairn: durable, crash-safe working memory for AI coding agents.
+///
+/// Projects and tasks live under <root>/.claude/projects/<id>/ as plain JSON and an append-only
+/// Markdown log. Every change is checked by cairn's rules, written atomically under a lock, and
+/// logged; a damaged tasks.json is restored from the newest valid checkpoint.
+#[derive(Debug, Parser)]
+#[command(
+    name = "cairn",
+    version,
+    about,
+    long_about = None,
+    after_help = format!("{ROOT_HELP}\n{JSON_HELP}\n\n{EXIT_CODES_HELP}"),
+    propagate_version = true,
+    max_term_width = 100
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: Global,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Global options")]
+pub struct Global {
+    /// Repository root holding .claude/projects (default: $CLAUDE_PROJECT_DIR, else the enclosing
+    /// git work tree, else the current directory)
+    #[arg(long, global = true, value_name = "DIR")]
+    pub root: Option<PathBuf>,
+
+    /// Project to work on (default: the only project, else the one IN_PROGRESS)
+    #[arg(long, global = true, value_name = "ID", env = "CAIRN_PROJECT")]
+    pub project: Option<String>,
+
+    /// Print machine-readable JSON on stdout (stable shapes, listed in `cairn --help`)
+    #[arg(long, global = true)]
+    pub json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Create a project in this repository
+    #[command(after_help = "Examples:
+  cairn init --id web-app --name \"Web app\" --goal \"Ship the first public release\"
+  cairn init --id docs --name Docs --goal \"Rewrite the user guide\" --type content")]
+    Init(InitArgs),
+
+    /// Show, list or change projects
+    #[command(
+        subcommand,
+        after_help = "Examples:
+  cairn project show
+  cairn project list
+  cairn project set-status PAUSED"
+    )]
+    Project(ProjectCommand),
+
+    /// Add, inspect, move and schedule tasks
+    #[command(
+        subcommand,
+        after_help = "Examples:
+  cairn task add \"Write the parser\" --estimate 45
+  cairn task next
+  cairn task start T-001
+  cairn task complete T-001
+  cairn task list --status IN_PROGRESS"
+    )]
+    Task(TaskCommand),
+
+    /// Close a phase (logs PHASE_COMPLETE and writes a checkpoint)
+    #[command(
+        subcommand,
+        after_help = "Examples:
+  cairn phase complete design"
+    )]
+    Phase(PhaseCommand),
+
+    /// List, write or restore snapshots of tasks.json
+    #[command(
+        subcommand,
+        after_help = "Examples:
+  cairn checkpoint list
+  cairn checkpoint write
+  cairn checkpoint restore 3"
+    )]
+    Checkpoint(CheckpointCommand),
+
+    /// Read the progress log
+    #[command(after_help = "Examples:
+  cairn log --tail 20
+  cairn log --event TASK_COMPLETE --tail 5
+  cairn log --task T-004")]
+    Log(LogArgs),
+
+    /// Recompute and show velocity (throughput, estimate accuracy, ETA)
+    #[command(after_help = "Examples:
+  cairn velocity
+  cairn --json velocity | jq .eta")]
+    Velocity,
+
+    /// Resume reconciliation and the staleness check
+    ///
+    /// Tasks left IN_RESEARCH, IN_PROGRESS or VALIDATING by an interrupted session go back to
+    /// RESEARCHED (a fresh research brief exists) or PENDING. Tasks in progress for more than 4×
+    /// their estimate are reset to PENDING, and BLOCKED the second time.
+    #[command(after_help = "Examples:
+  cairn reconcile --dry-run
+  cairn reconcile
+  cairn reconcile --staleness-only")]
+    Reconcile(ReconcileArgs),
+
+    /// Check the store: orphans, dangling ids, cycles, parent/child mismatches, damaged files,
+    /// leftover temporary files
+    ///
+    /// Exits 0 when everything is clean, 9 when problems remain. With --fix, repairs only what is
+    /// safe (dangling references, one-sided parent links, stale temporary files, parents whose
+    /// subtasks are all complete) and logs each repair.
+    #[command(after_help = "Examples:
+  cairn doctor
+  cairn doctor --fix")]
+    Doctor(DoctorArgs),
+
+    /// A human summary: progress, work under way, blocked tasks, what is next
+    #[command(after_help = "Examples:
+  cairn status
+  cairn --project web-app status
+  cairn --json status | jq .leaves_complete")]
+    Status,
+
+    /// Compact context for an agent (at most 2,000 characters, however large the project)
+    #[command(after_help = "Examples:
+  cairn prime
+  cairn prime --header \"Project memory (cairn):\"")]
+    Prime(PrimeArgs),
+
+    /// Print a shell completion script
+    #[command(after_help = "Examples:
+  cairn completions bash > ~/.local/share/bash-completion/completions/cairn
+  cairn completions zsh > \"${fpath[1]}/_cairn\"
+  cairn completions fish > ~/.config/fish/completions/cairn.fish")]
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[value(rename_all = "lower")]
+pub enum ProjectKind {
+    Software,
+    Content,
+    Research,
+    Business,
+    Auto,
+}
+
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// Project id: lowercase letters, digits and dashes (it names the directory)
+    #[arg(long, value_name = "ID")]
+    pub id: String,
+    /// Display name
+    #[arg(long)]
+    pub name: String,
+    /// What the project is for, in at least 10 characters
+    #[arg(long)]
+    pub goal: String,
+    /// Kind of project
+    #[arg(long = "type", value_enum, default_value = "software")]
+    pub kind: ProjectKind,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ProjectCommand {
+    /// Show the current project record
+    #[command(after_help = "Examples:
+  cairn project show
+  cairn --project web-app --json project show")]
+    Show,
+    /// List the projects in this repository
+    #[command(after_help = "Examples:
+  cairn project list
+  cairn --json project list | jq -r '.[].id'")]
+    List,
+    /// Change the project's status (INITIALIZING, READY, PLANNED, IN_PROGRESS, PAUSED, BLOCKED,
+    /// COMPLETE, CANCELLED)
+    #[command(after_help = "Examples:
+  cairn project set-status PAUSED
+  cairn project set-status in-progress")]
+    SetStatus {
+        #[arg(value_name = "STATUS")]
+        status: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TaskCommand {
+    /// Add a task (under a parent with --parent)
+    #[command(after_help = "Examples:
+  cairn task add \"Set up CI\" --priority HIGH --estimate 30
+  cairn task add \"Write the login form\" --depends T-001,T-002 --criterion \"form validates e-mail\"
+  cairn task add \"Handle expired tokens\" --parent T-004 --phase auth")]
+    Add(AddArgs),
+
+    /// List tasks, filtered
+    #[command(after_help = "Examples:
+  cairn task list
+  cairn task list --status IN_PROGRESS,VALIDATING
+  cairn task list --ready
+  cairn --json task list --phase auth")]
+    List(ListArgs),
+
+    /// Show one task in full
+    #[command(after_help = "Examples:
+  cairn task show T-004
+  cairn task show 4")]
+    Show { id: String },
+
+    /// Start researching a task (IN_RESEARCH), or with --done record that research is done
+    #[command(after_help = "Examples:
+  cairn task research T-003
+  cairn task research T-003 --done --brief notes.md")]
+    Research {
+        id: String,
+        /// Research is finished: move to RESEARCHED
+        #[arg(long)]
+        done: bool,
+        /// Store this file (`-` for stdin) as the task's research brief
+        #[arg(long, value_name = "FILE")]
+        brief: Option<PathBuf>,
+    },
+
+    /// Start work on a task (IN_PROGRESS); its dependencies must be complete
+    #[command(after_help = "Examples:
+  cairn task start T-003")]
+    Start { id: String },
+
+    /// Move a task to VALIDATING (work done, being checked)
+    #[command(after_help = "Examples:
+  cairn task validate T-003")]
+    Validate { id: String },
+
+    /// Complete a task; its parent completes by itself when all its subtasks are complete
+    #[command(after_help = "Examples:
+  cairn task complete T-003
+  cairn task complete T-003 --actual 40")]
+    Complete {
+        id: String,
+        /// Minutes actually spent (default: measured from when it was started)
+        #[arg(long, value_name = "MIN")]
+        actual: Option<u32>,
+    },
+
+    /// Block a task, saying why
+    #[command(after_help = "Examples:
+  cairn task block T-003 --reason \"waiting for API keys\"")]
+    Block {
+        id: String,
+        #[arg(long)]
+        reason: String,
+    },
+
+    /// Unblock a task (a leaf goes back to PENDING, a parent to IN_PROGRESS)
+    #[command(after_help = "Examples:
+  cairn task unblock T-003")]
+    Unblock { id: String },
+
+    /// Cancel a task (and its open subtasks)
+    #[command(after_help = "Examples:
+  cairn task cancel T-007 --reason \"out of scope\"")]
+    Cancel {
+        id: String,
+        #[arg(long)]
+        reason: Option<String>,
+    },
+
+    /// Put a task back to PENDING (research briefs are kept)
+    #[command(after_help = "Examples:
+  cairn task reset T-003")]
+    Reset {
+        id: String,
+        #[arg(long)]
+        reason: Option<String>,
+    },
+
+    /// Move a task to any status the rules allow (for scripts)
+    #[command(after_help = "Examples:
+  cairn task move T-003 --to IN_PROGRESS
+  cairn task move T-003 --to BLOCKED --reason \"flaky test\"
+  cairn task move T-003 --to COMPLETE --actual 25")]
+    Move {
+        id: String,
+        /// Target status
+        #[arg(long, value_name = "STATUS")]
+        to: String,
+        #[arg(long)]
+        reason: Option<String>,
+        #[arg(long, value_name = "MIN")]
+        actual: Option<u32>,
+    },
+
+    /// Split a task into subtasks (the task becomes their parent and moves to IN_PROGRESS)
+    #[command(after_help = "Examples:
+  cairn task decompose T-004 --into \"Write the parser\" --into \"Write the printer\"")]
+    Decompose {
+        id: String,
+        /// A subtask title (repeat for several)
+        #[arg(long = "into", value_name = "TITLE", required = true)]
+        into: Vec<String>,
+    },
+
+    /// Add (or with --remove, remove) a dependency: ID waits for --on
+    #[command(after_help = "Examples:
+  cairn task depend T-005 --on T-003
+  cairn task depend T-005 --on T-003 --remove")]
+    Depend {
+        id: String,
+        #[arg(long, value_name = "ID")]
+        on: String,
+        #[arg(long)]
+        remove: bool,
+    },
+
+    /// The task to do next: ready, by priority, critical path, estimate, then age
+    #[command(after_help = "Examples:
+  cairn task next
+  cairn --json task next | jq -r .id")]
+    Next,
+
+    /// Every ready task, in the order `next` hands them out
+    #[command(after_help = "Examples:
+  cairn task ready
+  cairn --json task ready | jq -r '.[].id'")]
+    Ready,
+
+    /// Ready and pending leaves in topological layers (tasks in one wave can run in parallel)
+    #[command(after_help = "Examples:
+  cairn task waves
+  cairn --json task waves | jq '.waves[0]'")]
+    Waves,
+
+    /// Dependencies (solid) and hierarchy (dotted) as Mermaid or Graphviz dot
+    #[command(after_help = "Examples:
+  cairn task graph > tasks.mmd
+  cairn task graph --format dot | dot -Tsvg > tasks.svg")]
+    Graph {
+        #[arg(long, value_enum, default_value = "mermaid")]
+        format: GraphFormat,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum GraphFormat {
+    Mermaid,
+    Dot,
+}
+
+#[derive(Debug, Args)]
+pub struct AddArgs {
+    /// What to do, in at least 3 characters
+    pub title: String,
+    /// epic, story, task, subtask or micro-task (default: task, or one below the parent)
+    #[arg(long)]
+    pub level: Option<String>,
+    /// Parent task id
+    #[arg(long, value_name = "ID")]
+    pub parent: Option<String>,
+    /// Tasks that must be complete first, comma-separated
+    #[arg(long, value_name = "ID,ID", value_delimiter = ',')]
+    pub depends: Vec<String>,
+    /// CRITICAL, HIGH, MEDIUM or LOW (default: MEDIUM, or the parent's)
+    #[arg(long)]
+    pub priority: Option<String>,
+    /// Estimated minutes (1-480)
+    #[arg(long, value_name = "MIN")]
+    pub estimate: Option<u32>,
+    /// A completion criterion (repeat for several; at most 12, each at least 5 characters)
+    #[arg(long = "criterion", value_name = "TEXT")]
+    pub criteria: Vec<String>,
+    /// Longer description (context, links, notes)
+    #[arg(long, value_name = "TEXT")]
+    pub description: Option<String>,
+    /// Phase id (lowercase letters, digits and dashes)
+    #[arg(long)]
+    pub phase: Option<String>,
+    /// A tag (repeat for several)
+    #[arg(long = "tag", value_name = "TAG")]
+    pub tags: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// Only these statuses, comma-separated
+    #[arg(long, value_name = "S,S", value_delimiter = ',')]
+    pub status: Vec<String>,
+    /// Only this level
+    #[arg(long, value_name = "L")]
+    pub level: Option<String>,
+    /// Only this phase
+    #[arg(long, value_name = "P")]
+    pub phase: Option<String>,
+    /// Only ready tasks (leaves in PENDING or RESEARCHED whose dependencies are complete)
+    #[arg(long)]
+    pub ready: bool,
+    /// Only BLOCKED tasks
+    #[arg(long)]
+    pub blocked: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PhaseCommand {
+    /// Mark a phase COMPLETE, log PHASE_COMPLETE and write a checkpoint
+    #[command(after_help = "Examples:
+  cairn phase complete design")]
+    Complete { phase: String },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum CheckpointCommand {
+    /// List checkpoints, oldest first
+    #[command(after_help = "Examples:
+  cairn checkpoint list")]
+    List,
+    /// Snapshot tasks.json now
+    #[command(after_help = "Examples:
+  cairn checkpoint write")]
+    Write,
+    /// Replace the tasks with checkpoint N (the current tasks are saved as a new checkpoint
+    /// first, so a restore can be undone)
+    #[command(after_help = "Examples:
+  cairn checkpoint list
+  cairn checkpoint restore 3")]
+    Restore { number: u32 },
+}
+
+#[derive(Debug, Args)]
+pub struct LogArgs {
+    /// Only the last N entries (after filtering)
+    #[arg(long, value_name = "N")]
+    pub tail: Option<usize>,
+    /// Only entries of this kind, e.g. TASK_COMPLETE, ERROR
+    #[arg(long, value_name = "KIND")]
+    pub event: Option<String>,
+    /// Only entries about this task
+    #[arg(long, value_name = "ID")]
+    pub task: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ReconcileArgs {
+    /// Say what would change, change nothing
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Only the staleness check (the same session continues, e.g. after a compaction)
+    #[arg(long)]
+    pub staleness_only: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// Repair what is safe to repair, logging each repair
+    #[arg(long)]
+    pub fix: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct PrimeArgs {
+    /// A first line to put above the context
+    #[arg(long)]
+    pub header: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_command_line_is_well_formed() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn every_command_shows_examples_in_its_help() {
+        fn walk(cmd: &clap::Command, path: &str, missing: &mut Vec<String>) {
+            for sub in cmd.get_subcommands() {
+                let path = format!("{path} {}", sub.get_name());
+                let help = sub
+                    .get_after_help()
+                    .map(|h| h.to_string())
+                    .unwrap_or_default();
+                if !help.contains("Examples:") {
+                    missing.push(path.clone());
+                }
+                walk(sub, &path, missing);
+            }
+        }
+        let mut missing = Vec::new();
+        walk(&Cli::command(), "cairn", &mut missing);
+        assert!(
+            missing.is_empty(),
+            "no examples in the help of: {missing:?}"
+        );
+    }
+}

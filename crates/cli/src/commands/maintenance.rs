@@ -1,0 +1,380 @@
+//! Phases, checkpoints, the log, velocity, reconciliation, doctor, status and prime.
+
+use std::fmt::Write as _;
+
+use cairn_domain::project::report::PRIME_MAX_CHARS;
+use cairn_domain::project::service::{LogQuery, ReconcileScope};
+use cairn_domain::project::{TaskId, TaskStatus};
+use cairn_domain::time::format_rfc3339;
+use serde_json::{Map, Value, json};
+
+use super::{Ctx, Report};
+use crate::cli::{CheckpointCommand, DoctorArgs, LogArgs, PhaseCommand, PrimeArgs, ReconcileArgs};
+use crate::exit::{Code, Failure};
+use crate::json::{self, checkpoint_name};
+use crate::output::{Cell, Table, minutes};
+use crate::progress::Spinner;
+
+pub fn phase(ctx: &Ctx, command: PhaseCommand) -> Result<Report, Failure> {
+    let PhaseCommand::Complete { phase } = command;
+    let p = ctx.project()?;
+    let committed = ctx.block_on(ctx.service.complete_phase(&p, &phase))?;
+    let record = committed
+        .state
+        .project
+        .phases
+        .iter()
+        .find(|ph| ph.id == phase)
+        .cloned();
+    let value = json!({"phase": record, "checkpoint": committed.checkpoint});
+    ctx.emit(&value, |style| {
+        let mut out = format!("Phase {} is COMPLETE\n", style.bold(&phase));
+        if let Some(n) = committed.checkpoint {
+            let _ = writeln!(out, "{} written", checkpoint_name(n));
+        }
+        out
+    })
+}
+
+pub fn checkpoint(ctx: &Ctx, command: CheckpointCommand) -> Result<Report, Failure> {
+    let p = ctx.project()?;
+    match command {
+        CheckpointCommand::List => {
+            let list = ctx.block_on(ctx.service.checkpoints(&p))?;
+            let value: Vec<Value> = list.iter().map(json::checkpoint).collect();
+            ctx.emit(&value, |style| {
+                if list.is_empty() {
+                    return format!(
+                        "No checkpoints yet (one is written after every phase and every 10 completions).\n{}",
+                        style.next_step("cairn checkpoint write")
+                    );
+                }
+                let mut table = Table::new(&["NUMBER", "NAME", "WRITTEN", "SIZE"]);
+                for c in &list {
+                    table.row(vec![
+                        c.number.to_string().into(),
+                        checkpoint_name(c.number).into(),
+                        c.written_at
+                            .as_ref()
+                            .map(format_rfc3339)
+                            .unwrap_or_else(|| "unknown".into())
+                            .into(),
+                        format!("{} B", c.size_bytes).into(),
+                    ]);
+                }
+                table.render(style)
+            })
+        }
+        CheckpointCommand::Write => {
+            let info = ctx.block_on(ctx.service.write_checkpoint(&p))?;
+            ctx.emit(&json::checkpoint(&info), |_| {
+                format!("{} written\n", checkpoint_name(info.number))
+            })
+        }
+        CheckpointCommand::Restore { number } => {
+            let committed = ctx.block_on(ctx.service.restore_checkpoint(&p, number))?;
+            let tasks = committed.state.tasks.tasks.len();
+            ctx.emit(&json!({"restored": number, "tasks": tasks}), |style| {
+                format!(
+                    "Restored {} ({tasks} task{}). The tasks it replaced were saved as a new checkpoint first.\n{}",
+                    checkpoint_name(number),
+                    if tasks == 1 { "" } else { "s" },
+                    style.next_step("`cairn checkpoint list` to undo with `cairn checkpoint restore N`")
+                )
+            })
+        }
+    }
+}
+
+pub fn log(ctx: &Ctx, args: LogArgs) -> Result<Report, Failure> {
+    let p = ctx.project()?;
+    let query = LogQuery {
+        tail: args.tail,
+        kind: args.event,
+        task: args.task.as_deref().map(str::parse::<TaskId>).transpose()?,
+    };
+    let (records, torn) = ctx.block_on(ctx.service.log(&p, &query))?;
+    if torn.is_some() {
+        eprintln!(
+            "cairn: the progress log ends in a torn entry (a write cut off by a crash); it is left as it is"
+        );
+    }
+    let value: Vec<Value> = records
+        .iter()
+        .map(|r| {
+            let fields: Map<String, Value> = r
+                .fields
+                .iter()
+                .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+                .collect();
+            json!({"at": format_rfc3339(&r.at), "event": r.kind, "fields": fields})
+        })
+        .collect();
+    ctx.emit(&value, |style| {
+        if records.is_empty() {
+            return "No log entries match.\n".to_owned();
+        }
+        let mut out = String::new();
+        for r in &records {
+            let fields = r
+                .fields
+                .iter()
+                .map(|(k, v)| format!("{k}: {v}"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            let _ = writeln!(
+                out,
+                "{}  {}  {fields}",
+                style.dim(&format_rfc3339(&r.at)),
+                style.bold(&r.kind)
+            );
+        }
+        out
+    })
+}
+
+pub fn velocity(ctx: &Ctx) -> Result<Report, Failure> {
+    let p = ctx.project()?;
+    let v = ctx.block_on(ctx.service.velocity(&p))?;
+    ctx.emit(&v, |style| {
+        let unknown = || "not enough data yet".to_owned();
+        let mut out = String::new();
+        let mut field = |key: &str, value: String| {
+            let _ = writeln!(out, "{}  {value}", style.dim(&format!("{key:<22}")));
+        };
+        field(
+            "completed (window)",
+            format!("{} (last {} at most)", v.completed_count, v.window),
+        );
+        field(
+            "mean time per task",
+            v.mean_actual_minutes
+                .map(|m| minutes(m.round() as u32))
+                .unwrap_or_else(unknown),
+        );
+        field(
+            "actual / estimate",
+            v.estimate_ratio
+                .map(|r| format!("{r:.2}×"))
+                .unwrap_or_else(unknown),
+        );
+        field(
+            "throughput",
+            v.throughput_per_day
+                .map(|t| format!("{t:.1} tasks/day"))
+                .unwrap_or_else(unknown),
+        );
+        field(
+            "remaining",
+            format!(
+                "{} tasks, {} estimated",
+                v.remaining_tasks,
+                minutes(u32::try_from(v.remaining_estimate_minutes).unwrap_or(u32::MAX))
+            ),
+        );
+        field(
+            "eta",
+            v.eta.as_ref().map(format_rfc3339).unwrap_or_else(unknown),
+        );
+        out
+    })
+}
+
+pub fn reconcile(ctx: &Ctx, args: ReconcileArgs) -> Result<Report, Failure> {
+    let p = ctx.project()?;
+    let scope = if args.staleness_only {
+        ReconcileScope::StalenessOnly
+    } else {
+        ReconcileScope::Resume
+    };
+    let report = ctx.block_on(ctx.service.reconcile(&p, scope, args.dry_run))?;
+    ctx.emit(&json::reconcile(&report), |style| {
+        let mut out = String::new();
+        let verb = if args.dry_run { "would move" } else { "moved" };
+        for r in report.reconciled.iter().chain(&report.stale) {
+            let _ = writeln!(
+                out,
+                "{} {verb} {} → {} ({})",
+                style.bold(r.task.as_str()),
+                style.status(r.from),
+                style.status(r.to),
+                r.reason
+            );
+        }
+        if out.is_empty() {
+            out.push_str("Nothing to reconcile: no interrupted or stale work.\n");
+        } else if args.dry_run {
+            out.push_str(&style.next_step("run `cairn reconcile` to apply"));
+        }
+        out
+    })
+}
+
+pub fn doctor(ctx: &Ctx, args: DoctorArgs) -> Result<Report, Failure> {
+    let p = ctx.project()?;
+    let report = {
+        let _spinner = Spinner::start(if args.fix {
+            "checking and repairing the store…"
+        } else {
+            "checking the store…"
+        });
+        ctx.block_on(ctx.service.doctor(&p, args.fix))?
+    };
+    let clean = report.is_clean();
+    let mut rendered = ctx.emit(&json::doctor(&report), |style| {
+        let mut out = String::new();
+        for r in &report.repaired {
+            let _ = writeln!(out, "{} {r}", style.green("repaired"));
+        }
+        for d in &report.debris_removed {
+            let _ = writeln!(out, "{} leftover temporary file {d}", style.green("removed"));
+        }
+        for f in &report.findings {
+            let severity = match f.severity {
+                cairn_domain::project::report::Severity::Error => style.red("error  "),
+                cairn_domain::project::report::Severity::Warning => style.yellow("warning"),
+            };
+            let _ = writeln!(out, "{severity}  {}  {}", f.code, f.message);
+        }
+        for (path, detail) in &report.store.damaged {
+            let _ = writeln!(out, "{}  damaged file {path}: {detail}", style.red("error  "));
+        }
+        for d in &report.store.debris {
+            let _ = writeln!(
+                out,
+                "{}  leftover temporary file {d}",
+                style.yellow("warning")
+            );
+        }
+        if report.store.torn_log {
+            let _ = writeln!(
+                out,
+                "{}  the progress log ends in a torn entry (a crash mid-write); it is kept as it is",
+                style.yellow("warning")
+            );
+        }
+        if clean {
+            let _ = writeln!(out, "{} project {p} is healthy", style.green("✓"));
+        } else {
+            let fixable = report.findings.iter().filter(|f| f.fixable).count()
+                + report.store.debris.len();
+            if fixable > 0 && !args.fix {
+                out.push_str(&style.next_step(&format!(
+                    "`cairn doctor --fix` repairs {fixable} of these safely"
+                )));
+            } else {
+                out.push_str(&style.next_step(
+                    "the rest needs a human: see each message; `cairn checkpoint restore N` rolls the tasks back",
+                ));
+            }
+        }
+        out
+    })?;
+    if !clean {
+        rendered.code = Code::Unhealthy;
+    }
+    Ok(rendered)
+}
+
+pub fn status(ctx: &Ctx) -> Result<Report, Failure> {
+    let p = ctx.project()?;
+    let s = ctx.block_on(ctx.service.summary(&p))?;
+    ctx.emit(&json::status(&s), |style| {
+        let mut out = format!("{} — {} [{}]\n", style.bold(&s.project), s.name, s.status);
+        let _ = writeln!(out, "Goal: {}", s.goal);
+        let pct = (s.leaves_complete * 100)
+            .checked_div(s.leaves_total)
+            .unwrap_or(0);
+        let width = 20;
+        let filled = (s.leaves_complete * width)
+            .checked_div(s.leaves_total)
+            .unwrap_or(0);
+        let _ = writeln!(
+            out,
+            "Progress: {}{} {}/{} tasks complete ({pct}%)",
+            style.green(&"█".repeat(filled)),
+            style.dim(&"░".repeat(width - filled)),
+            s.leaves_complete,
+            s.leaves_total
+        );
+        let counts: Vec<String> = TaskStatus::ALL
+            .iter()
+            .filter_map(|st| {
+                let n = s.counts.get(st.as_str()).copied().unwrap_or(0);
+                (n > 0).then(|| format!("{n} {}", style.status(*st)))
+            })
+            .collect();
+        if !counts.is_empty() {
+            let _ = writeln!(out, "Tasks: {}", counts.join(" · "));
+        }
+        if !s.phases.is_empty() {
+            let phases: Vec<String> = s
+                .phases
+                .iter()
+                .map(|(id, st)| format!("{id} {st}"))
+                .collect();
+            let _ = writeln!(out, "Phases: {}", phases.join(", "));
+        }
+        let mut section = |title: String, rows: Vec<(String, String)>| {
+            if rows.is_empty() {
+                return;
+            }
+            let _ = writeln!(out, "\n{title}");
+            let mut table = Table::new(&["ID", "TITLE"]);
+            for (id, text) in rows {
+                table.row(vec![Cell::styled(id.clone(), style.bold(&id)), text.into()]);
+            }
+            // The section title stands in for the header row.
+            for line in table.render(style).lines().skip(1) {
+                let _ = writeln!(out, "  {line}");
+            }
+        };
+        section(
+            style.yellow("In progress"),
+            s.in_progress
+                .iter()
+                .map(|(id, t)| (id.to_string(), t.clone()))
+                .collect(),
+        );
+        section(
+            style.red("Blocked"),
+            s.blocked
+                .iter()
+                .map(|(id, t, why)| (id.to_string(), format!("{t} — {why}")))
+                .collect(),
+        );
+        section(
+            style.bold("Next up"),
+            s.next
+                .iter()
+                .map(|(id, t)| (id.to_string(), t.clone()))
+                .collect(),
+        );
+        if s.total == 0 {
+            out.push_str(&style.next_step("cairn task add TITLE"));
+        } else if let Some((id, _)) = s.next.first() {
+            out.push('\n');
+            out.push_str(&style.next_step(&format!("cairn task start {id}")));
+        } else if s.in_progress.is_empty() && !s.blocked.is_empty() {
+            out.push('\n');
+            out.push_str(&style.next_step(
+                "nothing is ready until a blocker is resolved: `cairn task unblock ID`",
+            ));
+        }
+        out
+    })
+}
+
+pub fn prime(ctx: &Ctx, args: PrimeArgs) -> Result<Report, Failure> {
+    let p = ctx.project()?;
+    let text = ctx.block_on(ctx.service.prime(&p, args.header.as_deref()))?;
+    debug_assert!(text.chars().count() <= PRIME_MAX_CHARS);
+    let chars = text.chars().count();
+    ctx.emit(&json!({"prime": text, "chars": chars}), |_| {
+        let mut t = text.clone();
+        if !t.ends_with('\n') {
+            t.push('\n');
+        }
+        t
+    })
+}

@@ -1,0 +1,112 @@
+//! `init` and `project …`.
+
+use std::fmt::Write as _;
+
+use cairn_domain::project::service::InitProject;
+use cairn_domain::project::{Project, ProjectStatus, ProjectType};
+use cairn_domain::time::format_rfc3339;
+
+use super::{Ctx, Report};
+use crate::cli::{InitArgs, ProjectCommand, ProjectKind};
+use crate::exit::Failure;
+use crate::output::{Cell, Style, Table};
+
+pub fn init(ctx: &Ctx, args: InitArgs) -> Result<Report, Failure> {
+    let kind = match args.kind {
+        ProjectKind::Software => ProjectType::Software,
+        ProjectKind::Content => ProjectType::Content,
+        ProjectKind::Research => ProjectType::Research,
+        ProjectKind::Business => ProjectType::Business,
+        ProjectKind::Auto => ProjectType::Auto,
+    };
+    let project = ctx.block_on(ctx.service.init(InitProject {
+        id: args.id.parse()?,
+        name: args.name,
+        goal: args.goal,
+        kind,
+    }))?;
+    let dir = ctx
+        .root
+        .join(".claude")
+        .join("projects")
+        .join(project.id.as_str());
+    ctx.emit(&project, |style| {
+        let mut out = format!(
+            "Created project {} ({}) in {}\n",
+            style.bold(project.id.as_str()),
+            project.name,
+            dir.display()
+        );
+        out.push_str(&style.next_step("add tasks with `cairn task add TITLE`"));
+        out
+    })
+}
+
+pub fn run(ctx: &Ctx, command: ProjectCommand) -> Result<Report, Failure> {
+    match command {
+        ProjectCommand::Show => {
+            let id = ctx.project()?;
+            let project = ctx.block_on(ctx.service.load(&id))?.project;
+            ctx.emit(&project, |style| show(style, &project))
+        }
+        ProjectCommand::List => {
+            let projects = ctx.block_on(ctx.service.projects())?;
+            ctx.emit(&projects, |style| list(style, &projects))
+        }
+        ProjectCommand::SetStatus { status } => {
+            let to: ProjectStatus = status.parse()?;
+            let id = ctx.project()?;
+            let project = ctx.block_on(ctx.service.set_project_status(&id, to))?;
+            ctx.emit(&project, |style| {
+                format!(
+                    "Project {} is now {}\n",
+                    style.bold(project.id.as_str()),
+                    project.status
+                )
+            })
+        }
+    }
+}
+
+fn show(style: &Style, p: &Project) -> String {
+    let mut out = format!("{} — {}\n", style.bold(p.id.as_str()), p.name);
+    let phases = if p.phases.is_empty() {
+        "none".to_owned()
+    } else {
+        p.phases
+            .iter()
+            .map(|ph| format!("{} ({})", ph.id, ph.status))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    for (key, value) in [
+        ("status", p.status.to_string()),
+        ("type", p.kind.to_string()),
+        ("goal", p.goal.clone()),
+        ("phases", phases),
+        ("created", format_rfc3339(&p.created_at)),
+        ("updated", format_rfc3339(&p.updated_at)),
+    ] {
+        let _ = writeln!(out, "  {}  {value}", style.dim(&format!("{key:<8}")));
+    }
+    out
+}
+
+fn list(style: &Style, projects: &[Project]) -> String {
+    if projects.is_empty() {
+        return format!(
+            "No projects here yet.\n{}",
+            style.next_step("cairn init --id ID --name NAME --goal GOAL")
+        );
+    }
+    let mut table = Table::new(&["ID", "STATUS", "TYPE", "NAME"]);
+    for p in projects {
+        table.row(vec![
+            Cell::styled(p.id.as_str(), style.bold(p.id.as_str())),
+            p.status.to_string().into(),
+            p.kind.to_string().into(),
+            p.name.clone().into(),
+        ]);
+    }
+    table.render(style)
+}

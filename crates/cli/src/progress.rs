@@ -1,0 +1,56 @@
+//! A spinner for long operations, drawn on stderr only when stderr is a terminal, so pipes, logs
+//! and `--json` consumers never see it. It runs on its own thread because the work it accompanies
+//! is one blocking call.
+
+use std::io::{IsTerminal, Write};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+const FRAMES: [char; 10] = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
+
+#[derive(Debug)]
+pub struct Spinner {
+    done: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Spinner {
+    pub fn start(message: &str) -> Self {
+        let done = Arc::new(AtomicBool::new(false));
+        let thread = std::io::stderr().is_terminal().then(|| {
+            let done = Arc::clone(&done);
+            let message = message.to_owned();
+            std::thread::spawn(move || {
+                // Short operations finish before the first frame and never flicker.
+                std::thread::sleep(Duration::from_millis(150));
+                let mut frame = 0;
+                while !done.load(Ordering::Relaxed) {
+                    let mut err = std::io::stderr().lock();
+                    let _ = write!(err, "\r{} {message}", FRAMES[frame % FRAMES.len()]);
+                    let _ = err.flush();
+                    drop(err);
+                    frame += 1;
+                    std::thread::sleep(Duration::from_millis(80));
+                }
+                if frame > 0 {
+                    let mut err = std::io::stderr().lock();
+                    // Erase the line so the report starts clean.
+                    let _ = write!(err, "\r\x1b[2K");
+                    let _ = err.flush();
+                }
+            })
+        });
+        Self { done, thread }
+    }
+}
+
+impl Drop for Spinner {
+    fn drop(&mut self) {
+        self.done.store(true, Ordering::Relaxed);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}

@@ -1,0 +1,152 @@
+//! Each kind of failure exits with its documented code and says what to do.
+
+use crate::support::{Repo, code};
+
+#[test]
+fn usage_errors_exit_2() {
+    let repo = Repo::new();
+    let run = repo.run(&["task", "frobnicate"]);
+    assert_eq!(run.code, code::USAGE);
+    let run = repo.run_env(&["status"], &[("CAIRN_NOW", "yesterday")]);
+    assert_eq!(run.code, code::USAGE, "{}", run.stderr);
+    assert!(run.stderr.contains("hint: "), "{}", run.stderr);
+}
+
+#[test]
+fn not_found_exits_3_with_a_hint() {
+    let repo = Repo::with_project();
+    let run = repo.fails(&["task", "show", "T-042"], code::NOT_FOUND);
+    assert!(run.stderr.contains("T-042"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("hint: `cairn task list`"),
+        "{}",
+        run.stderr
+    );
+    let empty = Repo::new();
+    let run = empty.fails(&["status"], code::NOT_FOUND);
+    assert!(run.stderr.contains("cairn init"), "{}", run.stderr);
+}
+
+#[test]
+fn invalid_input_exits_5_and_writes_nothing() {
+    let repo = Repo::with_project();
+    let before = std::fs::read(repo.tasks_file()).unwrap();
+    repo.fails(&["task", "add", "ab"], code::INVALID);
+    repo.fails(
+        &["task", "add", "Valid title", "--estimate", "999"],
+        code::INVALID,
+    );
+    repo.fails(
+        &["task", "add", "Valid title", "--criterion", "tiny"],
+        code::INVALID,
+    );
+    repo.fails(
+        &["task", "add", "Valid title", "--priority", "URGENT"],
+        code::INVALID,
+    );
+    repo.fails(
+        &["task", "add", "Valid title", "--phase", "Not Valid"],
+        code::INVALID,
+    );
+    repo.fails(&["task", "show", "banana"], code::INVALID);
+    assert_eq!(std::fs::read(repo.tasks_file()).unwrap(), before);
+    let bad = Repo::new();
+    bad.fails(
+        &[
+            "init",
+            "--id",
+            "Bad Id",
+            "--name",
+            "X",
+            "--goal",
+            "long enough goal",
+        ],
+        code::INVALID,
+    );
+    bad.fails(
+        &["init", "--id", "ok", "--name", "X", "--goal", "short"],
+        code::INVALID,
+    );
+}
+
+#[test]
+fn an_existing_project_exits_8() {
+    let repo = Repo::with_project();
+    let run = repo.fails(
+        &[
+            "init",
+            "--id",
+            "web",
+            "--name",
+            "Again",
+            "--goal",
+            "The same id a second time",
+        ],
+        code::ALREADY_EXISTS,
+    );
+    assert!(run.stderr.contains("hint: "), "{}", run.stderr);
+}
+
+#[test]
+fn a_held_lock_exits_6_after_the_timeout() {
+    let repo = Repo::with_project();
+    let lock = repo.project_dir("web").join(".lock");
+    let _held = cairn_storage_fs::lock::lock_exclusive(&lock, std::time::Duration::from_secs(5))
+        .expect("take the project lock");
+    let run = repo.run_env(
+        &["task", "add", "Blocked by the lock"],
+        &[("CAIRN_LOCK_TIMEOUT_MS", "200")],
+    );
+    assert_eq!(run.code, code::LOCK_TIMEOUT, "{}", run.stderr);
+    assert!(run.stderr.contains("hint: retry"), "{}", run.stderr);
+}
+
+#[test]
+fn a_damaged_file_with_no_checkpoint_exits_7() {
+    let repo = Repo::with_project();
+    repo.add(&["A task that will be lost"]);
+    std::fs::write(repo.tasks_file(), "{\"version\": 1, \"tasks\": [").unwrap();
+    let run = repo.fails(&["task", "list"], code::CORRUPT);
+    assert!(run.stderr.contains("cairn doctor"), "{}", run.stderr);
+}
+
+#[test]
+fn doctor_exits_9_on_problems_and_fix_repairs_the_safe_ones() {
+    let repo = Repo::with_project();
+    repo.add(&["Parent-to-be task"]);
+    repo.add(&["Second task"]);
+    // Another tool left a dangling dependency behind.
+    let mut doc = repo.tasks_json();
+    doc["tasks"][1]["dependencies"] = serde_json::json!(["T-077"]);
+    std::fs::write(
+        repo.tasks_file(),
+        serde_json::to_string_pretty(&doc).unwrap(),
+    )
+    .unwrap();
+
+    let run = repo.run(&["doctor"]);
+    assert_eq!(run.code, code::UNHEALTHY, "{}{}", run.stdout, run.stderr);
+    assert!(run.stdout.contains("dangling-dependency"), "{}", run.stdout);
+    assert!(run.stdout.contains("cairn doctor --fix"), "{}", run.stdout);
+
+    let fixed = repo.json(&["doctor", "--fix"]);
+    assert_eq!(fixed["clean"], true, "{fixed}");
+    assert!(
+        fixed["repaired"][0].as_str().unwrap().contains("T-077"),
+        "{fixed}"
+    );
+    let repairs = repo.json(&["log", "--event", "REPAIRED"]);
+    assert_eq!(
+        repairs.as_array().unwrap().len(),
+        1,
+        "each repair is logged: {repairs}"
+    );
+    assert_eq!(repo.run(&["doctor"]).code, code::OK);
+}
+
+#[test]
+fn completions_print_a_script_without_a_project() {
+    let repo = Repo::new();
+    let script = repo.ok(&["completions", "bash"]);
+    assert!(script.contains("cairn"), "{script}");
+}

@@ -1,0 +1,191 @@
+//! A temporary repository and a way to run `cairn` in it with a fixed clock and no colour.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+pub const NOW: &str = "2026-01-15T09:30:00Z";
+
+/// The exit codes documented in `cairn --help`.
+pub mod code {
+    pub const OK: i32 = 0;
+    pub const USAGE: i32 = 2;
+    pub const NOT_FOUND: i32 = 3;
+    pub const REFUSED: i32 = 4;
+    pub const INVALID: i32 = 5;
+    pub const LOCK_TIMEOUT: i32 = 6;
+    pub const CORRUPT: i32 = 7;
+    pub const ALREADY_EXISTS: i32 = 8;
+    pub const UNHEALTHY: i32 = 9;
+}
+
+#[derive(Debug)]
+pub struct Repo {
+    dir: tempfile::TempDir,
+}
+
+#[derive(Debug)]
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    fn from(output: Output) -> Self {
+        Self {
+            code: output.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        }
+    }
+}
+
+pub fn cairn_command(root: &Path, args: &[&str]) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cairn"));
+    cmd.arg("--root")
+        .arg(root)
+        .args(args)
+        .env("CAIRN_NOW", NOW)
+        .env("NO_COLOR", "1")
+        .env_remove("CLAUDE_PROJECT_DIR")
+        .env_remove("CAIRN_PROJECT")
+        .env_remove("CAIRN_LOCK_TIMEOUT_MS");
+    cmd
+}
+
+impl Repo {
+    pub fn new() -> Self {
+        Self {
+            dir: tempfile::tempdir().expect("temp dir"),
+        }
+    }
+
+    /// A repository with project `web` initialised.
+    pub fn with_project() -> Self {
+        let repo = Self::new();
+        repo.ok(&[
+            "init",
+            "--id",
+            "web",
+            "--name",
+            "Web app",
+            "--goal",
+            "Ship the first public release",
+        ]);
+        repo
+    }
+
+    pub fn root(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn project_dir(&self, id: &str) -> PathBuf {
+        self.root().join(".claude").join("projects").join(id)
+    }
+
+    pub fn tasks_file(&self) -> PathBuf {
+        self.project_dir("web").join("tasks.json")
+    }
+
+    pub fn run(&self, args: &[&str]) -> Run {
+        Run::from(
+            cairn_command(self.root(), args)
+                .output()
+                .expect("run cairn"),
+        )
+    }
+
+    pub fn run_env(&self, args: &[&str], env: &[(&str, &str)]) -> Run {
+        let mut cmd = cairn_command(self.root(), args);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        Run::from(cmd.output().expect("run cairn"))
+    }
+
+    /// Runs and insists on success; returns stdout.
+    pub fn ok(&self, args: &[&str]) -> String {
+        let run = self.run(args);
+        assert_eq!(
+            run.code,
+            code::OK,
+            "cairn {args:?} failed\nstdout:\n{}\nstderr:\n{}",
+            run.stdout,
+            run.stderr
+        );
+        run.stdout
+    }
+
+    /// Runs with `--json`, insists on success, parses stdout.
+    pub fn json(&self, args: &[&str]) -> Value {
+        let mut all = vec!["--json"];
+        all.extend_from_slice(args);
+        let stdout = self.ok(&all);
+        serde_json::from_str(&stdout)
+            .unwrap_or_else(|e| panic!("cairn {all:?} printed invalid JSON ({e}):\n{stdout}"))
+    }
+
+    /// Runs and insists on the given failure code; returns the run.
+    pub fn fails(&self, args: &[&str], expected: i32) -> Run {
+        let run = self.run(args);
+        assert_eq!(
+            run.code, expected,
+            "cairn {args:?}: wrong exit code\nstdout:\n{}\nstderr:\n{}",
+            run.stdout, run.stderr
+        );
+        assert!(
+            run.stderr.starts_with("error: "),
+            "a failure says `error: …` on stderr, got:\n{}",
+            run.stderr
+        );
+        run
+    }
+
+    pub fn tasks_json(&self) -> Value {
+        let text = std::fs::read_to_string(self.tasks_file()).expect("read tasks.json");
+        serde_json::from_str(&text).expect("tasks.json parses")
+    }
+
+    pub fn task(&self, id: &str) -> Value {
+        self.json(&["task", "show", id])
+    }
+
+    pub fn status_of(&self, id: &str) -> String {
+        self.task(id)["status"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    }
+
+    /// Adds a task and returns its id.
+    pub fn add(&self, args: &[&str]) -> String {
+        let mut all = vec!["task", "add"];
+        all.extend_from_slice(args);
+        self.json(&all)["id"]
+            .as_str()
+            .expect("added task has an id")
+            .to_owned()
+    }
+
+    pub fn start_and_complete(&self, id: &str) -> String {
+        self.ok(&["task", "start", id]);
+        self.ok(&["task", "complete", id])
+    }
+
+    pub fn checkpoint_files(&self) -> Vec<String> {
+        let dir = self.project_dir("web").join("checkpoints");
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .map(|entries| {
+                entries
+                    .filter_map(|e| e.ok())
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .filter(|n| n.starts_with("checkpoint-"))
+                    .collect()
+            })
+            .unwrap_or_default();
+        names.sort();
+        names
+    }
+}
