@@ -4,11 +4,32 @@
 use crate::util;
 
 pub fn run(args: &[String]) -> Result<(), String> {
-    util::cargo(&["build", "--release", "-p", "cairn-bench", "-p", "cairn-cli", "-p", "cairn-hooks"])?;
+    util::cargo(&[
+        "build",
+        "--release",
+        "-p",
+        "cairn-bench",
+        "-p",
+        "cairn-cli",
+        "-p",
+        "cairn-hooks",
+    ])?;
     let release = util::root().join("target").join("release");
     let exe = |name: &str| release.join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
     let mut command = std::process::Command::new(exe("cairn-bench"));
-    command.arg("all").arg("--cairn").arg(exe("cairn")).arg("--hook").arg(exe("cairn-hook")).args(args);
-    let status = command.status().map_err(|e| format!("could not run cairn-bench: {e}"))?;
-    if status.success() { Ok(()) } else { Err(format!("cairn-bench failed ({status})")) }
+    command
+        .arg("all")
+        .arg("--cairn")
+        .arg(exe("cairn"))
+        .arg("--hook")
+        .arg(exe("cairn-hook"))
+        .args(args);
+    let status = command
+        .status()
+        .map_err(|e| format!("could not run cairn-bench: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("cairn-bench failed ({status})"))
+    }
 }

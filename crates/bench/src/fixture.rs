@@ -6,7 +6,9 @@ use std::sync::Arc;
 
 use cairn_domain::project::service::{InitProject, ProjectService};
 use cairn_domain::project::store::Changes;
-use cairn_domain::project::{Level, Priority, ProjectId, ProjectState, ProjectType, Task, TaskId, TaskStatus};
+use cairn_domain::project::{
+    Level, Priority, ProjectId, ProjectState, ProjectType, Task, TaskId, TaskStatus,
+};
 use cairn_storage_fs::{FsProjectStore, SystemClock};
 use chrono::{Duration, Utc};
 
@@ -31,8 +33,17 @@ fn task(n: u64) -> Task {
         _ if n % 5 < 3 => TaskStatus::Complete,
         _ => TaskStatus::Pending,
     };
-    let dependencies = if n > READY_END + 7 { vec![TaskId::from_number(n - 7)] } else { vec![] };
-    let priority = [Priority::Critical, Priority::High, Priority::Medium, Priority::Low][(n % 4) as usize];
+    let dependencies = if n > READY_END + 7 {
+        vec![TaskId::from_number(n - 7)]
+    } else {
+        vec![]
+    };
+    let priority = [
+        Priority::Critical,
+        Priority::High,
+        Priority::Medium,
+        Priority::Low,
+    ][(n % 4) as usize];
     let value = serde_json::json!({
         "id": TaskId::from_number(n),
         "title": format!("Implement part {n} of the subsystem with care"),
@@ -47,7 +58,8 @@ fn task(n: u64) -> Task {
         "estimate_minutes": 15 + (n % 8) * 15,
         "tags": ["bench"],
     });
-    let mut task: Task = serde_json::from_value(value).unwrap_or_else(|e| unreachable!("fixture task: {e}"));
+    let mut task: Task =
+        serde_json::from_value(value).unwrap_or_else(|e| unreachable!("fixture task: {e}"));
     if status == TaskStatus::InProgress {
         task.started_at = Some(Utc::now() - Duration::minutes(5));
     }
@@ -60,20 +72,31 @@ fn task(n: u64) -> Task {
 
 /// Creates project `bench` with `n` tasks under `root`; returns the path of its tasks.json.
 pub fn build(root: &Path, n: usize) -> Result<PathBuf, String> {
-    let rt = tokio::runtime::Builder::new_current_thread().build().map_err(|e| e.to_string())?;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .map_err(|e| e.to_string())?;
     let service = ProjectService::new(Arc::new(FsProjectStore::new(root)), Arc::new(SystemClock));
     rt.block_on(async {
         service
-            .init(InitProject { id: project_id(), name: "Bench".into(), goal: "Measure cairn on a realistic store".into(), kind: ProjectType::Software })
+            .init(InitProject {
+                id: project_id(),
+                name: "Bench".into(),
+                goal: "Measure cairn on a realistic store".into(),
+                kind: ProjectType::Software,
+            })
             .await
             .map_err(|e| e.to_string())?;
         let tasks: Vec<Task> = (1..=n as u64).map(task).collect();
         service
             .store()
-            .transact(&project_id(), Utc::now(), Box::new(move |s: &mut ProjectState| {
-                s.tasks.tasks = tasks;
-                Ok(Changes::default())
-            }))
+            .transact(
+                &project_id(),
+                Utc::now(),
+                Box::new(move |s: &mut ProjectState| {
+                    s.tasks.tasks = tasks;
+                    Ok(Changes::default())
+                }),
+            )
             .await
             .map_err(|e| e.to_string())?;
         Ok::<_, String>(())
@@ -96,17 +119,29 @@ fn payload(root: &Path, event: &str, extra: serde_json::Value) -> String {
 }
 
 pub fn pre_tool_use(root: &Path, file: &str) -> String {
-    payload(root, "PreToolUse", serde_json::json!({
-        "tool_name": "Edit",
-        "tool_input": {"file_path": root.join(file), "old_string": "a", "new_string": "b"},
-        "tool_use_id": "toolu_bench",
-    }))
+    payload(
+        root,
+        "PreToolUse",
+        serde_json::json!({
+            "tool_name": "Edit",
+            "tool_input": {"file_path": root.join(file), "old_string": "a", "new_string": "b"},
+            "tool_use_id": "toolu_bench",
+        }),
+    )
 }
 
 pub fn session_start(root: &Path) -> String {
-    payload(root, "SessionStart", serde_json::json!({"source": "startup"}))
+    payload(
+        root,
+        "SessionStart",
+        serde_json::json!({"source": "startup"}),
+    )
 }
 
 pub fn pre_compact(root: &Path) -> String {
-    payload(root, "PreCompact", serde_json::json!({"trigger": "auto", "custom_instructions": ""}))
+    payload(
+        root,
+        "PreCompact",
+        serde_json::json!({"trigger": "auto", "custom_instructions": ""}),
+    )
 }

@@ -47,11 +47,16 @@ fn main() -> ExitCode {
 }
 
 fn flag(args: &[String], name: &str) -> Option<String> {
-    args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned()
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .cloned()
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime, String> {
-    tokio::runtime::Builder::new_current_thread().build().map_err(|e| e.to_string())
+    tokio::runtime::Builder::new_current_thread()
+        .build()
+        .map_err(|e| e.to_string())
 }
 
 /// One row of the report.
@@ -68,7 +73,11 @@ struct Row {
 
 impl Row {
     fn ratio(&self) -> f64 {
-        if self.floor_median_ms > 0.0 { self.median_ms / self.floor_median_ms } else { f64::NAN }
+        if self.floor_median_ms > 0.0 {
+            self.median_ms / self.floor_median_ms
+        } else {
+            f64::NAN
+        }
     }
 }
 
@@ -77,14 +86,27 @@ fn all(args: &[String]) -> Result<(), String> {
     let me = std::env::current_exe().map_err(|e| e.to_string())?;
     let mut rows = Vec::new();
 
-    let store_sizes: &[usize] = if quick { &[1_000, 10_000] } else { &[1_000, 10_000, 50_000] };
+    let store_sizes: &[usize] = if quick {
+        &[1_000, 10_000]
+    } else {
+        &[1_000, 10_000, 50_000]
+    };
     for &n in store_sizes {
         let iters = if n >= 50_000 { 15 } else { 30 };
-        let out = Command::new(&me).args(["store-one", &n.to_string(), &iters.to_string()]).output().map_err(|e| e.to_string())?;
+        let out = Command::new(&me)
+            .args(["store-one", &n.to_string(), &iters.to_string()])
+            .output()
+            .map_err(|e| e.to_string())?;
         if !out.status.success() {
-            return Err(format!("store-one {n} failed: {}", String::from_utf8_lossy(&out.stderr)));
+            return Err(format!(
+                "store-one {n} failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            ));
         }
-        rows.push(serde_json::from_slice::<Row>(&out.stdout).map_err(|e| format!("store-one output: {e}"))?);
+        rows.push(
+            serde_json::from_slice::<Row>(&out.stdout)
+                .map_err(|e| format!("store-one output: {e}"))?,
+        );
     }
 
     let cairn = flag(args, "--cairn").map(PathBuf::from);
@@ -93,27 +115,97 @@ fn all(args: &[String]) -> Result<(), String> {
         let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
         let iters = 20;
         let tasks_json = fixture::build(dir.path(), n)?;
-        let floor_read = time_process(iters, |_| vec![me.display().to_string(), "floor-read".into(), tasks_json.display().to_string()], None)?;
-        let floor_write = time_process(iters, |_| vec![me.display().to_string(), "floor-write".into(), tasks_json.display().to_string()], None)?;
-        let floor_hook = time_process(iters, |_| vec![me.display().to_string(), "floor-hook".into()], Some(b"{}"))?;
+        let floor_read = time_process(
+            iters,
+            |_| {
+                vec![
+                    me.display().to_string(),
+                    "floor-read".into(),
+                    tasks_json.display().to_string(),
+                ]
+            },
+            None,
+        )?;
+        let floor_write = time_process(
+            iters,
+            |_| {
+                vec![
+                    me.display().to_string(),
+                    "floor-write".into(),
+                    tasks_json.display().to_string(),
+                ]
+            },
+            None,
+        )?;
+        let floor_hook = time_process(
+            iters,
+            |_| vec![me.display().to_string(), "floor-hook".into()],
+            Some(b"{}"),
+        )?;
         let root = dir.path().display().to_string();
 
         if let Some(cairn) = &cairn {
             let c = cairn.display().to_string();
-            let next = time_process(iters, |_| vec![c.clone(), "--root".into(), root.clone(), "task".into(), "next".into()], None)?;
-            rows.push(row("cairn task next (process)", n, &next, "process reading tasks.json", &floor_read, peak_rss(&me, &[&c, "--root", &root, "task", "next"], None)));
-            let complete = time_process(iters, |i| {
-                vec![c.clone(), "--root".into(), root.clone(), "task".into(), "complete".into(), fixture::started_task(i).to_string()]
-            }, None)?;
+            let next = time_process(
+                iters,
+                |_| {
+                    vec![
+                        c.clone(),
+                        "--root".into(),
+                        root.clone(),
+                        "task".into(),
+                        "next".into(),
+                    ]
+                },
+                None,
+            )?;
+            rows.push(row(
+                "cairn task next (process)",
+                n,
+                &next,
+                "process reading tasks.json",
+                &floor_read,
+                peak_rss(&me, &[&c, "--root", &root, "task", "next"], None),
+            ));
+            let complete = time_process(
+                iters,
+                |i| {
+                    vec![
+                        c.clone(),
+                        "--root".into(),
+                        root.clone(),
+                        "task".into(),
+                        "complete".into(),
+                        fixture::started_task(i).to_string(),
+                    ]
+                },
+                None,
+            )?;
             let last = fixture::started_task(iters + 1).to_string();
-            rows.push(row("cairn task complete (process)", n, &complete, "process rewriting tasks.json", &floor_write, peak_rss(&me, &[&c, "--root", &root, "task", "complete", &last], None)));
+            rows.push(row(
+                "cairn task complete (process)",
+                n,
+                &complete,
+                "process rewriting tasks.json",
+                &floor_write,
+                peak_rss(&me, &[&c, "--root", &root, "task", "complete", &last], None),
+            ));
         }
         if let Some(hook) = &hook {
             let h = hook.display().to_string();
             let events: [(&str, String); 4] = [
-                ("cairn-hook PreToolUse, allowed", fixture::pre_tool_use(dir.path(), "src/main.rs")),
-                ("cairn-hook PreToolUse, denied", fixture::pre_tool_use(dir.path(), ".claude/projects/bench/tasks.json")),
-                ("cairn-hook SessionStart", fixture::session_start(dir.path())),
+                (
+                    "cairn-hook PreToolUse, allowed",
+                    fixture::pre_tool_use(dir.path(), "src/main.rs"),
+                ),
+                (
+                    "cairn-hook PreToolUse, denied",
+                    fixture::pre_tool_use(dir.path(), ".claude/projects/bench/tasks.json"),
+                ),
+                (
+                    "cairn-hook SessionStart",
+                    fixture::session_start(dir.path()),
+                ),
                 ("cairn-hook PreCompact", fixture::pre_compact(dir.path())),
             ];
             for (name, payload) in events {
@@ -127,7 +219,14 @@ fn all(args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
-fn row(operation: &str, tasks: usize, timed: &Stats, floor: &str, floor_stats: &Stats, rss: Option<f64>) -> Row {
+fn row(
+    operation: &str,
+    tasks: usize,
+    timed: &Stats,
+    floor: &str,
+    floor_stats: &Stats,
+    rss: Option<f64>,
+) -> Row {
     Row {
         operation: operation.to_owned(),
         tasks,
@@ -141,32 +240,57 @@ fn row(operation: &str, tasks: usize, timed: &Stats, floor: &str, floor_stats: &
 
 fn print_table(rows: &[Row]) {
     let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "{:<34} {:>6} {:>9} {:>9} {:>11} {:>7} {:>9}  floor", "operation", "tasks", "median", "p95", "floor med.", "ratio", "peak RSS");
+    let _ = writeln!(
+        out,
+        "{:<34} {:>6} {:>9} {:>9} {:>11} {:>7} {:>9}  floor",
+        "operation", "tasks", "median", "p95", "floor med.", "ratio", "peak RSS"
+    );
     for r in rows {
-        let rss = r.peak_rss_mb.map_or_else(|| "-".to_owned(), |m| format!("{m:.1} MB"));
+        let rss = r
+            .peak_rss_mb
+            .map_or_else(|| "-".to_owned(), |m| format!("{m:.1} MB"));
         let _ = writeln!(
             out,
             "{:<34} {:>6} {:>7.2}ms {:>7.2}ms {:>9.2}ms {:>6.2}x {:>9}  {}",
-            r.operation, r.tasks, r.median_ms, r.p95_ms, r.floor_median_ms, r.ratio(), rss, r.floor
+            r.operation,
+            r.tasks,
+            r.median_ms,
+            r.p95_ms,
+            r.floor_median_ms,
+            r.ratio(),
+            rss,
+            r.floor
         );
     }
 }
 
 /// `store-one N ITERS`: one task status update through `FsProjectStore`, in this process.
 fn store_one(args: &[String]) -> Result<(), String> {
-    let n: usize = args.first().and_then(|a| a.parse().ok()).ok_or("store-one N ITERS")?;
-    let iters: usize = args.get(1).and_then(|a| a.parse().ok()).ok_or("store-one N ITERS")?;
+    let n: usize = args
+        .first()
+        .and_then(|a| a.parse().ok())
+        .ok_or("store-one N ITERS")?;
+    let iters: usize = args
+        .get(1)
+        .and_then(|a| a.parse().ok())
+        .ok_or("store-one N ITERS")?;
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
     let tasks_json = fixture::build(dir.path(), n)?;
-    let size = std::fs::metadata(&tasks_json).map_err(|e| e.to_string())?.len() as usize;
+    let size = std::fs::metadata(&tasks_json)
+        .map_err(|e| e.to_string())?
+        .len() as usize;
     let rt = runtime()?;
-    let service = ProjectService::new(Arc::new(FsProjectStore::new(dir.path())), Arc::new(SystemClock));
+    let service = ProjectService::new(
+        Arc::new(FsProjectStore::new(dir.path())),
+        Arc::new(SystemClock),
+    );
     let id = fixture::project_id();
     let mut samples = Vec::with_capacity(iters);
     for i in 0..iters {
         let task = TaskId::from_number(fixture::FIRST_FREE_TASK + i as u64);
         let start = Instant::now();
-        rt.block_on(service.move_task(&id, &task, TaskStatus::InProgress, MoveDetail::default())).map_err(|e| e.to_string())?;
+        rt.block_on(service.move_task(&id, &task, TaskStatus::InProgress, MoveDetail::default()))
+            .map_err(|e| e.to_string())?;
         samples.push(start.elapsed());
     }
     let floor_file = dir.path().join("floor.json");
@@ -177,8 +301,17 @@ fn store_one(args: &[String]) -> Result<(), String> {
         write_fsync_rename(&floor_file, &payload)?;
         floor.push(start.elapsed());
     }
-    let rss = nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_SELF).map(|u| u.max_rss() as f64 / 1024.0).ok();
-    let row = row("store: one task status update", n, &Stats::new(samples), "write+fsync+rename, same size", &Stats::new(floor), rss);
+    let rss = nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_SELF)
+        .map(|u| u.max_rss() as f64 / 1024.0)
+        .ok();
+    let row = row(
+        "store: one task status update",
+        n,
+        &Stats::new(samples),
+        "write+fsync+rename, same size",
+        &Stats::new(floor),
+        rss,
+    );
     serde_json::to_writer(std::io::stdout(), &row).map_err(|e| e.to_string())
 }
 
@@ -191,14 +324,22 @@ fn write_fsync_rename(target: &Path, bytes: &[u8]) -> Result<(), String> {
     std::fs::rename(&temp, target).map_err(|e| e.to_string())
 }
 
-fn time_process(iters: usize, argv: impl Fn(usize) -> Vec<String>, stdin: Option<&[u8]>) -> Result<Stats, String> {
+fn time_process(
+    iters: usize,
+    argv: impl Fn(usize) -> Vec<String>,
+    stdin: Option<&[u8]>,
+) -> Result<Stats, String> {
     let mut samples = Vec::with_capacity(iters);
     for i in 0..iters {
         let args = argv(i);
         let start = Instant::now();
         let mut child = Command::new(&args[0])
             .args(&args[1..])
-            .stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
+            .stdin(if stdin.is_some() {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
@@ -209,13 +350,22 @@ fn time_process(iters: usize, argv: impl Fn(usize) -> Vec<String>, stdin: Option
         let out = child.wait_with_output().map_err(|e| e.to_string())?;
         samples.push(start.elapsed());
         if !out.status.success() {
-            return Err(format!("`{}` failed: {}", args.join(" "), String::from_utf8_lossy(&out.stderr)));
+            return Err(format!(
+                "`{}` failed: {}",
+                args.join(" "),
+                String::from_utf8_lossy(&out.stderr)
+            ));
         }
     }
     Ok(Stats::new(samples))
 }
 
-fn time_process_env(iters: usize, argv: &[&str], stdin: &[u8], project_dir: &Path) -> Result<Stats, String> {
+fn time_process_env(
+    iters: usize,
+    argv: &[&str],
+    stdin: &[u8],
+    project_dir: &Path,
+) -> Result<Stats, String> {
     let mut samples = Vec::with_capacity(iters);
     for _ in 0..iters {
         let start = Instant::now();
@@ -240,7 +390,11 @@ fn time_process_env(iters: usize, argv: &[&str], stdin: &[u8], project_dir: &Pat
 /// is `cmd`, so `RUSAGE_CHILDREN` is exactly that child's.
 fn peak_rss(me: &Path, cmd: &[&str], stdin: Option<(&[u8], &Path)>) -> Option<f64> {
     let mut command = Command::new(me);
-    command.arg("rss").args(cmd).stdout(Stdio::piped()).stderr(Stdio::null());
+    command
+        .arg("rss")
+        .args(cmd)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
     if let Some((_, dir)) = stdin {
         command.env("CLAUDE_PROJECT_DIR", dir).stdin(Stdio::piped());
     } else {
@@ -251,14 +405,23 @@ fn peak_rss(me: &Path, cmd: &[&str], stdin: Option<(&[u8], &Path)>) -> Option<f6
         pipe.write_all(input).ok()?;
     }
     let out = child.wait_with_output().ok()?;
-    String::from_utf8_lossy(&out.stdout).trim().parse::<f64>().ok()
+    String::from_utf8_lossy(&out.stdout)
+        .trim()
+        .parse::<f64>()
+        .ok()
 }
 
 /// `rss CMD ARGS…`: runs the command with this process's stdin, prints its peak RSS in MB.
 fn rss(args: &[String]) -> Result<(), String> {
     let (cmd, rest) = args.split_first().ok_or("rss CMD ARGS…")?;
-    Command::new(cmd).args(rest).stdout(Stdio::null()).stderr(Stdio::null()).status().map_err(|e| e.to_string())?;
-    let usage = nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_CHILDREN).map_err(|e| e.to_string())?;
+    Command::new(cmd)
+        .args(rest)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .map_err(|e| e.to_string())?;
+    let usage = nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_CHILDREN)
+        .map_err(|e| e.to_string())?;
     println_mb(usage.max_rss() as f64 / 1024.0)
 }
 
@@ -269,7 +432,9 @@ fn println_mb(mb: f64) -> Result<(), String> {
 /// The hook floor: drain stdin, print `{}`.
 fn floor_hook() -> Result<(), String> {
     let mut input = Vec::new();
-    std::io::stdin().read_to_end(&mut input).map_err(|e| e.to_string())?;
+    std::io::stdin()
+        .read_to_end(&mut input)
+        .map_err(|e| e.to_string())?;
     write!(std::io::stdout(), "{{}}").map_err(|e| e.to_string())
 }
 
@@ -288,12 +453,19 @@ fn floor_write(args: &[String]) -> Result<(), String> {
 /// `profile N`: where one update's time goes, step by step (for finding what dominates).
 pub fn profile(args: &[String]) -> Result<(), String> {
     use cairn_storage_fs::schema::{self, SchemaKind};
-    let n: usize = args.first().and_then(|a| a.parse().ok()).ok_or("profile N")?;
+    let n: usize = args
+        .first()
+        .and_then(|a| a.parse().ok())
+        .ok_or("profile N")?;
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
     let path = fixture::build(dir.path(), n)?;
     let mut out = std::io::stdout().lock();
     let mut step = |name: &str, start: Instant| {
-        let _ = writeln!(out, "{name:<28} {:>8.2} ms", start.elapsed().as_secs_f64() * 1e3);
+        let _ = writeln!(
+            out,
+            "{name:<28} {:>8.2} ms",
+            start.elapsed().as_secs_f64() * 1e3
+        );
     };
     let t = Instant::now();
     let bytes = std::fs::read(&path).map_err(|e| e.to_string())?;
@@ -311,10 +483,12 @@ pub fn profile(args: &[String]) -> Result<(), String> {
     let _ = schema::validate(SchemaKind::Tasks, &value);
     step("schema validate (errors)", t);
     let t = Instant::now();
-    let doc: cairn_domain::project::TaskDoc = serde_json::from_value(value).map_err(|e| e.to_string())?;
+    let doc: cairn_domain::project::TaskDoc =
+        serde_json::from_value(value).map_err(|e| e.to_string())?;
     step("from_value TaskDoc", t);
     let t = Instant::now();
-    let _doc2: cairn_domain::project::TaskDoc = serde_json::from_slice(&bytes).map_err(|e| e.to_string())?;
+    let _doc2: cairn_domain::project::TaskDoc =
+        serde_json::from_slice(&bytes).map_err(|e| e.to_string())?;
     step("from_slice TaskDoc", t);
     let t = Instant::now();
     let copy = doc.clone();

@@ -127,7 +127,7 @@ impl FsProjectStore {
         layout: &ProjectLayout,
         locked: bool,
     ) -> Result<(TaskDoc, Option<Recovery>), StoreError> {
-        match read_task_doc(&layout.tasks_json()) {
+        match read_task_doc(layout) {
             Ok(doc) => Ok((doc, None)),
             Err(_) if !locked => {
                 let _guard = self.lock(layout)?;
@@ -157,8 +157,7 @@ impl FsProjectStore {
             };
             let now = self.clock.now();
             let damaged_copy = set_aside(&target, now)?;
-            let bytes = to_json_bytes(&doc, SchemaKind::Tasks, &target)?;
-            atomic::write_atomic(&layout.temp_dir(), &target, &bytes)?;
+            write_tasks(layout, &doc, None)?;
             let number = u32::try_from(checkpoint.number).unwrap_or(u32::MAX);
             let copy = damaged_copy.as_deref().map_or_else(
                 || "(tasks.json was missing)".to_owned(),
@@ -207,14 +206,128 @@ impl FsProjectStore {
     }
 }
 
-/// Parses and validates tasks.json. The error says what is wrong, for the log.
-fn read_task_doc(path: &Path) -> Result<TaskDoc, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("cannot read it: {e}"))?;
+/// Parses tasks.json, validating it unless it is exactly the file cairn itself validated and
+/// wrote (see [`stamp`]). The error says what is wrong, for the log.
+fn read_task_doc(layout: &ProjectLayout) -> Result<TaskDoc, String> {
+    let path = layout.tasks_json();
+    let mut file = std::fs::File::open(&path).map_err(|e| format!("cannot read it: {e}"))?;
+    // Identity and bytes come from the same open handle, so a concurrent replace cannot pair one
+    // file's stamp with another file's content.
+    let identity = file.metadata().ok().map(|m| identity(&m));
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut file, &mut bytes)
+        .map_err(|e| format!("cannot read it: {e}"))?;
+    if identity.is_some() && identity == std::fs::read_to_string(stamp(layout)).ok() {
+        if let Ok(doc) = serde_json::from_slice::<TaskDoc>(&bytes) {
+            return Ok(doc);
+        }
+    }
     let value: Value =
         serde_json::from_slice(&bytes).map_err(|e| format!("not valid JSON: {e}"))?;
     schema::validate(SchemaKind::Tasks, &value)
         .map_err(|errors| format!("fails its schema: {}", summarize(&errors)))?;
     serde_json::from_value(value).map_err(|e| format!("unreadable: {e}"))
+}
+
+/// The validation stamp: the identity (inode, size, modification time) of the tasks.json cairn
+/// last validated and wrote. A reader whose file matches it skips schema validation, which is most
+/// of the cost of a read; a file written by anything else — another tool, an editor, a restore
+/// from backup — changes identity and is validated in full. Losing the stamp only costs time.
+fn stamp(layout: &ProjectLayout) -> PathBuf {
+    layout.dir().join(".tasks.json.validated")
+}
+
+fn identity(meta: &std::fs::Metadata) -> String {
+    let modified = meta
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos());
+    #[cfg(unix)]
+    let inode = std::os::unix::fs::MetadataExt::ino(meta);
+    #[cfg(not(unix))]
+    let inode = 0u64;
+    format!("{inode} {} {modified}", meta.len())
+}
+
+/// Writes tasks.json and stamps it. `before` is the document as read: tasks equal to their
+/// counterpart there were validated already (on read, or when cairn wrote them), so only the
+/// changed tasks and the document's top level are validated — the same verdict as validating the
+/// whole file, since the schema has no constraint across tasks.
+fn write_tasks(
+    layout: &ProjectLayout,
+    doc: &TaskDoc,
+    before: Option<&TaskDoc>,
+) -> Result<Vec<u8>, StoreError> {
+    let bytes = tasks_bytes(layout, doc, before)?;
+    put_tasks(layout, &bytes)?;
+    Ok(bytes)
+}
+
+/// Validates (see [`write_tasks`]) and serializes, writing nothing.
+fn tasks_bytes(
+    layout: &ProjectLayout,
+    doc: &TaskDoc,
+    before: Option<&TaskDoc>,
+) -> Result<Vec<u8>, StoreError> {
+    let path = layout.tasks_json();
+    let invalid = |detail: String| StoreError::Invalid {
+        path: path.display().to_string(),
+        detail,
+    };
+    let bytes = match before {
+        None => to_json_bytes(doc, SchemaKind::Tasks, &path)?,
+        Some(before) => {
+            let top = TaskDoc {
+                version: doc.version,
+                project_id: doc.project_id.clone(),
+                tasks: Vec::new(),
+                completions_since_checkpoint: doc.completions_since_checkpoint,
+                extra: doc.extra.clone(),
+            };
+            let top = serde_json::to_value(&top).map_err(|e| invalid(e.to_string()))?;
+            schema::validate(SchemaKind::Tasks, &top)
+                .map_err(|errors| invalid(errors.join("; ")))?;
+            for (i, task) in doc.tasks.iter().enumerate() {
+                if before.tasks.get(i) == Some(task) {
+                    continue;
+                }
+                let value = serde_json::to_value(task).map_err(|e| invalid(e.to_string()))?;
+                schema::validate(SchemaKind::Task, &value).map_err(|errors| {
+                    invalid(
+                        errors
+                            .iter()
+                            .map(|e| format!("/tasks/{i}{}", e.strip_prefix("(root)").unwrap_or(e)))
+                            .collect::<Vec<_>>()
+                            .join("; "),
+                    )
+                })?;
+            }
+            let mut bytes = serde_json::to_vec_pretty(doc).map_err(|e| invalid(e.to_string()))?;
+            bytes.push(b'\n');
+            bytes
+        }
+    };
+    Ok(bytes)
+}
+
+/// Replaces tasks.json with already validated bytes and stamps it.
+fn put_tasks(layout: &ProjectLayout, bytes: &[u8]) -> Result<(), StoreError> {
+    let path = layout.tasks_json();
+    atomic::write_atomic(&layout.temp_dir(), &path, bytes)?;
+    if let Ok(meta) = std::fs::metadata(&path) {
+        // Not fsynced and not locked against readers: a missing or stale stamp only sends the
+        // next reader down the full-validation path.
+        let temp = layout
+            .temp_dir()
+            .join(format!("stamp-{}", uuid::Uuid::new_v4()));
+        if std::fs::write(&temp, identity(&meta)).is_ok()
+            && std::fs::rename(&temp, stamp(layout)).is_err()
+        {
+            let _ = std::fs::remove_file(&temp);
+        }
+    }
+    Ok(())
 }
 
 fn summarize(errors: &[String]) -> String {
@@ -403,7 +516,7 @@ impl ProjectStore for FsProjectStore {
         let project_path = layout.project_json();
         let validated = (|| {
             let tasks = (next.tasks != state.tasks)
-                .then(|| to_json_bytes(&next.tasks, SchemaKind::Tasks, &tasks_path))
+                .then(|| tasks_bytes(&layout, &next.tasks, Some(&state.tasks)))
                 .transpose()?;
             let project = (next.project != state.project)
                 .then(|| to_json_bytes(&next.project, SchemaKind::Project, &project_path))
@@ -426,7 +539,7 @@ impl ProjectStore for FsProjectStore {
             }
         };
         if let Some(bytes) = &tasks_bytes {
-            atomic::write_atomic(&layout.temp_dir(), &tasks_path, bytes)?;
+            put_tasks(&layout, bytes)?;
         }
         if let Some(bytes) = &project_bytes {
             atomic::write_atomic(&layout.temp_dir(), &project_path, bytes)?;
@@ -610,7 +723,7 @@ impl ProjectStore for FsProjectStore {
         })?;
         let mut events = Vec::new();
         // Save what is being replaced, so the restore can be undone; a damaged file is set aside.
-        match read_task_doc(&layout.tasks_json()) {
+        match read_task_doc(&layout) {
             Ok(current) => {
                 let current_bytes =
                     to_json_bytes(&current, SchemaKind::Checkpoint, &layout.tasks_json())?;
@@ -639,8 +752,7 @@ impl ProjectStore for FsProjectStore {
                 });
             }
         }
-        let restored = to_json_bytes(&doc, SchemaKind::Tasks, &layout.tasks_json())?;
-        atomic::write_atomic(&layout.temp_dir(), &layout.tasks_json(), &restored)?;
+        write_tasks(&layout, &doc, None)?;
         // Prune only after the new content is in place, so the restored number is never removed
         // before it was read.
         checkpoints::prune(&layout.checkpoints_dir(), CHECKPOINT_RETENTION)?;

@@ -148,10 +148,14 @@ pub fn critical_path(doc: &TaskDoc) -> Vec<TaskId> {
         } else {
             u64::from(task.estimate_minutes.unwrap_or(DEFAULT_ESTIMATE_MINUTES))
         };
+        // Among equally long chains, follow the earliest-created task: stable and predictable.
         let (prev_total, prev) = index
             .waits_on(task)
             .filter_map(|d| best.get(d).map(|(total, _)| (*total, Some(d))))
-            .max_by_key(|(total, _)| *total)
+            .max_by(|a, b| {
+                a.0.cmp(&b.0)
+                    .then_with(|| position(&index, b.1).cmp(&position(&index, a.1)))
+            })
             .unwrap_or((0, None));
         best.insert(&task.id, (prev_total + weight, prev));
     }
@@ -169,6 +173,10 @@ pub fn critical_path(doc: &TaskDoc) -> Vec<TaskId> {
     // Walked from the last step back to the first: the first to do is what the end waits on.
     path.reverse();
     path
+}
+
+fn position(index: &Index<'_>, id: Option<&TaskId>) -> Option<usize> {
+    id.and_then(|id| index.position(id))
 }
 
 /// Open tasks ordered so that every task comes after what it waits on. `None` on a cycle.

@@ -265,14 +265,18 @@ impl TaskDoc {
         }
         let ids: Vec<TaskId> = built.iter().map(|t| t.id.clone()).collect();
 
-        let mut trial = self.clone();
-        trial.tasks.extend(built.iter().cloned());
-        let parent_task = &mut trial.tasks[p];
-        parent_task
+        // Try the structure in place and undo it on a cycle: cloning the whole list per
+        // decomposition would cost more than everything else a transaction does.
+        let previous_subtasks = self.tasks[p].subtasks.clone();
+        let count = self.tasks.len();
+        self.tasks.extend(built.iter().cloned());
+        self.tasks[p]
             .subtasks
             .get_or_insert_with(Vec::new)
             .extend(ids.iter().cloned());
-        if let Some(cycle) = graph::find_cycle(&trial) {
+        if let Some(cycle) = graph::find_cycle(self) {
+            self.tasks.truncate(count);
+            self.tasks[p].subtasks = previous_subtasks;
             return Err(ProjectError::Cycle { cycle }.into());
         }
 
@@ -288,7 +292,7 @@ impl TaskDoc {
             task: parent.clone(),
             children: ids.clone(),
         });
-        let parent_task = &mut trial.tasks[p];
+        let parent_task = &mut self.tasks[p];
         if parent_task.status != TaskStatus::InProgress {
             events.push(ProjectEvent::TaskMoved {
                 task: parent.clone(),
@@ -300,7 +304,6 @@ impl TaskDoc {
             parent_task.status = TaskStatus::InProgress;
             parent_task.started_at.get_or_insert(at);
         }
-        *self = trial;
         Ok((ids, events))
     }
 
@@ -379,14 +382,28 @@ impl TaskDoc {
             }
         }
 
-        let mut trial = self.clone();
+        // Every check is done before anything changes, so the document is changed in place.
+        let descendants = if to == TaskStatus::Cancelled && task.is_parent() {
+            self.cancellable_descendants(i)?
+        } else {
+            Vec::new()
+        };
         let mut events = Vec::new();
-        if to == TaskStatus::Cancelled && trial.tasks[i].is_parent() {
-            trial.cancel_descendants(i, at, &mut events)?;
+        for j in descendants {
+            let reason = Some(format!("parent {id} cancelled"));
+            self.set_status(
+                j,
+                TaskStatus::Cancelled,
+                MoveDetail {
+                    reason,
+                    actual_minutes: None,
+                },
+                at,
+                &mut events,
+            );
         }
-        trial.set_status(i, to, detail, at, &mut events);
-        trial.cascade_from(i, at, &mut events);
-        *self = trial;
+        self.set_status(i, to, detail, at, &mut events);
+        self.cascade_from(i, at, &mut events);
         Ok(events)
     }
 
@@ -442,14 +459,11 @@ impl TaskDoc {
         });
     }
 
-    fn cancel_descendants(
-        &mut self,
-        i: usize,
-        at: Timestamp,
-        events: &mut Vec<ProjectEvent>,
-    ) -> Result<(), DomainError> {
-        let root = self.tasks[i].id.clone();
-        let mut order = Vec::new();
+    /// The open descendants a parent's cancellation cancels too; refused while one is BLOCKED
+    /// (BLOCKED leaves only by an explicit unblock).
+    fn cancellable_descendants(&self, i: usize) -> Result<Vec<usize>, DomainError> {
+        let root = &self.tasks[i].id;
+        let mut open = Vec::new();
         let mut stack: Vec<TaskId> = self.tasks[i].children().to_vec();
         let mut seen = HashSet::new();
         while let Some(id) = stack.pop() {
@@ -459,30 +473,17 @@ impl TaskDoc {
             let Ok(j) = self.position(&id) else { continue };
             if self.tasks[j].status == TaskStatus::Blocked {
                 return Err(ProjectError::BlockedDescendant {
-                    task: root,
+                    task: root.clone(),
                     blocked: id,
                 }
                 .into());
             }
             stack.extend(self.tasks[j].children().iter().cloned());
-            order.push(j);
-        }
-        for j in order {
             if self.tasks[j].status.is_open() {
-                let reason = Some(format!("parent {root} cancelled"));
-                self.set_status(
-                    j,
-                    TaskStatus::Cancelled,
-                    MoveDetail {
-                        reason,
-                        actual_minutes: None,
-                    },
-                    at,
-                    events,
-                );
+                open.push(j);
             }
         }
-        Ok(())
+        Ok(open)
     }
 
     /// Completes ancestors whose non-cancelled children are all COMPLETE (at least one), up the
@@ -557,12 +558,11 @@ impl TaskDoc {
         if self.tasks[i].dependencies.contains(on) {
             return Ok(Vec::new());
         }
-        let mut trial = self.clone();
-        trial.tasks[i].dependencies.push(on.clone());
-        if let Some(cycle) = graph::find_cycle(&trial) {
+        self.tasks[i].dependencies.push(on.clone());
+        if let Some(cycle) = graph::find_cycle(self) {
+            self.tasks[i].dependencies.pop();
             return Err(ProjectError::Cycle { cycle }.into());
         }
-        *self = trial;
         Ok(vec![ProjectEvent::DependencyAdded {
             task: id.clone(),
             dependency: on.clone(),
