@@ -217,10 +217,11 @@ fn read_task_doc(layout: &ProjectLayout) -> Result<TaskDoc, String> {
     let mut bytes = Vec::new();
     std::io::Read::read_to_end(&mut file, &mut bytes)
         .map_err(|e| format!("cannot read it: {e}"))?;
-    if identity.is_some() && identity == std::fs::read_to_string(stamp(layout)).ok() {
-        if let Ok(doc) = serde_json::from_slice::<TaskDoc>(&bytes) {
-            return Ok(doc);
-        }
+    if identity.is_some()
+        && identity == std::fs::read_to_string(stamp(layout)).ok()
+        && let Ok(doc) = serde_json::from_slice::<TaskDoc>(&bytes)
+    {
+        return Ok(doc);
     }
     let value: Value =
         serde_json::from_slice(&bytes).map_err(|e| format!("not valid JSON: {e}"))?;
