@@ -310,3 +310,18 @@ fn nix_is_root() -> bool {
         })
         .unwrap_or(false)
 }
+
+#[tokio::test]
+async fn an_invalid_edit_by_another_tool_is_caught_despite_the_validation_stamp() {
+    let f = Fixture::new(2).await;
+    f.service.write_checkpoint(&f.id).await.expect("checkpoint");
+    let text = String::from_utf8(f.read("tasks.json")).expect("utf8");
+    // Same length, still valid JSON, but a title under three characters breaks the schema.
+    let edited = text.replacen("\"task number 0\"", "\"no\"           ", 1);
+    assert_eq!(edited.len(), text.len());
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    std::fs::write(f.path("tasks.json"), &edited).expect("edit in place");
+    let state = f.service.load(&f.id).await.expect("recovers");
+    assert_eq!(f.service.take_recoveries().len(), 1, "the schema violation was detected, not skipped");
+    assert!(state.tasks.tasks.iter().all(|t| t.title.len() >= 3));
+}
