@@ -81,7 +81,9 @@ pub struct Deps<'a> {
 
 impl std::fmt::Debug for Deps<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Deps").field("env", &self.env).finish_non_exhaustive()
+        f.debug_struct("Deps")
+            .field("env", &self.env)
+            .finish_non_exhaustive()
     }
 }
 

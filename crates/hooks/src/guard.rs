@@ -46,6 +46,21 @@ impl StateFile {
         }
     }
 
+    /// Why writing it by hand is harmful.
+    fn why(self) -> &'static str {
+        match self {
+            Self::ProjectRecord | Self::TaskList | Self::Velocity => {
+                "cairn replaces it atomically under a lock, validates it and logs every change"
+            }
+            Self::Checkpoint => "checkpoints are the snapshots cairn restores from",
+            Self::ProgressLog | Self::ProgressDir => {
+                "the log is cairn's append-only audit trail, written under its lock"
+            }
+            Self::Temp => "a rename from there replaces a state file",
+            Self::ProjectDir => "it holds the project's whole state",
+        }
+    }
+
     /// What to run instead. Kept in one table so the CLI's command names are changed in one place.
     fn instead(self) -> &'static str {
         match self {
@@ -61,7 +76,9 @@ impl StateFile {
             Self::ProgressLog | Self::ProgressDir => {
                 "cairn appends to the log itself on every change; read it with `cairn log`"
             }
-            Self::Velocity => "cairn recomputes it on every completion; read it with `cairn velocity`",
+            Self::Velocity => {
+                "cairn recomputes it on every completion; read it with `cairn velocity`"
+            }
             Self::Temp => "cairn manages it; `cairn doctor --fix` removes abandoned writes",
             Self::ProjectDir => {
                 "cairn's state is changed through cairn commands only (`cairn --help`); `cairn doctor` checks it"
@@ -81,9 +98,10 @@ impl Refusal {
     /// The `permissionDecisionReason` shown to the agent.
     pub fn reason(&self) -> String {
         format!(
-            "cairn: `{}` is {} and must not be written directly — it is replaced atomically under a lock, validated, logged and checkpointed. Instead, {}.",
+            "cairn: `{}` is {} and must not be written directly: {}. Instead, {}.",
             self.path,
             self.file.what(),
+            self.file.why(),
             self.file.instead()
         )
     }
@@ -172,7 +190,8 @@ fn glob_matches(pattern: &[u8], name: &[u8]) -> bool {
             None => name.first() == Some(&b'[') && glob_matches(rest, &name[1..]),
         },
         Some((&c, rest)) => {
-            name.first().is_some_and(|n| n.eq_ignore_ascii_case(&c)) && glob_matches(rest, &name[1..])
+            name.first().is_some_and(|n| n.eq_ignore_ascii_case(&c))
+                && glob_matches(rest, &name[1..])
         }
     }
 }
@@ -224,12 +243,27 @@ mod tests {
     #[test]
     fn every_state_file_is_recognised() {
         let cases = [
-            ("/r/.claude/projects/demo/project.json", StateFile::ProjectRecord),
+            (
+                "/r/.claude/projects/demo/project.json",
+                StateFile::ProjectRecord,
+            ),
             ("/r/.claude/projects/demo/tasks.json", StateFile::TaskList),
-            ("/r/.claude/projects/demo/checkpoints/checkpoint-001.json", StateFile::Checkpoint),
-            ("/r/.claude/projects/demo/checkpoints", StateFile::Checkpoint),
-            ("/r/.claude/projects/demo/progress/log.md", StateFile::ProgressLog),
-            ("/r/.claude/projects/demo/progress/velocity.json", StateFile::Velocity),
+            (
+                "/r/.claude/projects/demo/checkpoints/checkpoint-001.json",
+                StateFile::Checkpoint,
+            ),
+            (
+                "/r/.claude/projects/demo/checkpoints",
+                StateFile::Checkpoint,
+            ),
+            (
+                "/r/.claude/projects/demo/progress/log.md",
+                StateFile::ProgressLog,
+            ),
+            (
+                "/r/.claude/projects/demo/progress/velocity.json",
+                StateFile::Velocity,
+            ),
             ("/r/.claude/projects/demo/progress", StateFile::ProgressDir),
             ("/r/.claude/projects/demo/temp/.write-1234", StateFile::Temp),
             ("/r/.claude/projects/demo", StateFile::ProjectDir),
@@ -280,9 +314,15 @@ mod tests {
             None
         );
         // An absolute path ignores cwd.
-        assert_eq!(classify("/elsewhere/tasks.json", Some("/r/.claude/projects/demo")), None);
         assert_eq!(
-            classify("$CLAUDE_PROJECT_DIR/.claude/projects/demo/tasks.json", Some("/x")),
+            classify("/elsewhere/tasks.json", Some("/r/.claude/projects/demo")),
+            None
+        );
+        assert_eq!(
+            classify(
+                "$CLAUDE_PROJECT_DIR/.claude/projects/demo/tasks.json",
+                Some("/x")
+            ),
             Some(StateFile::TaskList)
         );
     }
@@ -315,11 +355,39 @@ mod tests {
         .unwrap();
         assert_eq!(refusal.file, StateFile::TaskList);
         assert!(refusal.reason().contains("cairn task add"));
-        assert!(check(&input("Edit", json!({"file_path": ".claude/projects/demo/project.json"}), cwd)).is_some());
-        assert!(check(&input("MultiEdit", json!({"file_path": ".claude/projects/demo/progress/log.md", "edits": []}), cwd)).is_some());
-        assert!(check(&input("NotebookEdit", json!({"notebook_path": ".claude/projects/demo/temp/x.ipynb"}), cwd)).is_some());
+        assert!(
+            check(&input(
+                "Edit",
+                json!({"file_path": ".claude/projects/demo/project.json"}),
+                cwd
+            ))
+            .is_some()
+        );
+        assert!(
+            check(&input(
+                "MultiEdit",
+                json!({"file_path": ".claude/projects/demo/progress/log.md", "edits": []}),
+                cwd
+            ))
+            .is_some()
+        );
+        assert!(
+            check(&input(
+                "NotebookEdit",
+                json!({"notebook_path": ".claude/projects/demo/temp/x.ipynb"}),
+                cwd
+            ))
+            .is_some()
+        );
         assert!(check(&input("Write", json!({"file_path": "/r/src/lib.rs"}), cwd)).is_none());
-        assert!(check(&input("Read", json!({"file_path": "/r/.claude/projects/demo/tasks.json"}), cwd)).is_none());
+        assert!(
+            check(&input(
+                "Read",
+                json!({"file_path": "/r/.claude/projects/demo/tasks.json"}),
+                cwd
+            ))
+            .is_none()
+        );
         assert!(check(&input("Write", json!({"file_path": 12}), cwd)).is_none());
         assert!(check(&input("Write", json!("not an object"), cwd)).is_none());
     }
@@ -336,7 +404,11 @@ mod tests {
             StateFile::Temp,
             StateFile::ProjectDir,
         ] {
-            let reason = Refusal { path: "p".into(), file }.reason();
+            let reason = Refusal {
+                path: "p".into(),
+                file,
+            }
+            .reason();
             assert!(reason.contains("`cairn "), "{file:?}: {reason}");
         }
     }

@@ -35,8 +35,7 @@ pub fn run<R: Read + Send + 'static>(
     cap: usize,
     deadline: Duration,
 ) -> Option<String> {
-    let input = match input::read_payload(stdin, cap, deadline).and_then(|b| HookInput::parse(&b))
-    {
+    let input = match input::read_payload(stdin, cap, deadline).and_then(|b| HookInput::parse(&b)) {
         Ok(input) => input,
         Err(malformed) => {
             report_malformed(deps, &malformed);

@@ -70,13 +70,17 @@ pub const CAIRN_HOOKS: [HookSpec; 6] = [
 /// `CLAUDE_PLUGIN_ROOT`, else `cairn-hook` from `PATH` (Claude Code puts an enabled plugin's
 /// `bin/` on it; a `cargo install`ed cairn is there too). Plain POSIX `sh` expansion, which is
 /// what Claude Code runs hook commands with.
-pub const PLUGIN_HOOK_COMMAND: &str = "\"${CLAUDE_PLUGIN_ROOT:+${CLAUDE_PLUGIN_ROOT}/bin/}cairn-hook\"";
+pub const PLUGIN_HOOK_COMMAND: &str =
+    "\"${CLAUDE_PLUGIN_ROOT:+${CLAUDE_PLUGIN_ROOT}/bin/}cairn-hook\"";
 
 /// `{"SessionStart": [{"hooks": [{"type": "command", "command": …, "timeout": 15}]}], …}`.
 pub fn hooks_object(command: &str) -> Value {
     let mut events = Map::new();
     for spec in CAIRN_HOOKS {
-        events.insert(spec.event.to_owned(), Value::Array(vec![group(spec, command)]));
+        events.insert(
+            spec.event.to_owned(),
+            Value::Array(vec![group(spec, command)]),
+        );
     }
     Value::Object(events)
 }
@@ -99,9 +103,8 @@ pub fn is_cairn_handler(handler: &Value) -> bool {
         let before = command[..at].chars().next_back();
         let after = &command[at + m.len()..];
         let starts = before.is_none_or(|c| matches!(c, '/' | '\\' | '"' | '\'' | '}' | ' '));
-        let ends = after.is_empty()
-            || after.starts_with(['"', '\'', ' '])
-            || after.starts_with(".exe");
+        let ends =
+            after.is_empty() || after.starts_with(['"', '\'', ' ']) || after.starts_with(".exe");
         starts && ends
     })
 }
@@ -180,8 +183,8 @@ pub fn apply(options: &SetupOptions) -> Result<SetupReport, SetupError> {
         CAIRN_HOOKS.iter().map(|s| s.event.to_owned()).collect()
     };
     // Compared as text: with preserve_order, a moved key is a change too.
-    let unchanged = render(&settings) == render(&original)
-        && (existing.is_some() || options.remove);
+    let unchanged =
+        render(&settings) == render(&original) && (existing.is_some() || options.remove);
     if unchanged {
         return Ok(SetupReport {
             settings_path: path.clone(),
@@ -285,7 +288,11 @@ pub fn merge(settings: &mut Value, command: Option<&str>) -> Result<usize, Strin
         }
     }
     for event in emptied {
-        if hooks.get(&event).and_then(Value::as_array).is_some_and(Vec::is_empty) {
+        if hooks
+            .get(&event)
+            .and_then(Value::as_array)
+            .is_some_and(Vec::is_empty)
+        {
             hooks.shift_remove(&event);
         }
     }
@@ -381,7 +388,10 @@ mod tests {
         fs::write(&path, &original).unwrap();
         let report = apply(&options(&path, false)).unwrap();
         assert!(report.changed);
-        assert_eq!(fs::read_to_string(report.backup.unwrap()).unwrap(), original);
+        assert_eq!(
+            fs::read_to_string(report.backup.unwrap()).unwrap(),
+            original
+        );
         let merged = read(&path);
         let keys: Vec<&String> = merged.as_object().unwrap().keys().collect();
         assert_eq!(keys, ["model", "permissions", "hooks", "env", "x-unknown"]);
@@ -389,7 +399,15 @@ mod tests {
         let events: Vec<&String> = merged["hooks"].as_object().unwrap().keys().collect();
         assert_eq!(
             events,
-            ["PreToolUse", "Notification", "SessionStart", "PreCompact", "SessionEnd", "SubagentStart", "SubagentStop"]
+            [
+                "PreToolUse",
+                "Notification",
+                "SessionStart",
+                "PreCompact",
+                "SessionEnd",
+                "SubagentStart",
+                "SubagentStop"
+            ]
         );
         let pre = merged["hooks"]["PreToolUse"].as_array().unwrap();
         assert_eq!(pre.len(), 2);
@@ -401,7 +419,11 @@ mod tests {
     fn rerunning_changes_nothing() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("settings.json");
-        fs::write(&path, serde_json::to_string_pretty(&user_settings()).unwrap()).unwrap();
+        fs::write(
+            &path,
+            serde_json::to_string_pretty(&user_settings()).unwrap(),
+        )
+        .unwrap();
         apply(&options(&path, false)).unwrap();
         let once = fs::read_to_string(&path).unwrap();
         fs::remove_file(backup_path(&path)).unwrap();
@@ -409,7 +431,10 @@ mod tests {
         assert!(!again.changed);
         assert_eq!(again.backup, None);
         assert_eq!(fs::read_to_string(&path).unwrap(), once);
-        assert!(!backup_path(&path).exists(), "no backup when nothing changes");
+        assert!(
+            !backup_path(&path).exists(),
+            "no backup when nothing changes"
+        );
     }
 
     #[test]
@@ -421,7 +446,11 @@ mod tests {
             .as_array_mut()
             .unwrap()
             .push(json!({"matcher": "Write", "hooks": [{"type": "command", "command": "fmt.sh"}]}));
-        let removed = merge(&mut settings, Some("\"C:\\Program Files\\cairn\\cairn-hook.exe\"")).unwrap();
+        let removed = merge(
+            &mut settings,
+            Some("\"C:\\Program Files\\cairn\\cairn-hook.exe\""),
+        )
+        .unwrap();
         assert_eq!(removed, CAIRN_HOOKS.len());
         let pre = settings["hooks"]["PreToolUse"].as_array().unwrap();
         assert_eq!(pre.len(), 3);
@@ -449,7 +478,8 @@ mod tests {
         assert!(report.changed);
         assert_eq!(report.removed, CAIRN_HOOKS.len());
         let mut expected = start.clone();
-        expected["hooks"]["Stop"] = json!([{"hooks": [{"type": "command", "command": "say done"}]}]);
+        expected["hooks"]["Stop"] =
+            json!([{"hooks": [{"type": "command", "command": "say done"}]}]);
         assert_eq!(
             serde_json::to_string(&read(&path)).unwrap(),
             serde_json::to_string(&expected).unwrap(),
@@ -464,7 +494,10 @@ mod tests {
         fs::write(&path, "{\n  \"model\": \"opus\"\n}\n").unwrap();
         apply(&options(&path, false)).unwrap();
         apply(&options(&path, true)).unwrap();
-        assert_eq!(fs::read_to_string(&path).unwrap(), "{\n  \"model\": \"opus\"\n}\n");
+        assert_eq!(
+            fs::read_to_string(&path).unwrap(),
+            "{\n  \"model\": \"opus\"\n}\n"
+        );
     }
 
     #[test]
@@ -497,8 +530,15 @@ mod tests {
         ] {
             fs::write(&path, text).unwrap();
             let err = apply(&options(&path, false)).unwrap_err();
-            assert_eq!(matches!(err, SetupError::Shape { .. }), is_shape, "{text}: {err}");
-            assert!(matches!(err, SetupError::Shape { .. } | SetupError::NotJson { .. }));
+            assert_eq!(
+                matches!(err, SetupError::Shape { .. }),
+                is_shape,
+                "{text}: {err}"
+            );
+            assert!(matches!(
+                err,
+                SetupError::Shape { .. } | SetupError::NotJson { .. }
+            ));
             assert_eq!(fs::read_to_string(&path).unwrap(), text);
             assert!(!backup_path(&path).exists());
         }
@@ -516,9 +556,16 @@ mod tests {
         for command in cairn {
             assert!(is_cairn_handler(&json!({"command": command})), "{command}");
         }
-        for command in ["my-cairn-hook.sh", "echo cairn-hooks", "cairn-hook-wrapper", "x"] {
+        for command in [
+            "my-cairn-hook.sh",
+            "echo cairn-hooks",
+            "cairn-hook-wrapper",
+            "x",
+        ] {
             assert!(!is_cairn_handler(&json!({"command": command})), "{command}");
         }
-        assert!(!is_cairn_handler(&json!({"type": "prompt", "prompt": "cairn-hook"})));
+        assert!(!is_cairn_handler(
+            &json!({"type": "prompt", "prompt": "cairn-hook"})
+        ));
     }
 }

@@ -352,8 +352,7 @@ impl Lexer {
 
     fn redirection(&mut self, first: char) {
         // `2>file`: the digits before the operator name a descriptor, not a word.
-        if self.in_word && !self.word.is_empty() && self.word.chars().all(|c| c.is_ascii_digit())
-        {
+        if self.in_word && !self.word.is_empty() && self.word.chars().all(|c| c.is_ascii_digit()) {
             self.word.clear();
             self.in_word = false;
         } else {
@@ -482,7 +481,10 @@ mod tests {
     #[test]
     fn quoting_is_honoured() {
         assert_eq!(targets(r#"echo "a > b" > 'my file'"#), ["my file"]);
-        assert_eq!(targets(r#"echo x > "dir with space/f\"q""#), ["dir with space/f\"q"]);
+        assert_eq!(
+            targets(r#"echo x > "dir with space/f\"q""#),
+            ["dir with space/f\"q"]
+        );
         assert_eq!(targets(r"echo x > with\ space"), ["with space"]);
         assert!(!denied(&format!("echo 'do not write > {TASKS}'")));
         assert!(!denied(&format!("grep -n tasks {TASKS} # > {TASKS}")));
@@ -555,8 +557,12 @@ mod tests {
     #[test]
     fn cd_changes_where_relative_paths_point() {
         assert!(denied("cd .claude/projects/demo && echo x > tasks.json"));
-        assert!(denied("pushd .claude/projects/demo/progress; echo >> log.md"));
-        assert!(denied("cd .claude/projects/demo/checkpoints && cp ../tasks.json ."));
+        assert!(denied(
+            "pushd .claude/projects/demo/progress; echo >> log.md"
+        ));
+        assert!(denied(
+            "cd .claude/projects/demo/checkpoints && cp ../tasks.json ."
+        ));
         assert!(!denied("cd src && echo x > tasks.json"));
         let t = write_targets("cd /a/b; cd ../c && touch x > y; cd; echo > z", Some("/r"));
         assert_eq!(
