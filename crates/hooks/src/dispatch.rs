@@ -25,7 +25,8 @@ use std::time::SystemTime;
 use cairn_domain::error::Error;
 use cairn_domain::ports::Clock;
 use cairn_domain::project::ProjectId;
-use cairn_domain::project::policy::Reconciled;
+use cairn_domain::project::policy::{self, Reconciled};
+use cairn_domain::project::report;
 use cairn_domain::project::service::{ProjectService, ReconcileReport, ReconcileScope};
 use cairn_domain::project::store::{ProjectStore, Recovery};
 
@@ -242,13 +243,23 @@ async fn session_start(
     } else {
         ReconcileScope::Resume
     };
-    let report = service
-        .reconcile(id, scope, false)
-        .await
-        .unwrap_or_else(|e| {
-            problems.push(format!("reconciliation: {e}"));
-            ReconcileReport::default()
-        });
+    // One load serves the common case, where there is nothing to reconcile: the task list is the
+    // bulk of a session start's cost (a 10,000-task list is megabytes of validated JSON).
+    let mut state = service.load(id).await?;
+    let work = match scope {
+        ReconcileScope::Resume => state.tasks.tasks.iter().any(|t| t.status.is_transitional()),
+        ReconcileScope::StalenessOnly => false,
+    } || !policy::stale_candidates(&state.tasks, service.now()).is_empty();
+    let mut report = ReconcileReport::default();
+    if work {
+        match service.reconcile(id, scope, false).await {
+            Ok(done) => {
+                report = done;
+                state = service.load(id).await?;
+            }
+            Err(e) => problems.push(format!("reconciliation: {e}")),
+        }
+    }
     if let Err(e) = service.clean_debris(id).await {
         problems.push(format!("debris cleanup: {e}"));
     }
@@ -268,7 +279,7 @@ async fn session_start(
         problems.push(format!("recovered: {}", recovery_note(r)));
     }
     let header = session_header(source, &report, checkpoint, &recoveries);
-    let text = service.prime(id, Some(&header)).await?;
+    let text = report::prime(&state, Some(&header));
     let mut detail = format!("source: {source}");
     if !report.reconciled.is_empty() || !report.stale.is_empty() {
         detail.push_str(&format!(
