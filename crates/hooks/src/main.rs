@@ -1,1 +1,38 @@
-fn main() {}
+//! `cairn-hook`: reads one Claude Code hook payload on stdin, answers on stdout, exits 0.
+
+use std::io::Write;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use cairn_domain::project::store::ProjectStore;
+use cairn_hooks::dispatch::{Deps, HookEnv};
+use cairn_hooks::input::{INPUT_CAP, READ_DEADLINE};
+use cairn_storage_fs::SystemClock;
+use cairn_storage_fs::project_store::FsProjectStore;
+
+/// Shorter than the store's default: a hook waiting on a busy lock delays Claude, and its
+/// timeout (set in settings.json) would kill it anyway.
+const HOOK_LOCK_TIMEOUT: Duration = Duration::from_secs(5);
+
+fn open_store(root: &Path) -> Result<Arc<dyn ProjectStore>, String> {
+    Ok(Arc::new(
+        FsProjectStore::new(root).with_lock_timeout(HOOK_LOCK_TIMEOUT),
+    ))
+}
+
+fn main() {
+    // Panics are caught and written to the hook error log; stderr stays quiet.
+    std::panic::set_hook(Box::new(|_| {}));
+    let env = HookEnv::from_process();
+    let deps = Deps {
+        env: &env,
+        open_store: &open_store,
+        clock: Arc::new(SystemClock),
+    };
+    if let Some(line) = cairn_hooks::run(std::io::stdin(), &deps, INPUT_CAP, READ_DEADLINE) {
+        let mut stdout = std::io::stdout().lock();
+        let _ = stdout.write_all(line.as_bytes());
+        let _ = stdout.flush();
+    }
+}

@@ -1,0 +1,412 @@
+//! What cairn-hook does for each event.
+//!
+//! | event | store | effect | stdout |
+//! |---|---|---|---|
+//! | PreToolUse | never | guard ([`crate::guard`]) | deny object, or nothing |
+//! | SessionStart | yes | reconcile (resume, or staleness only after `compact`), clean debris, log `SESSION_START` | `additionalContext`: the `cairn prime` text under a header shaped by `source` |
+//! | PreCompact | yes | checkpoint, log `SESSION_PRECOMPACT` | nothing |
+//! | SessionEnd | yes | log `SESSION_END` (reason) | nothing |
+//! | SubagentStart / SubagentStop | yes | log `SESSION_SUBAGENT_START` / `_STOP` (agent type and id) | nothing |
+//! | PostToolUse, Stop, UserPromptSubmit, others | never | none | nothing |
+//!
+//! PostToolUse, Stop and UserPromptSubmit fire on every tool call, every turn and every prompt:
+//! logging them would bury the progress log's real history (and push completions out of the
+//! window velocity reads), and a prompt is the user's text, not cairn's to keep. They are
+//! accepted and answered with silence, without touching the store.
+//!
+//! Store-changing events are deduplicated ([`crate::dedupe`]); a duplicate SessionStart prints
+//! nothing either, since the first delivery already gave Claude the context.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use cairn_domain::error::Error;
+use cairn_domain::ports::Clock;
+use cairn_domain::project::ProjectId;
+use cairn_domain::project::policy::{self, Reconciled};
+use cairn_domain::project::report;
+use cairn_domain::project::service::{ProjectService, ReconcileReport, ReconcileScope};
+use cairn_domain::project::store::{ProjectStore, Recovery};
+
+use crate::dedupe;
+use crate::guard;
+use crate::protocol::{HookEvent, HookInput, HookOutput};
+
+/// The process environment the hook depends on, captured once so tests can supply their own.
+#[derive(Debug, Clone, Default)]
+pub struct HookEnv {
+    /// `$CLAUDE_PROJECT_DIR`.
+    pub claude_project_dir: Option<OsString>,
+    /// `$CAIRN_PROJECT`: the project to use when the store holds several.
+    pub cairn_project: Option<String>,
+    pub process_cwd: Option<PathBuf>,
+}
+
+impl HookEnv {
+    pub fn from_process() -> Self {
+        Self {
+            claude_project_dir: std::env::var_os(cairn_storage_fs::root::CLAUDE_PROJECT_DIR),
+            cairn_project: std::env::var("CAIRN_PROJECT")
+                .ok()
+                .filter(|p| !p.trim().is_empty()),
+            process_cwd: std::env::current_dir().ok(),
+        }
+    }
+
+    /// The repository root: `$CLAUDE_PROJECT_DIR`, else the git work tree around the payload's
+    /// `cwd` (or that `cwd` itself), else the same from the process's working directory.
+    pub fn root(&self, payload_cwd: Option<&str>) -> Option<PathBuf> {
+        let base = self.process_cwd.clone().unwrap_or_default();
+        if let Some(dir) = self.claude_project_dir.as_ref().filter(|d| !d.is_empty()) {
+            return Some(base.join(dir));
+        }
+        let start = match payload_cwd.filter(|c| !c.is_empty()) {
+            Some(cwd) => base.join(cwd),
+            None => self.process_cwd.clone()?,
+        };
+        Some(cairn_storage_fs::root::find_git_work_tree(&start).unwrap_or(start))
+    }
+}
+
+/// Opens the project store of a repository root.
+pub type StoreOpener = dyn Fn(&Path) -> Result<Arc<dyn ProjectStore>, String> + Send + Sync;
+
+/// Everything a store-touching event needs besides its payload.
+pub struct Deps<'a> {
+    pub env: &'a HookEnv,
+    pub open_store: &'a StoreOpener,
+    pub clock: Arc<dyn Clock>,
+}
+
+impl std::fmt::Debug for Deps<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Deps")
+            .field("env", &self.env)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The result of handling one event: what to print, and cairn's own problems to put in the hook
+/// error log (under `root`). Problems never change what is printed into an error for Claude.
+#[derive(Debug, Default)]
+pub struct Handled {
+    pub output: Option<HookOutput>,
+    pub root: Option<PathBuf>,
+    pub problems: Vec<String>,
+}
+
+impl Handled {
+    fn silent() -> Self {
+        Self::default()
+    }
+
+    fn failed(root: PathBuf, problem: String) -> Self {
+        Self {
+            output: None,
+            root: Some(root),
+            problems: vec![problem],
+        }
+    }
+}
+
+/// Handles one parsed payload.
+pub fn handle(input: &HookInput, deps: &Deps<'_>) -> Handled {
+    match &input.event {
+        // The hot path: decided from the payload alone.
+        HookEvent::PreToolUse => Handled {
+            output: guard::check(input).map(|refusal| HookOutput::deny(refusal.reason())),
+            ..Handled::default()
+        },
+        HookEvent::SessionStart
+        | HookEvent::PreCompact
+        | HookEvent::SessionEnd
+        | HookEvent::SubagentStart
+        | HookEvent::SubagentStop => with_store(input, deps),
+        HookEvent::PostToolUse
+        | HookEvent::Stop
+        | HookEvent::UserPromptSubmit
+        | HookEvent::Other(_) => Handled::silent(),
+    }
+}
+
+/// Is there a cairn project under `root` (the named one, or any)? Answered from directory
+/// entries alone, so a repository that does not use cairn costs a `read_dir` and nothing else —
+/// and gets no error log: cairn installed globally must leave other repositories alone.
+fn has_cairn_project(root: &Path, named: Option<&str>) -> bool {
+    let projects = cairn_storage_fs::layout::projects_dir(root);
+    match named {
+        Some(id) => projects.join(id).join("project.json").is_file(),
+        None => std::fs::read_dir(&projects).is_ok_and(|entries| {
+            entries
+                .flatten()
+                .any(|e| e.path().join("project.json").is_file())
+        }),
+    }
+}
+
+fn with_store(input: &HookInput, deps: &Deps<'_>) -> Handled {
+    let Some(root) = deps.env.root(input.cwd.as_deref()) else {
+        return Handled::silent();
+    };
+    if !has_cairn_project(&root, deps.env.cairn_project.as_deref()) {
+        return Handled::silent();
+    }
+    let key = dedupe_key(input);
+    let first = dedupe::claim(&dedupe::marker_dir(&root), &key, SystemTime::now());
+    if !first {
+        return Handled {
+            root: Some(root),
+            ..Handled::default()
+        };
+    }
+    let store = match (deps.open_store)(&root) {
+        Ok(store) => store,
+        Err(e) => return Handled::failed(root, format!("cannot open the project store: {e}")),
+    };
+    let runtime = match tokio::runtime::Builder::new_current_thread().build() {
+        Ok(rt) => rt,
+        Err(e) => return Handled::failed(root, format!("cannot start the runtime: {e}")),
+    };
+    let service = ProjectService::new(store, deps.clock.clone());
+    let mut handled = runtime.block_on(async {
+        let id = match service.resolve(deps.env.cairn_project.as_deref()).await {
+            Ok(id) => id,
+            Err(e) => {
+                return Handled::failed(
+                    root.clone(),
+                    format!("which project: {e} (set CAIRN_PROJECT to choose)"),
+                );
+            }
+        };
+        let mut problems = Vec::new();
+        let result = match &input.event {
+            HookEvent::SessionStart => {
+                dedupe::prune(&dedupe::marker_dir(&root), SystemTime::now());
+                session_start(&service, &id, input, &mut problems)
+                    .await
+                    .map(Some)
+            }
+            HookEvent::PreCompact => pre_compact(&service, &id, input).await.map(|()| None),
+            _ => record(&service, &id, input).await.map(|()| None),
+        };
+        let output = result.unwrap_or_else(|e| {
+            problems.push(e.to_string());
+            None
+        });
+        for r in service.take_recoveries() {
+            problems.push(format!("recovered: {}", recovery_note(&r)));
+        }
+        Handled {
+            output,
+            root: Some(root.clone()),
+            problems,
+        }
+    });
+    handled.root = Some(root);
+    handled
+}
+
+/// What makes two deliveries "the same event".
+fn dedupe_key(input: &HookInput) -> String {
+    let discriminator = match input.event {
+        HookEvent::SessionStart => input.source.as_deref(),
+        HookEvent::PreCompact => input.trigger.as_deref(),
+        HookEvent::SessionEnd => input.reason.as_deref(),
+        _ => input.agent_id.as_deref(),
+    };
+    format!(
+        "{}\u{0}{}\u{0}{}",
+        input.event.name(),
+        input.session_id.as_deref().unwrap_or(""),
+        discriminator.unwrap_or("")
+    )
+}
+
+fn session_id(input: &HookInput) -> &str {
+    input.session_id.as_deref().unwrap_or("unknown")
+}
+
+/// Reconcile, clean, log, and hand back the prime text. Only `prime` failing fails the event:
+/// without the rest Claude still gets the context.
+async fn session_start(
+    service: &ProjectService,
+    id: &ProjectId,
+    input: &HookInput,
+    problems: &mut Vec<String>,
+) -> Result<HookOutput, Error> {
+    let source = input.source.as_deref().unwrap_or("startup");
+    // After a compaction the same agent is still on its in-progress work: only staleness applies.
+    let scope = if source == "compact" {
+        ReconcileScope::StalenessOnly
+    } else {
+        ReconcileScope::Resume
+    };
+    // One load serves the common case, where there is nothing to reconcile: the task list is the
+    // bulk of a session start's cost (a 10,000-task list is megabytes of validated JSON).
+    let mut state = service.load(id).await?;
+    let work = match scope {
+        ReconcileScope::Resume => state.tasks.tasks.iter().any(|t| t.status.is_transitional()),
+        ReconcileScope::StalenessOnly => false,
+    } || !policy::stale_candidates(&state.tasks, service.now()).is_empty();
+    let mut report = ReconcileReport::default();
+    if work {
+        match service.reconcile(id, scope, false).await {
+            Ok(done) => {
+                report = done;
+                state = service.load(id).await?;
+            }
+            Err(e) => problems.push(format!("reconciliation: {e}")),
+        }
+    }
+    if let Err(e) = service.clean_debris(id).await {
+        problems.push(format!("debris cleanup: {e}"));
+    }
+    let checkpoint = if source == "compact" {
+        match service.checkpoints(id).await {
+            Ok(list) => list.last().map(|c| c.number),
+            Err(e) => {
+                problems.push(format!("listing checkpoints: {e}"));
+                None
+            }
+        }
+    } else {
+        None
+    };
+    let recoveries = service.take_recoveries();
+    for r in &recoveries {
+        problems.push(format!("recovered: {}", recovery_note(r)));
+    }
+    let header = session_header(source, &report, checkpoint, &recoveries);
+    let text = report::prime(&state, Some(&header));
+    let mut detail = format!("source: {source}");
+    if !report.reconciled.is_empty() || !report.stale.is_empty() {
+        detail.push_str(&format!(
+            "; reconciled: {}; stale: {}",
+            report.reconciled.len(),
+            report.stale.len()
+        ));
+    }
+    if let Err(e) = service
+        .record_session_event(id, "START", session_id(input), Some(detail))
+        .await
+    {
+        problems.push(format!("logging the session start: {e}"));
+    }
+    Ok(HookOutput::session_context(text))
+}
+
+/// The lines above the prime text: why Claude is getting it now, and what cairn just changed.
+pub fn session_header(
+    source: &str,
+    report: &ReconcileReport,
+    checkpoint: Option<u32>,
+    recoveries: &[Recovery],
+) -> String {
+    let mut out = String::from(match source {
+        "resume" => "cairn — session resumed. Current project state:",
+        "clear" => "cairn — context cleared. Current project state:",
+        "compact" => "cairn — context compacted. Current project state:",
+        _ => "cairn — session start. Current project state:",
+    });
+    if let Some(n) = checkpoint {
+        out.push_str(&format!(
+            "\nThe task list from before the compaction is saved as checkpoint {n} (`cairn checkpoint restore {n}` brings it back)."
+        ));
+    }
+    push_moves(
+        &mut out,
+        "Reconciled interrupted work (start it again when you pick it up)",
+        &report.reconciled,
+    );
+    push_moves(&mut out, "Reset as stale", &report.stale);
+    for r in recoveries {
+        out.push_str(&format!("\nWarning: {}", recovery_note(r)));
+    }
+    out
+}
+
+const HEADER_LIST_MAX: usize = 5;
+
+fn push_moves(out: &mut String, title: &str, moves: &[Reconciled]) {
+    if moves.is_empty() {
+        return;
+    }
+    out.push_str(&format!("\n{title}:"));
+    for m in moves.iter().take(HEADER_LIST_MAX) {
+        out.push_str(&format!(
+            "\n- {} {} → {} ({})",
+            m.task,
+            m.from,
+            m.to,
+            clip(&m.reason, 100)
+        ));
+    }
+    if moves.len() > HEADER_LIST_MAX {
+        out.push_str(&format!(
+            "\n- … and {} more (`cairn log`)",
+            moves.len() - HEADER_LIST_MAX
+        ));
+    }
+}
+
+fn recovery_note(r: &Recovery) -> String {
+    format!(
+        "tasks.json was damaged and rebuilt from checkpoint {} ({} tasks kept, {} dropped); the damaged copy is at {}",
+        r.checkpoint,
+        r.kept,
+        r.dropped,
+        clip(&r.damaged_copy, 200)
+    )
+}
+
+fn clip(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        s.to_owned()
+    } else {
+        let mut out: String = s.chars().take(max - 1).collect();
+        out.push('…');
+        out
+    }
+}
+
+/// Snapshot before Claude forgets: the checkpoint is the state to go back to.
+async fn pre_compact(
+    service: &ProjectService,
+    id: &ProjectId,
+    input: &HookInput,
+) -> Result<(), Error> {
+    let checkpoint = service.write_checkpoint(id).await?;
+    let detail = format!(
+        "trigger: {}; checkpoint: {}",
+        input.trigger.as_deref().unwrap_or("unknown"),
+        checkpoint.number
+    );
+    service
+        .record_session_event(id, "PRECOMPACT", session_id(input), Some(detail))
+        .await
+}
+
+async fn record(service: &ProjectService, id: &ProjectId, input: &HookInput) -> Result<(), Error> {
+    let (hook, detail) = match input.event {
+        HookEvent::SessionEnd => (
+            "END",
+            format!("reason: {}", input.reason.as_deref().unwrap_or("unknown")),
+        ),
+        HookEvent::SubagentStart => ("SUBAGENT_START", agent_detail(input)),
+        HookEvent::SubagentStop => ("SUBAGENT_STOP", agent_detail(input)),
+        _ => return Ok(()),
+    };
+    service
+        .record_session_event(id, hook, session_id(input), Some(detail))
+        .await
+}
+
+fn agent_detail(input: &HookInput) -> String {
+    format!(
+        "agent: {} ({})",
+        input.agent_type.as_deref().unwrap_or("unknown"),
+        input.agent_id.as_deref().unwrap_or("no id")
+    )
+}
