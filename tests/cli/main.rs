@@ -4,5 +4,6 @@ mod concurrency;
 mod errors;
 mod json_shapes;
 mod lifecycle;
+mod setup;
 mod snapshots;
 mod support;

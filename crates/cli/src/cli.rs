@@ -164,6 +164,16 @@ pub enum Command {
   cairn prime --header \"Project memory (cairn):\"")]
     Prime(PrimeArgs),
 
+    /// Register cairn's hooks with Claude Code
+    #[command(
+        subcommand,
+        after_help = "Examples:
+  cairn setup claude             # this repository's .claude/settings.json
+  cairn setup claude --global    # ~/.claude/settings.json, for every repository
+  cairn setup claude --remove    # take exactly cairn's entries out again"
+    )]
+    Setup(SetupCommand),
+
     /// Print a shell completion script
     #[command(after_help = "Examples:
   cairn completions bash > ~/.local/share/bash-completion/completions/cairn
@@ -173,6 +183,35 @@ pub enum Command {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SetupCommand {
+    /// Merge cairn-hook into Claude Code's settings.json, keeping everything else (a backup of the
+    /// previous file is written beside it)
+    #[command(after_help = "Examples:
+  cairn setup claude
+  cairn setup claude --global
+  cairn setup claude --remove
+  cairn setup claude --hook /opt/cairn/bin/cairn-hook")]
+    Claude(SetupClaudeArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct SetupClaudeArgs {
+    /// Change ~/.claude/settings.json (or $CLAUDE_CONFIG_DIR/settings.json) instead of the
+    /// repository's .claude/settings.json
+    #[arg(long)]
+    pub global: bool,
+
+    /// Remove cairn's hook entries instead of adding them
+    #[arg(long)]
+    pub remove: bool,
+
+    /// The command Claude Code runs (default: the cairn-hook installed beside this cairn, else
+    /// `cairn-hook` on PATH)
+    #[arg(long, value_name = "COMMAND")]
+    pub hook: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -322,6 +322,10 @@ async fn an_invalid_edit_by_another_tool_is_caught_despite_the_validation_stamp(
     std::thread::sleep(std::time::Duration::from_millis(20));
     std::fs::write(f.path("tasks.json"), &edited).expect("edit in place");
     let state = f.service.load(&f.id).await.expect("recovers");
-    assert_eq!(f.service.take_recoveries().len(), 1, "the schema violation was detected, not skipped");
+    assert_eq!(
+        f.service.take_recoveries().len(),
+        1,
+        "the schema violation was detected, not skipped"
+    );
     assert!(state.tasks.tasks.iter().all(|t| t.title.len() >= 3));
 }

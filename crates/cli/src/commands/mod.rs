@@ -2,6 +2,7 @@
 
 mod maintenance;
 mod project;
+mod setup;
 mod task;
 
 use std::future::Future;
@@ -165,6 +166,7 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<Report, Failure> {
         Command::Doctor(args) => maintenance::doctor(ctx, args),
         Command::Status => maintenance::status(ctx),
         Command::Prime(args) => maintenance::prime(ctx, args),
+        Command::Setup(crate::cli::SetupCommand::Claude(args)) => setup::claude(ctx, args),
         Command::Completions { shell } => Ok(completions(shell)),
     }
 }
