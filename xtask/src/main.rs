@@ -5,9 +5,11 @@
 //! - `bench`  — benchmarks, each reported as a ratio to a floor measured in the same run.
 //! - `crash`  — the long crash-safety run (thousands of SIGKILLs).
 //! - `plugin` — assembles an installable Claude Code plugin directory.
+//! - `demo`   — builds cairn and runs a real session on a scratch repository.
 
 mod bench;
 mod crash;
+mod demo;
 mod plugin;
 mod util;
 
@@ -24,6 +26,7 @@ fn main() -> ExitCode {
         "test" => test(),
         "bench" => bench::run(rest),
         "crash" => crash::run(rest),
+        "demo" => demo::run(rest),
         "plugin" => plugin::run(rest),
         "help" | "-h" | "--help" => {
             print_help();
@@ -42,7 +45,7 @@ fn main() -> ExitCode {
 
 fn print_help() {
     eprintln!(
-        "usage: cargo xtask <job>\n\n  ci       fmt check, clippy -D warnings, all tests\n  test     all tests\n  bench    benchmarks (ratios to a floor measured in the same run)\n  crash    long crash-safety run: cargo xtask crash [--kills N]\n  plugin   build the Claude Code plugin: cargo xtask plugin [--out DIR]"
+        "usage: cargo xtask <job>\n\n  ci       fmt check, clippy -D warnings, all tests\n  test     all tests\n  bench    benchmarks (ratios to a floor measured in the same run)\n  crash    long crash-safety run: cargo xtask crash [--kills N]\n  plugin   build the Claude Code plugin: cargo xtask plugin [--out DIR]\n  demo     run a real cairn session on a scratch repository: cargo xtask demo [--keep DIR]"
     );
 }
 

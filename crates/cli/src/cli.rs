@@ -37,7 +37,7 @@ Environment:
 #[command(
     name = "cairn",
     version,
-    about,
+    about = "cairn — durable working memory for AI coding agents: projects and tasks on plain files",
     long_about = None,
     after_help = format!("{ROOT_HELP}\n{JSON_HELP}\n\n{EXIT_CODES_HELP}"),
     propagate_version = true,
