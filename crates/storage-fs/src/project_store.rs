@@ -117,6 +117,22 @@ impl FsProjectStore {
         Ok(layout)
     }
 
+    /// The research brief's path of `task` in an existing project.
+    fn research_path(
+        &self,
+        id: &ProjectId,
+        task: &TaskId,
+    ) -> Result<(ProjectLayout, PathBuf), StoreError> {
+        let layout = self.existing(id)?;
+        let path = layout
+            .research_file(task.as_str())
+            .map_err(|e| StoreError::NotFound {
+                what: "task",
+                id: e.to_string(),
+            })?;
+        Ok((layout, path))
+    }
+
     fn lock(&self, layout: &ProjectLayout) -> Result<lock::LockGuard, StoreError> {
         lock::lock_exclusive(&layout.lock_file(), self.lock_timeout)
     }
@@ -615,13 +631,7 @@ impl ProjectStore for FsProjectStore {
         id: &ProjectId,
         task: &TaskId,
     ) -> Result<Option<Timestamp>, StoreError> {
-        let layout = self.existing(id)?;
-        let path = layout
-            .research_file(task.as_str())
-            .map_err(|e| StoreError::NotFound {
-                what: "task",
-                id: e.to_string(),
-            })?;
+        let (_, path) = self.research_path(id, task)?;
         Ok(modified(&path))
     }
 
@@ -630,13 +640,7 @@ impl ProjectStore for FsProjectStore {
         id: &ProjectId,
         task: &TaskId,
     ) -> Result<Option<String>, StoreError> {
-        let layout = self.existing(id)?;
-        let path = layout
-            .research_file(task.as_str())
-            .map_err(|e| StoreError::NotFound {
-                what: "task",
-                id: e.to_string(),
-            })?;
+        let (_, path) = self.research_path(id, task)?;
         match std::fs::read_to_string(&path) {
             Ok(text) => Ok(Some(text)),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
@@ -655,13 +659,7 @@ impl ProjectStore for FsProjectStore {
         text: &str,
         _at: Timestamp,
     ) -> Result<(), StoreError> {
-        let layout = self.existing(id)?;
-        let path = layout
-            .research_file(task.as_str())
-            .map_err(|e| StoreError::NotFound {
-                what: "task",
-                id: e.to_string(),
-            })?;
+        let (layout, path) = self.research_path(id, task)?;
         atomic::write_atomic(&layout.temp_dir(), &path, text.as_bytes())
     }
 
