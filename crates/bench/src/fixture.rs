@@ -70,6 +70,8 @@ fn task(n: u64) -> Task {
     task
 }
 
+/// Hook payloads carry a distinct session per run: cairn-hook deliberately stands down on a
+/// second delivery of the same event, and the benchmark must measure the real work.
 /// Creates project `bench` with `n` tasks under `root`; returns the path of its tasks.json.
 pub fn build(root: &Path, n: usize) -> Result<PathBuf, String> {
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -104,9 +106,9 @@ pub fn build(root: &Path, n: usize) -> Result<PathBuf, String> {
     Ok(root.join(".claude/projects/bench/tasks.json"))
 }
 
-fn payload(root: &Path, event: &str, extra: serde_json::Value) -> String {
+fn payload(root: &Path, session: usize, event: &str, extra: serde_json::Value) -> String {
     let mut value = serde_json::json!({
-        "session_id": "bench-session",
+        "session_id": format!("bench-session-{session}"),
         "transcript_path": root.join("transcript.jsonl"),
         "cwd": root,
         "hook_event_name": event,
@@ -118,9 +120,10 @@ fn payload(root: &Path, event: &str, extra: serde_json::Value) -> String {
     value.to_string()
 }
 
-pub fn pre_tool_use(root: &Path, file: &str) -> String {
+pub fn pre_tool_use(root: &Path, file: &str, session: usize) -> String {
     payload(
         root,
+        session,
         "PreToolUse",
         serde_json::json!({
             "tool_name": "Edit",
@@ -130,17 +133,19 @@ pub fn pre_tool_use(root: &Path, file: &str) -> String {
     )
 }
 
-pub fn session_start(root: &Path) -> String {
+pub fn session_start(root: &Path, session: usize) -> String {
     payload(
         root,
+        session,
         "SessionStart",
         serde_json::json!({"source": "startup"}),
     )
 }
 
-pub fn pre_compact(root: &Path) -> String {
+pub fn pre_compact(root: &Path, session: usize) -> String {
     payload(
         root,
+        session,
         "PreCompact",
         serde_json::json!({"trigger": "auto", "custom_instructions": ""}),
     )

@@ -193,24 +193,16 @@ fn all(args: &[String]) -> Result<(), String> {
         }
         if let Some(hook) = &hook {
             let h = hook.display().to_string();
-            let events: [(&str, String); 4] = [
-                (
-                    "cairn-hook PreToolUse, allowed",
-                    fixture::pre_tool_use(dir.path(), "src/main.rs"),
-                ),
-                (
-                    "cairn-hook PreToolUse, denied",
-                    fixture::pre_tool_use(dir.path(), ".claude/projects/bench/tasks.json"),
-                ),
-                (
-                    "cairn-hook SessionStart",
-                    fixture::session_start(dir.path()),
-                ),
-                ("cairn-hook PreCompact", fixture::pre_compact(dir.path())),
+            type Payload = fn(&Path, usize) -> String;
+            let events: [(&str, Payload); 4] = [
+                ("cairn-hook PreToolUse, allowed", |d, s| fixture::pre_tool_use(d, "src/main.rs", s)),
+                ("cairn-hook PreToolUse, denied", |d, s| fixture::pre_tool_use(d, ".claude/projects/bench/tasks.json", s)),
+                ("cairn-hook SessionStart", fixture::session_start),
+                ("cairn-hook PreCompact", fixture::pre_compact),
             ];
             for (name, payload) in events {
-                let timed = time_process_env(iters, &[h.as_str()], payload.as_bytes(), dir.path())?;
-                let rss = peak_rss(&me, &[&h], Some((payload.as_bytes(), dir.path())));
+                let timed = time_process_env(iters, &[h.as_str()], |i| payload(dir.path(), i), dir.path())?;
+                let rss = peak_rss(&me, &[&h], Some((payload(dir.path(), iters + 1).as_bytes(), dir.path())));
                 rows.push(row(name, n, &timed, "process echoing {}", &floor_hook, rss));
             }
         }
@@ -363,11 +355,12 @@ fn time_process(
 fn time_process_env(
     iters: usize,
     argv: &[&str],
-    stdin: &[u8],
+    stdin: impl Fn(usize) -> String,
     project_dir: &Path,
 ) -> Result<Stats, String> {
     let mut samples = Vec::with_capacity(iters);
-    for _ in 0..iters {
+    for i in 0..iters {
+        let stdin = stdin(i);
         let start = Instant::now();
         let mut child = Command::new(argv[0])
             .args(&argv[1..])
@@ -378,7 +371,7 @@ fn time_process_env(
             .spawn()
             .map_err(|e| format!("{}: {e}", argv[0]))?;
         if let Some(mut pipe) = child.stdin.take() {
-            pipe.write_all(stdin).map_err(|e| e.to_string())?;
+            pipe.write_all(stdin.as_bytes()).map_err(|e| e.to_string())?;
         }
         child.wait().map_err(|e| e.to_string())?;
         samples.push(start.elapsed());
@@ -505,6 +498,22 @@ pub fn profile(args: &[String]) -> Result<(), String> {
     let t = Instant::now();
     let _b = serde_json::to_vec_pretty(&doc).map_err(|e| e.to_string())?;
     step("to_vec_pretty(doc)", t);
+    let state = cairn_domain::project::ProjectState {
+        project: serde_json::from_slice(&std::fs::read(path.with_file_name("project.json")).map_err(|e| e.to_string())?).map_err(|e| e.to_string())?,
+        tasks: doc,
+    };
+    let t = Instant::now();
+    let _ = cairn_domain::project::graph::critical_path(&state.tasks);
+    step("critical_path", t);
+    let t = Instant::now();
+    let _ = cairn_domain::project::graph::schedule(&state.tasks);
+    step("schedule", t);
+    let t = Instant::now();
+    let _ = cairn_domain::project::report::prime(&state, None);
+    step("prime", t);
+    let t = Instant::now();
+    let _ = cairn_domain::project::policy::stale_candidates(&state.tasks, chrono::Utc::now());
+    step("stale_candidates", t);
     let _ = writeln!(std::io::stdout(), "valid={ok} bytes={}", bytes.len());
     Ok(())
 }
