@@ -15,9 +15,17 @@ pub fn cargo_bin() -> String {
 
 /// Runs `cargo <args>` in the workspace root, inheriting stdio.
 pub fn cargo(args: &[&str]) -> Result<(), String> {
-    eprintln!("$ cargo {}", args.join(" "));
+    cargo_with_env(args, &[])
+}
+
+/// Runs `cargo <args>` in the workspace root with extra environment variables (which the tests
+/// it runs inherit), inheriting stdio.
+pub fn cargo_with_env(args: &[&str], env: &[(&str, &str)]) -> Result<(), String> {
+    let shown: Vec<String> = env.iter().map(|(k, v)| format!("{k}={v} ")).collect();
+    eprintln!("$ {}cargo {}", shown.concat(), args.join(" "));
     let status = Command::new(cargo_bin())
         .args(args)
+        .envs(env.iter().copied())
         .current_dir(root())
         .status()
         .map_err(|e| format!("could not run cargo: {e}"))?;

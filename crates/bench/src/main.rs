@@ -195,14 +195,23 @@ fn all(args: &[String]) -> Result<(), String> {
             let h = hook.display().to_string();
             type Payload = fn(&Path, usize) -> String;
             let events: [(&str, Payload); 4] = [
-                ("cairn-hook PreToolUse, allowed", |d, s| fixture::pre_tool_use(d, "src/main.rs", s)),
-                ("cairn-hook PreToolUse, denied", |d, s| fixture::pre_tool_use(d, ".claude/projects/bench/tasks.json", s)),
+                ("cairn-hook PreToolUse, allowed", |d, s| {
+                    fixture::pre_tool_use(d, "src/main.rs", s)
+                }),
+                ("cairn-hook PreToolUse, denied", |d, s| {
+                    fixture::pre_tool_use(d, ".claude/projects/bench/tasks.json", s)
+                }),
                 ("cairn-hook SessionStart", fixture::session_start),
                 ("cairn-hook PreCompact", fixture::pre_compact),
             ];
             for (name, payload) in events {
-                let timed = time_process_env(iters, &[h.as_str()], |i| payload(dir.path(), i), dir.path())?;
-                let rss = peak_rss(&me, &[&h], Some((payload(dir.path(), iters + 1).as_bytes(), dir.path())));
+                let timed =
+                    time_process_env(iters, &[h.as_str()], |i| payload(dir.path(), i), dir.path())?;
+                let rss = peak_rss(
+                    &me,
+                    &[&h],
+                    Some((payload(dir.path(), iters + 1).as_bytes(), dir.path())),
+                );
                 rows.push(row(name, n, &timed, "process echoing {}", &floor_hook, rss));
             }
         }
@@ -371,7 +380,8 @@ fn time_process_env(
             .spawn()
             .map_err(|e| format!("{}: {e}", argv[0]))?;
         if let Some(mut pipe) = child.stdin.take() {
-            pipe.write_all(stdin.as_bytes()).map_err(|e| e.to_string())?;
+            pipe.write_all(stdin.as_bytes())
+                .map_err(|e| e.to_string())?;
         }
         child.wait().map_err(|e| e.to_string())?;
         samples.push(start.elapsed());
@@ -499,7 +509,10 @@ pub fn profile(args: &[String]) -> Result<(), String> {
     let _b = serde_json::to_vec_pretty(&doc).map_err(|e| e.to_string())?;
     step("to_vec_pretty(doc)", t);
     let state = cairn_domain::project::ProjectState {
-        project: serde_json::from_slice(&std::fs::read(path.with_file_name("project.json")).map_err(|e| e.to_string())?).map_err(|e| e.to_string())?,
+        project: serde_json::from_slice(
+            &std::fs::read(path.with_file_name("project.json")).map_err(|e| e.to_string())?,
+        )
+        .map_err(|e| e.to_string())?,
         tasks: doc,
     };
     let t = Instant::now();

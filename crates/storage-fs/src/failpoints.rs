@@ -18,6 +18,7 @@
 //! | `atomic:after-dir-fsync` | write fully done |
 //! | `log:after-append` | progress-log entry written, not yet fsynced |
 //! | `checkpoint:after-link` | checkpoint linked into place, temp file not yet removed |
+//! | `project:after-state-write` | a project transaction replaced its state files; no checkpoint, no log entry yet |
 //!
 //! Other modules (and the adapters built on this crate) add their own names by calling
 //! [`failpoint`] with a `area:step` string.

@@ -43,7 +43,7 @@ use serde_json::Value;
 
 use crate::layout::{self, ProjectLayout};
 use crate::schema::{self, SchemaKind};
-use crate::{atomic, checkpoints, io_error, lock, progress_log};
+use crate::{atomic, checkpoints, failpoint, io_error, lock, progress_log};
 
 /// How long a writer waits for another writer of the same project before giving up.
 pub const DEFAULT_LOCK_TIMEOUT: Duration = Duration::from_secs(10);
@@ -561,6 +561,9 @@ impl ProjectStore for FsProjectStore {
         if let Some(bytes) = &project_bytes {
             atomic::write_atomic(&layout.temp_dir(), &project_path, bytes)?;
         }
+        // The commit point is behind us: a crash from here on keeps the new state and loses at
+        // most the checkpoint and log entries of a transaction nobody was told had succeeded.
+        failpoint("project:after-state-write");
         let mut events = changes.events;
         let mut checkpoint = None;
         if changes.checkpoint {

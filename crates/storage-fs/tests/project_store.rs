@@ -328,4 +328,72 @@ async fn an_invalid_edit_by_another_tool_is_caught_despite_the_validation_stamp(
         "the schema violation was detected, not skipped"
     );
     assert!(state.tasks.tasks.iter().all(|t| t.title.len() >= 3));
+
+/// Damage with nothing to recover from, for every way the checkpoints can be "nothing": the
+/// directory empty, missing, or holding only snapshots without a single valid task. Both the read
+/// path and the write path must refuse with a `Corrupt` error that says what to do, and leave
+/// every file — the damaged one above all — exactly as it was.
+#[tokio::test]
+async fn damage_without_a_usable_checkpoint_is_refused_on_read_and_write_and_touches_nothing() {
+    let damages: [(&str, Option<&[u8]>); 4] = [
+        ("truncated", Some(b"{\"version\": 1, \"tasks\": [")),
+        (
+            "fails its schema",
+            Some(b"{\"version\": 1, \"tasks\": [{\"id\": \"not-a-task-id\"}]}\n"),
+        ),
+        ("empty", Some(b"")),
+        ("missing", None),
+    ];
+    let checkpoint_states = ["empty dir", "no dir", "only a checkpoint without tasks"];
+    for (damage, bytes) in damages {
+        for checkpoints in checkpoint_states {
+            let what = format!("tasks.json {damage}, checkpoints: {checkpoints}");
+            let f = Fixture::new(2).await;
+            match bytes {
+                Some(bytes) => std::fs::write(f.path("tasks.json"), bytes).expect("damage"),
+                None => std::fs::remove_file(f.path("tasks.json")).expect("remove"),
+            }
+            match checkpoints {
+                "empty dir" => assert!(files_in(&f.path("checkpoints")).is_empty(), "{what}"),
+                "no dir" => std::fs::remove_dir(f.path("checkpoints")).expect("rmdir"),
+                _ => std::fs::write(
+                    f.path("checkpoints/checkpoint-001.json"),
+                    b"{\"version\": 1, \"tasks\": []}\n",
+                )
+                .expect("write an empty checkpoint"),
+            }
+            let log_before = f.read("progress/log.md");
+            let files_before = files_in(&f.path(""));
+
+            let read = f.service.load(&f.id).await;
+            let write = f
+                .service
+                .add_task(&f.id, NewTask::titled("cannot be added"))
+                .await;
+
+            for (path, result) in [("load", read.map(|_| ())), ("add", write.map(|_| ()))] {
+                let err = result.expect_err(&format!("{what}: {path} must fail"));
+                let Error::Store(StoreError::Corrupt { path: file, detail }) = &err else {
+                    panic!("{what}: {path}: expected Corrupt, got {err:?}");
+                };
+                assert!(
+                    file.ends_with("tasks.json"),
+                    "{what}: names the file: {file}"
+                );
+                assert!(
+                    detail.contains("cairn checkpoint restore"),
+                    "{what}: says what to do: {detail}"
+                );
+            }
+            assert_eq!(
+                std::fs::read(f.path("tasks.json")).ok().as_deref(),
+                bytes,
+                "{what}: tasks.json is left exactly as it was"
+            );
+            assert_eq!(f.read("progress/log.md"), log_before, "{what}: log");
+            assert_eq!(files_in(&f.path("")), files_before, "{what}: no file added");
+            assert!(files_in(&f.path("temp")).is_empty(), "{what}: no temp file");
+            assert!(f.service.take_recoveries().is_empty(), "{what}");
+        }
+    }
 }
