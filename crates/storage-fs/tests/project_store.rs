@@ -328,6 +328,7 @@ async fn an_invalid_edit_by_another_tool_is_caught_despite_the_validation_stamp(
         "the schema violation was detected, not skipped"
     );
     assert!(state.tasks.tasks.iter().all(|t| t.title.len() >= 3));
+}
 
 /// Damage with nothing to recover from, for every way the checkpoints can be "nothing": the
 /// directory empty, missing, or holding only snapshots without a single valid task. Both the read
