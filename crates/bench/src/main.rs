@@ -35,7 +35,10 @@ fn main() -> ExitCode {
         Some("floor-read") => floor_read(&args[1..]),
         Some("floor-write") => floor_write(&args[1..]),
         Some("profile") => profile(&args[1..]),
-        _ => Err("usage: cairn-bench all [--cairn PATH] [--hook PATH] [--quick]".to_owned()),
+        _ => Err(
+            "usage: cairn-bench all [--cairn PATH] [--hook PATH] [--quick] [--only store|cli|hook]"
+                .to_owned(),
+        ),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -83,6 +86,9 @@ impl Row {
 
 fn all(args: &[String]) -> Result<(), String> {
     let quick = args.iter().any(|a| a == "--quick");
+    // `--only store|cli|hook` runs one group, for quick iterations on one part.
+    let only = flag(args, "--only");
+    let wants = |group: &str| only.as_deref().is_none_or(|o| o == group);
     let me = std::env::current_exe().map_err(|e| e.to_string())?;
     let mut rows = Vec::new();
 
@@ -91,7 +97,7 @@ fn all(args: &[String]) -> Result<(), String> {
     } else {
         &[1_000, 10_000, 50_000]
     };
-    for &n in store_sizes {
+    for &n in store_sizes.iter().filter(|_| wants("store")) {
         let iters = if n >= 50_000 { 15 } else { 30 };
         let out = Command::new(&me)
             .args(["store-one", &n.to_string(), &iters.to_string()])
@@ -109,8 +115,12 @@ fn all(args: &[String]) -> Result<(), String> {
         );
     }
 
-    let cairn = flag(args, "--cairn").map(PathBuf::from);
-    let hook = flag(args, "--hook").map(PathBuf::from);
+    let cairn = flag(args, "--cairn")
+        .map(PathBuf::from)
+        .filter(|_| wants("cli"));
+    let hook = flag(args, "--hook")
+        .map(PathBuf::from)
+        .filter(|_| wants("hook"));
     for &n in &[1_000usize, 10_000] {
         let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
         let iters = 20;

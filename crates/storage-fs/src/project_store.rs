@@ -225,6 +225,20 @@ impl FsProjectStore {
 /// Parses tasks.json, validating it unless it is exactly the file cairn itself validated and
 /// wrote (see [`stamp`]). The error says what is wrong, for the log.
 fn read_task_doc(layout: &ProjectLayout) -> Result<TaskDoc, String> {
+    let (bytes, stamped) = read_tasks_bytes(layout)?;
+    if stamped && let Ok(doc) = serde_json::from_slice::<TaskDoc>(&bytes) {
+        return Ok(doc);
+    }
+    let value: Value =
+        serde_json::from_slice(&bytes).map_err(|e| format!("not valid JSON: {e}"))?;
+    schema::validate(SchemaKind::Tasks, &value)
+        .map_err(|errors| format!("fails its schema: {}", summarize(&errors)))?;
+    serde_json::from_value(value).map_err(|e| format!("unreadable: {e}"))
+}
+
+/// tasks.json's bytes, and whether they are exactly what cairn validated and wrote (its
+/// [`stamp`] matches).
+fn read_tasks_bytes(layout: &ProjectLayout) -> Result<(Vec<u8>, bool), String> {
     let path = layout.tasks_json();
     let mut file = std::fs::File::open(&path).map_err(|e| format!("cannot read it: {e}"))?;
     // Identity and bytes come from the same open handle, so a concurrent replace cannot pair one
@@ -233,17 +247,19 @@ fn read_task_doc(layout: &ProjectLayout) -> Result<TaskDoc, String> {
     let mut bytes = Vec::new();
     std::io::Read::read_to_end(&mut file, &mut bytes)
         .map_err(|e| format!("cannot read it: {e}"))?;
-    if identity.is_some()
-        && identity == std::fs::read_to_string(stamp(layout)).ok()
-        && let Ok(doc) = serde_json::from_slice::<TaskDoc>(&bytes)
-    {
-        return Ok(doc);
+    let stamped = identity.is_some() && identity == std::fs::read_to_string(stamp(layout)).ok();
+    Ok((bytes, stamped))
+}
+
+/// The number of tasks in a document known to be valid, without building them.
+fn count_tasks(bytes: &[u8]) -> Option<usize> {
+    #[derive(serde::Deserialize)]
+    struct Count {
+        tasks: Vec<serde::de::IgnoredAny>,
     }
-    let value: Value =
-        serde_json::from_slice(&bytes).map_err(|e| format!("not valid JSON: {e}"))?;
-    schema::validate(SchemaKind::Tasks, &value)
-        .map_err(|errors| format!("fails its schema: {}", summarize(&errors)))?;
-    serde_json::from_value(value).map_err(|e| format!("unreadable: {e}"))
+    serde_json::from_slice::<Count>(bytes)
+        .ok()
+        .map(|c| c.tasks.len())
 }
 
 /// The validation stamp: the identity (inode, size, modification time) of the tasks.json cairn
@@ -685,8 +701,21 @@ impl ProjectStore for FsProjectStore {
     ) -> Result<CheckpointInfo, StoreError> {
         let layout = self.existing(id)?;
         let _guard = self.lock(&layout)?;
-        let (tasks, _) = self.read_tasks(&layout, true)?;
-        let bytes = to_json_bytes(&tasks, SchemaKind::Checkpoint, &layout.tasks_json())?;
+        // A snapshot of a file cairn validated and wrote is a copy of its bytes: no parse, no
+        // re-serialization (a PreCompact hook on a large store pays only the copy). Anything else
+        // goes through the full read, with recovery, and is validated before it is kept.
+        let stamped = read_tasks_bytes(&layout)
+            .ok()
+            .filter(|(_, stamped)| *stamped)
+            .and_then(|(bytes, _)| count_tasks(&bytes).map(|n| (bytes, n)));
+        let (bytes, task_count) = match stamped {
+            Some(found) => found,
+            None => {
+                let (tasks, _) = self.read_tasks(&layout, true)?;
+                let bytes = to_json_bytes(&tasks, SchemaKind::Checkpoint, &layout.tasks_json())?;
+                (bytes, tasks.tasks.len())
+            }
+        };
         let written =
             checkpoints::create_next(&layout.temp_dir(), &layout.checkpoints_dir(), &bytes)?;
         checkpoints::prune(&layout.checkpoints_dir(), CHECKPOINT_RETENTION)?;
@@ -696,7 +725,7 @@ impl ProjectStore for FsProjectStore {
             at,
             &[ProjectEvent::CheckpointWritten {
                 number,
-                tasks: tasks.tasks.len(),
+                tasks: task_count,
             }],
         )?;
         Ok(CheckpointInfo {
