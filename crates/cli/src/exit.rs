@@ -128,6 +128,10 @@ impl From<StoreError> for Failure {
                 Code::Invalid,
                 Some("nothing was written; the refusal is in the progress log (`cairn log --event ERROR`)".to_owned()),
             ),
+            StoreError::AfterCommit { .. } => (
+                Code::Internal,
+                Some("check the result with `cairn task show ID` or `cairn log --tail 5` before doing anything again; `cairn doctor` checks the files".to_owned()),
+            ),
             StoreError::Io { .. } => (Code::Internal, None),
         };
         Failure {

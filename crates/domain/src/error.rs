@@ -54,6 +54,14 @@ pub enum StoreError {
     #[error("refused to write {path}: the new content fails its schema: {detail}")]
     Invalid { path: String, detail: String },
 
+    /// The change itself was saved, but what follows it (the checkpoint, the log entry) failed:
+    /// repeating the operation would apply it twice.
+    #[error("the change was saved, but recording it failed: {source}; do not repeat it")]
+    AfterCommit {
+        #[source]
+        source: Box<StoreError>,
+    },
+
     #[error("{op} {path}: {source}")]
     Io {
         op: &'static str,

@@ -580,24 +580,35 @@ impl ProjectStore for FsProjectStore {
         // The commit point is behind us: a crash from here on keeps the new state and loses at
         // most the checkpoint and log entries of a transaction nobody was told had succeeded.
         failpoint("project:after-state-write");
-        let mut events = changes.events;
-        let mut checkpoint = None;
-        if changes.checkpoint {
-            let bytes = match tasks_bytes {
-                Some(bytes) => bytes,
-                None => to_json_bytes(&next.tasks, SchemaKind::Tasks, &tasks_path)?,
-            };
-            let written =
-                checkpoints::create_next(&layout.temp_dir(), &layout.checkpoints_dir(), &bytes)?;
-            checkpoints::prune(&layout.checkpoints_dir(), CHECKPOINT_RETENTION)?;
-            let number = u32::try_from(written.number).unwrap_or(u32::MAX);
-            events.push(ProjectEvent::CheckpointWritten {
-                number,
-                tasks: next.tasks.tasks.len(),
-            });
-            checkpoint = Some(number);
-        }
-        append(&layout, at, &events)?;
+        // The state files are the commit point: from here on a failure must say that the change
+        // is saved, so nobody repeats it (an add repeated is a duplicate task).
+        let checkpoint = (|| {
+            let mut events = changes.events;
+            let mut checkpoint = None;
+            if changes.checkpoint {
+                let bytes = match tasks_bytes {
+                    Some(bytes) => bytes,
+                    None => to_json_bytes(&next.tasks, SchemaKind::Tasks, &tasks_path)?,
+                };
+                let written = checkpoints::create_next(
+                    &layout.temp_dir(),
+                    &layout.checkpoints_dir(),
+                    &bytes,
+                )?;
+                checkpoints::prune(&layout.checkpoints_dir(), CHECKPOINT_RETENTION)?;
+                let number = u32::try_from(written.number).unwrap_or(u32::MAX);
+                events.push(ProjectEvent::CheckpointWritten {
+                    number,
+                    tasks: next.tasks.tasks.len(),
+                });
+                checkpoint = Some(number);
+            }
+            append(&layout, at, &events)?;
+            Ok::<_, StoreError>(checkpoint)
+        })()
+        .map_err(|e| StoreError::AfterCommit {
+            source: Box::new(e),
+        })?;
         Ok(Committed {
             state: next,
             checkpoint,

@@ -123,7 +123,9 @@ pub trait ProjectStore: Send + Sync {
     /// order, all before returning. No update is ever lost to a concurrent writer.
     /// Errors: `Error::Domain` from the mutation (nothing written); `StoreError::Invalid` when the
     /// new state fails schema validation (nothing written but an ERROR entry in the log);
-    /// `LockTimeout` when another writer holds the project too long; `NotFound`; `Io`.
+    /// `LockTimeout` when another writer holds the project too long; `NotFound`; `Io`;
+    /// `AfterCommit` when the state was saved but its checkpoint or log entry could not be
+    /// written (the change happened: do not repeat it).
     async fn transact(
         &self,
         id: &ProjectId,
