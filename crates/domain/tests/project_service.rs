@@ -664,3 +664,38 @@ async fn prime_stays_under_its_budget_with_a_huge_store() {
         "prime tells the agent what to run"
     );
 }
+
+#[tokio::test]
+async fn a_research_brief_is_fresh_for_a_day() {
+    let (service, clock) = memory_service().await;
+    let t = service
+        .add_task(&pid(), NewTask::titled("Look into caching"))
+        .await
+        .expect("add");
+    assert_eq!(
+        service.research_brief(&pid(), &t.id).await.expect("brief"),
+        None
+    );
+    service
+        .write_research(&pid(), &t.id, "# Caching\n")
+        .await
+        .expect("write");
+    assert_eq!(
+        service
+            .research_brief(&pid(), &t.id)
+            .await
+            .expect("brief")
+            .map(|b| b.fresh),
+        Some(true)
+    );
+    clock.advance(Duration::hours(24) + Duration::seconds(1));
+    assert_eq!(
+        service
+            .research_brief(&pid(), &t.id)
+            .await
+            .expect("brief")
+            .map(|b| b.fresh),
+        Some(false),
+        "older than 24 h is stale"
+    );
+}

@@ -364,7 +364,7 @@ fn table<'a>(
 fn show(ctx: &Ctx, p: &ProjectId, id: &TaskId) -> Result<Report, Failure> {
     let state = ctx.block_on(ctx.service.load(p))?;
     let task = find(&state.tasks, id)?.clone();
-    let brief = ctx.block_on(ctx.service.store().research_modified(p, id))?;
+    let brief = ctx.block_on(ctx.service.research_brief(p, id))?;
     ctx.emit(&task, |style| {
         let doc = &state.tasks;
         let index = Index::new(doc);
@@ -424,8 +424,19 @@ fn show(ctx: &Ctx, p: &ProjectId, id: &TaskId) -> Result<Report, Failure> {
         if let Some(reason) = &task.blocked_reason {
             field("blocked", reason.clone());
         }
-        if let Some(at) = &brief {
-            field("research", format!("brief written {}", format_rfc3339(at)));
+        if let Some(brief) = &brief {
+            let freshness = if brief.fresh {
+                "fresh: reuse it"
+            } else {
+                "older than 24 h: refresh it before relying on it"
+            };
+            field(
+                "research",
+                format!(
+                    "brief written {} ({freshness})",
+                    format_rfc3339(&brief.written_at)
+                ),
+            );
         }
         if let Some(tags) = &task.tags {
             field("tags", tags.join(", "));

@@ -81,6 +81,14 @@ impl DoctorReport {
     }
 }
 
+/// A task's research brief: when it was written, and whether it is still fresh enough to reuse
+/// instead of researching again ([`policy::RESEARCH_TTL`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ResearchBrief {
+    pub written_at: Timestamp,
+    pub fresh: bool,
+}
+
 /// Filters for `log`.
 #[derive(Debug, Clone, Default)]
 pub struct LogQuery {
@@ -721,6 +729,24 @@ impl ProjectService {
             detail,
         };
         Ok(self.store.append_log(id, self.now(), vec![event]).await?)
+    }
+
+    /// The research brief of `task`, if one was written. Briefs are never deleted (not even by a
+    /// stale reset); a fresh one lets the next attempt skip research.
+    pub async fn research_brief(
+        &self,
+        id: &ProjectId,
+        task: &TaskId,
+    ) -> Result<Option<ResearchBrief>, Error> {
+        let now = self.now();
+        Ok(self
+            .store
+            .research_modified(id, task)
+            .await?
+            .map(|written_at| ResearchBrief {
+                written_at,
+                fresh: policy::research_is_fresh(written_at, now),
+            }))
     }
 
     pub async fn write_research(
