@@ -280,6 +280,9 @@ async fn session_start(
     }
     let header = session_header(source, &report, checkpoint, &recoveries);
     let text = report::prime(&state, Some(&header));
+    // The process exits right after answering: freeing tens of thousands of small allocations
+    // one by one would only delay Claude. The OS reclaims the memory at exit.
+    std::mem::forget(state);
     let mut detail = format!("source: {source}");
     if !report.reconciled.is_empty() || !report.stale.is_empty() {
         detail.push_str(&format!(
