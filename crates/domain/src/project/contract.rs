@@ -40,6 +40,16 @@ fn project(id: &str) -> Project {
     }
 }
 
+/// A new, empty project `id` in `store`.
+async fn created(store: &dyn ProjectStore, id: &str) -> Project {
+    let p = project(id);
+    store
+        .create_project(&p, t0(), vec![])
+        .await
+        .unwrap_or_else(|e| panic!("contract: creating project {id} must succeed: {e}"));
+    p
+}
+
 async fn add(store: &dyn ProjectStore, id: &ProjectId, title: &str) -> TaskId {
     let title = title.to_owned();
     let mut created = None;
@@ -196,11 +206,7 @@ async fn list_is_sorted(store: Arc<dyn ProjectStore>) {
 }
 
 async fn refused_mutation_writes_nothing(store: Arc<dyn ProjectStore>) {
-    let p = project("gamma");
-    store
-        .create_project(&p, t0(), vec![])
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    let p = created(&*store, "gamma").await;
     let t = add(&*store, &p.id, "first task").await;
     let before = store
         .load(&p.id)
@@ -252,11 +258,7 @@ async fn refused_mutation_writes_nothing(store: Arc<dyn ProjectStore>) {
 }
 
 async fn transaction_saves_state_and_logs_in_order(store: Arc<dyn ProjectStore>) {
-    let p = project("delta");
-    store
-        .create_project(&p, t0(), vec![])
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    let p = created(&*store, "delta").await;
     let a = add(&*store, &p.id, "task a").await;
     let b = add(&*store, &p.id, "task b").await;
     assert_eq!(
@@ -311,11 +313,7 @@ async fn transaction_saves_state_and_logs_in_order(store: Arc<dyn ProjectStore>)
 }
 
 async fn unknown_fields_survive_a_transaction(store: Arc<dyn ProjectStore>) {
-    let p = project("epsilon");
-    store
-        .create_project(&p, t0(), vec![])
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    let p = created(&*store, "epsilon").await;
     let a = add(&*store, &p.id, "task a").await;
     let a2 = a.clone();
     store
@@ -359,11 +357,7 @@ async fn unknown_fields_survive_a_transaction(store: Arc<dyn ProjectStore>) {
 }
 
 async fn concurrent_transactions_lose_no_update(store: Arc<dyn ProjectStore>) {
-    let p = project("zeta");
-    store
-        .create_project(&p, t0(), vec![])
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    let p = created(&*store, "zeta").await;
     let mut handles = Vec::new();
     for worker in 0..4 {
         let store = store.clone();
@@ -415,11 +409,7 @@ async fn concurrent_transactions_lose_no_update(store: Arc<dyn ProjectStore>) {
 }
 
 async fn checkpoints_number_from_one_and_keep_ten(store: Arc<dyn ProjectStore>) {
-    let p = project("eta");
-    store
-        .create_project(&p, t0(), vec![])
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    let p = created(&*store, "eta").await;
     add(&*store, &p.id, "something").await;
     for i in 1..=12u32 {
         let info = store
@@ -455,11 +445,7 @@ async fn checkpoints_number_from_one_and_keep_ten(store: Arc<dyn ProjectStore>) 
 }
 
 async fn transaction_checkpoint_is_written_and_logged(store: Arc<dyn ProjectStore>) {
-    let p = project("theta");
-    store
-        .create_project(&p, t0(), vec![])
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    let p = created(&*store, "theta").await;
     add(&*store, &p.id, "something").await;
     let committed = store
         .transact(
@@ -497,11 +483,7 @@ async fn transaction_checkpoint_is_written_and_logged(store: Arc<dyn ProjectStor
 }
 
 async fn restore_checkpoint_round_trips(store: Arc<dyn ProjectStore>) {
-    let p = project("iota");
-    store
-        .create_project(&p, t0(), vec![])
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    let p = created(&*store, "iota").await;
     add(&*store, &p.id, "kept task").await;
     let cp = store
         .write_checkpoint(&p.id, t0())
@@ -546,11 +528,7 @@ async fn restore_checkpoint_round_trips(store: Arc<dyn ProjectStore>) {
 }
 
 async fn log_tail_returns_the_newest(store: Arc<dyn ProjectStore>) {
-    let p = project("kappa");
-    store
-        .create_project(&p, t0(), vec![])
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    let p = created(&*store, "kappa").await;
     for i in 0..30u32 {
         store
             .append_log(
@@ -600,11 +578,7 @@ async fn log_tail_returns_the_newest(store: Arc<dyn ProjectStore>) {
 }
 
 async fn research_briefs_round_trip(store: Arc<dyn ProjectStore>) {
-    let p = project("lambda");
-    store
-        .create_project(&p, t0(), vec![])
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    let p = created(&*store, "lambda").await;
     let t = add(&*store, &p.id, "researched").await;
     assert_eq!(
         store
@@ -637,11 +611,7 @@ async fn research_briefs_round_trip(store: Arc<dyn ProjectStore>) {
 }
 
 async fn velocity_round_trips(store: Arc<dyn ProjectStore>) {
-    let p = project("mu");
-    store
-        .create_project(&p, t0(), vec![])
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    let p = created(&*store, "mu").await;
     assert_eq!(
         store
             .read_velocity(&p.id)
