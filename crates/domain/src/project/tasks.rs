@@ -332,9 +332,15 @@ impl TaskDoc {
         if !status::can_move(from, to) {
             let hint = match (from, to) {
                 (
-                    TaskStatus::Pending | TaskStatus::Researched | TaskStatus::InResearch,
+                    TaskStatus::Pending | TaskStatus::Researched,
                     TaskStatus::Complete | TaskStatus::Validating,
                 ) => Some(format!("start it first: cairn task start {id}")),
+                (
+                    TaskStatus::InResearch,
+                    TaskStatus::InProgress | TaskStatus::Complete | TaskStatus::Validating,
+                ) => Some(format!(
+                    "finish the research first: cairn task research {id} --done, then cairn task start {id}"
+                )),
                 (TaskStatus::Blocked, _) => {
                     Some(format!("unblock it first: cairn task unblock {id}"))
                 }
