@@ -382,3 +382,54 @@ fn reconcile_resumes_interrupted_work_and_resets_stale_tasks() {
         "Stale twice — requires human review"
     );
 }
+
+/// A task list written by the original plugin: only `tasks`, unpadded ids, a field cairn does not
+/// know. cairn works on it as it is, keeps the other tool's spelling and fields, and accepts ids
+/// however they are typed.
+#[test]
+fn a_task_list_written_by_another_tool_is_worked_on_as_it_is() {
+    let repo = Repo::with_project();
+    let foreign = serde_json::json!({"tasks": [
+        {"id": "T-1", "title": "Collect requirements", "level": "story", "status": "PENDING",
+         "priority": "HIGH", "dependencies": [], "completion_criteria": [],
+         "created_at": "2026-01-10T08:00:00Z", "x_jira": {"key": "WEB-12"}},
+        {"id": "T-2", "title": "Draft the schema", "level": "task", "status": "PENDING",
+         "priority": "MEDIUM", "dependencies": ["T-1"], "completion_criteria": ["Reviewed by the team"],
+         "created_at": "2026-01-10T08:05:00Z"}
+    ]});
+    std::fs::write(
+        repo.tasks_file(),
+        serde_json::to_string_pretty(&foreign).expect("json"),
+    )
+    .expect("write");
+
+    repo.ok(&["task", "start", "t-001"]);
+    repo.ok(&["task", "complete", "1"]);
+    assert_eq!(
+        repo.json(&["task", "next"])["id"],
+        "T-2",
+        "the dependency written as T-1 is met by T-001 typed"
+    );
+    let added = repo.json(&["task", "add", "Write the migration", "--depends", "T-0002"]);
+    assert_eq!(
+        added["id"], "T-003",
+        "new ids continue the numbering in cairn's spelling"
+    );
+    assert_eq!(added["dependencies"], serde_json::json!(["T-002"]));
+
+    let tasks = repo.tasks_json();
+    assert_eq!(
+        tasks["tasks"][0]["id"], "T-1",
+        "the other tool's spelling is kept"
+    );
+    assert_eq!(
+        tasks["tasks"][0]["x_jira"]["key"], "WEB-12",
+        "unknown fields survive"
+    );
+    assert_eq!(tasks["tasks"][0]["status"], "COMPLETE");
+    assert_eq!(
+        repo.ok(&["doctor"]).lines().count(),
+        1,
+        "doctor sees nothing wrong"
+    );
+}

@@ -64,9 +64,10 @@ fn ci() -> Result<(), String> {
 
 fn test() -> Result<(), String> {
     if util::has_nextest() {
-        util::cargo(&["nextest", "run", "--workspace", "--no-fail-fast"])?;
-        // nextest does not run doctests.
-        util::cargo(&["test", "--workspace", "--doc"])
+        // nextest does not run doctests. They run first so that nextest's summary, which counts
+        // every test, is the run's closing line.
+        util::cargo(&["test", "--workspace", "--doc"])?;
+        util::cargo(&["nextest", "run", "--workspace", "--no-fail-fast"])
     } else {
         util::cargo(&["test", "--workspace", "--no-fail-fast"])
     }

@@ -14,23 +14,74 @@ use crate::error::DomainError;
 use crate::time::{Timestamp, rfc3339};
 
 /// `T-001`, `T-042`, `T-1234`: `^T-[0-9]+$`. Compared by number, displayed as written.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+///
+/// The contract allows any number of digits, so `T-7` (another tool) and `T-007` (cairn) name the
+/// same task: equality, hashing and order go by the number. What people and agents type is
+/// normalised to cairn's spelling; what files contain is kept as written.
+///
+/// ```
+/// use cairn_domain::project::TaskId;
+///
+/// let typed: TaskId = "7".parse().unwrap();        // Claude Code's task lists say "7"
+/// assert_eq!(typed.as_str(), "T-007");
+/// assert_eq!("t-42".parse::<TaskId>().unwrap().as_str(), "T-042");
+/// assert_eq!(TaskId::from_number(1234).as_str(), "T-1234");
+/// let written = TaskId::try_from("T-7".to_owned()).unwrap();
+/// assert_eq!(written.as_str(), "T-7");
+/// assert_eq!(written, typed);                      // the same task
+/// assert!(TaskId::from_number(999) < TaskId::from_number(1000));
+/// assert!("T-".parse::<TaskId>().is_err());
+/// assert!("../etc".parse::<TaskId>().is_err());
+/// ```
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(try_from = "String", into = "String")]
-pub struct TaskId(String);
+pub struct TaskId {
+    text: String,
+    #[serde(skip)]
+    number: u64,
+}
+
+impl PartialEq for TaskId {
+    fn eq(&self, other: &Self) -> bool {
+        self.number == other.number
+    }
+}
+
+impl Eq for TaskId {}
+
+impl std::hash::Hash for TaskId {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.number.hash(state);
+    }
+}
+
+impl PartialOrd for TaskId {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for TaskId {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.number.cmp(&other.number)
+    }
+}
 
 impl TaskId {
     /// cairn's own spelling: at least three digits.
-    pub fn from_number(n: u64) -> Self {
-        Self(format!("T-{n:03}"))
+    pub fn from_number(number: u64) -> Self {
+        Self {
+            text: format!("T-{number:03}"),
+            number,
+        }
     }
 
     pub fn number(&self) -> u64 {
-        // Validated at construction; saturate rather than panic on absurdly long numbers.
-        self.0[2..].parse().unwrap_or(u64::MAX)
+        self.number
     }
 
     pub fn as_str(&self) -> &str {
-        &self.0
+        &self.text
     }
 }
 
@@ -38,25 +89,24 @@ impl FromStr for TaskId {
     type Err = DomainError;
 
     fn from_str(text: &str) -> Result<Self, DomainError> {
-        let text = text.trim();
-        // People type `7` or `t-7`; agents copy `T-007` from Claude's list as `7`.
-        let upper = text.to_ascii_uppercase();
-        let candidate = if upper.bytes().all(|b| b.is_ascii_digit()) && !upper.is_empty() {
-            format!(
-                "T-{:03}",
-                upper.parse::<u64>().map_err(|_| bad_task_id(text))?
-            )
-        } else {
-            upper
-        };
-        let digits = candidate
+        let trimmed = text.trim();
+        // People type `7`, `t-7` or `T-0007`; all mean the task numbered 7.
+        let digits = trimmed
             .strip_prefix("T-")
-            .ok_or_else(|| bad_task_id(text))?;
-        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-            return Err(bad_task_id(text));
-        }
-        Ok(Self(candidate))
+            .or_else(|| trimmed.strip_prefix("t-"))
+            .unwrap_or(trimmed);
+        Ok(Self::from_number(
+            parse_number(digits).ok_or_else(|| bad_task_id(text))?,
+        ))
     }
+}
+
+/// The number of a task id's digits; `None` unless they are 1 to 19 ASCII digits that fit.
+fn parse_number(digits: &str) -> Option<u64> {
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
 }
 
 fn bad_task_id(text: &str) -> DomainError {
@@ -70,23 +120,23 @@ impl TryFrom<String> for TaskId {
     type Error = DomainError;
 
     fn try_from(text: String) -> Result<Self, DomainError> {
-        // On read, accept exactly what the contract allows, no normalisation: an id is a key.
-        match text.strip_prefix("T-") {
-            Some(d) if !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()) => Ok(Self(text)),
-            _ => Err(bad_task_id(&text)),
+        // On read, accept exactly what the contract allows and keep its spelling.
+        match text.strip_prefix("T-").and_then(parse_number) {
+            Some(number) => Ok(Self { text, number }),
+            None => Err(bad_task_id(&text)),
         }
     }
 }
 
 impl From<TaskId> for String {
     fn from(id: TaskId) -> String {
-        id.0
+        id.text
     }
 }
 
 impl fmt::Display for TaskId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        f.write_str(&self.text)
     }
 }
 

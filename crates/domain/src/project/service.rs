@@ -499,10 +499,12 @@ impl ProjectService {
                     .is_none_or(|k| &EventKind::parse(&r.kind).name() == k)
             })
             .filter(|r| {
-                query
-                    .task
-                    .as_ref()
-                    .is_none_or(|t| r.get("task") == Some(t.as_str()))
+                query.task.as_ref().is_none_or(|t| {
+                    r.get("task")
+                        .and_then(|id| id.parse::<TaskId>().ok())
+                        .as_ref()
+                        == Some(t)
+                })
             })
             .collect();
         if let Some(n) = query.tail {

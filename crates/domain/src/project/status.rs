@@ -37,6 +37,16 @@ pub fn allowed_targets(from: TaskStatus) -> &'static [TaskStatus] {
     }
 }
 
+/// Whether the table allows `from` → `to`.
+///
+/// ```
+/// use cairn_domain::project::TaskStatus::*;
+/// use cairn_domain::project::status::can_move;
+///
+/// assert!(can_move(Pending, InProgress));   // research may be skipped
+/// assert!(!can_move(Blocked, Cancelled));   // BLOCKED leaves only by an explicit unblock
+/// assert!(!can_move(Complete, Pending));    // COMPLETE is final
+/// ```
 pub fn can_move(from: TaskStatus, to: TaskStatus) -> bool {
     allowed_targets(from).contains(&to)
 }
