@@ -283,22 +283,80 @@ async fn project_ids_cannot_escape_the_store() {
 #[cfg(unix)]
 #[tokio::test]
 async fn a_read_only_store_fails_cleanly_and_loses_nothing() {
-    use std::os::unix::fs::PermissionsExt;
     let f = Fixture::new(1).await;
-    if nix_is_root() {
-        // root ignores permissions; the check below would prove nothing.
-        return;
-    }
     let dir = f.path("");
     let before = f.read("tasks.json");
-    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o555)).expect("chmod");
+    let log_before = f.log();
+    let Some(_read_only) = ReadOnly::new(&dir) else {
+        eprintln!("skipped: cannot make {} read-only here", dir.display());
+        return;
+    };
     let result = f
         .service
         .add_task(&f.id, NewTask::titled("will not fit"))
         .await;
-    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).expect("chmod back");
-    assert!(result.is_err());
-    assert_eq!(f.read("tasks.json"), before);
+    assert!(
+        matches!(result, Err(Error::Store(StoreError::Io { .. }))),
+        "a write into a read-only store is an I/O error naming the file: {result:?}"
+    );
+    assert_eq!(f.read("tasks.json"), before, "tasks.json is untouched");
+    assert_eq!(
+        f.log(),
+        log_before,
+        "nothing is logged for a change that did not happen"
+    );
+    assert!(
+        files_in(&f.path("temp")).is_empty(),
+        "the temp file of the failed write is removed"
+    );
+}
+
+/// Makes a directory refuse new entries and renames — for root too, which ignores permission
+/// bits (CI runs as root): `chattr +i` there. Undone on drop, even when an assertion fails, so the
+/// temporary directory can be deleted.
+#[cfg(unix)]
+struct ReadOnly {
+    dir: std::path::PathBuf,
+    immutable: bool,
+}
+
+#[cfg(unix)]
+impl ReadOnly {
+    fn new(dir: &Path) -> Option<Self> {
+        use std::os::unix::fs::PermissionsExt;
+        if nix_is_root() {
+            let ok = std::process::Command::new("chattr")
+                .arg("+i")
+                .arg(dir)
+                .status()
+                .is_ok_and(|s| s.success());
+            ok.then(|| Self {
+                dir: dir.to_path_buf(),
+                immutable: true,
+            })
+        } else {
+            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o555)).ok()?;
+            Some(Self {
+                dir: dir.to_path_buf(),
+                immutable: false,
+            })
+        }
+    }
+}
+
+#[cfg(unix)]
+impl Drop for ReadOnly {
+    fn drop(&mut self) {
+        use std::os::unix::fs::PermissionsExt;
+        if self.immutable {
+            let _ = std::process::Command::new("chattr")
+                .arg("-i")
+                .arg(&self.dir)
+                .status();
+        } else {
+            let _ = std::fs::set_permissions(&self.dir, std::fs::Permissions::from_mode(0o755));
+        }
+    }
 }
 
 #[cfg(unix)]
