@@ -7,7 +7,8 @@
 //! machine mean little; the ratio to the floor is what we track. Nothing here asserts a timing.
 //!
 //! Internal modes (used by the harness on itself, so each measured process is a fresh one):
-//! `store-one`, `rss`, `floor-hook`, `floor-read`, `floor-write`.
+//! `store-one`, `rss`, `floor-hook`, `floor-read`, `floor-write`. And `profile N`, which times
+//! each step of one update on N tasks, for finding what dominates.
 
 mod fixture;
 mod stats;
@@ -36,7 +37,7 @@ fn main() -> ExitCode {
         Some("floor-write") => floor_write(&args[1..]),
         Some("profile") => profile(&args[1..]),
         _ => Err(
-            "usage: cairn-bench all [--cairn PATH] [--hook PATH] [--quick] [--only store|cli|hook]"
+            "usage: cairn-bench all [--cairn PATH] [--hook PATH] [--quick] [--only store|cli|hook] | cairn-bench profile N"
                 .to_owned(),
         ),
     };

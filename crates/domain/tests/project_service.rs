@@ -699,3 +699,49 @@ async fn a_research_brief_is_fresh_for_a_day() {
         "older than 24 h is stale"
     );
 }
+
+#[tokio::test]
+async fn a_decomposed_parent_alone_gives_resume_nothing_to_do() {
+    let (service, _) = memory_service().await;
+    let epic = service
+        .add_task(&pid(), NewTask::titled("Ship the release"))
+        .await
+        .expect("add");
+    service
+        .decompose(&pid(), &epic.id, vec![NewTask::titled("Write notes")])
+        .await
+        .expect("decompose");
+    let state = service.load(&pid()).await.expect("load");
+    assert_eq!(
+        state.tasks.get(&epic.id).map(|t| t.status),
+        Some(TaskStatus::InProgress)
+    );
+    assert!(
+        !ReconcileScope::Resume.has_work(&state.tasks, t0()),
+        "a parent is IN_PROGRESS by construction, not interrupted: SessionStart must stay on its fast path"
+    );
+    let child = state
+        .tasks
+        .tasks
+        .last()
+        .map(|t| t.id.clone())
+        .expect("child");
+    service
+        .move_task(
+            &pid(),
+            &child,
+            TaskStatus::InProgress,
+            MoveDetail::default(),
+        )
+        .await
+        .expect("start");
+    let state = service.load(&pid()).await.expect("load");
+    assert!(
+        ReconcileScope::Resume.has_work(&state.tasks, t0()),
+        "an interrupted leaf is work"
+    );
+    assert!(
+        !ReconcileScope::StalenessOnly.has_work(&state.tasks, t0()),
+        "not stale yet"
+    );
+}

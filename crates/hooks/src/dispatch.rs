@@ -25,7 +25,7 @@ use std::time::SystemTime;
 use cairn_domain::error::Error;
 use cairn_domain::ports::Clock;
 use cairn_domain::project::ProjectId;
-use cairn_domain::project::policy::{self, Reconciled};
+use cairn_domain::project::policy::Reconciled;
 use cairn_domain::project::report;
 use cairn_domain::project::service::{ProjectService, ReconcileReport, ReconcileScope};
 use cairn_domain::project::store::{ProjectStore, Recovery};
@@ -246,10 +246,7 @@ async fn session_start(
     // One load serves the common case, where there is nothing to reconcile: the task list is the
     // bulk of a session start's cost (a 10,000-task list is megabytes of validated JSON).
     let mut state = service.load(id).await?;
-    let work = match scope {
-        ReconcileScope::Resume => state.tasks.tasks.iter().any(|t| t.status.is_transitional()),
-        ReconcileScope::StalenessOnly => false,
-    } || !policy::stale_candidates(&state.tasks, service.now()).is_empty();
+    let work = scope.has_work(&state.tasks, service.now());
     let mut report = ReconcileReport::default();
     if work {
         match service.reconcile(id, scope, false).await {

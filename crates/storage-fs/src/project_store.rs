@@ -168,7 +168,7 @@ impl FsProjectStore {
             let Ok(bytes) = checkpoints::read(&layout.checkpoints_dir(), checkpoint.number) else {
                 continue;
             };
-            let Some((doc, kept, dropped)) = salvage(&bytes, &project_id(layout)) else {
+            let Some((doc, kept, dropped)) = salvage(&bytes) else {
                 continue;
             };
             let now = self.clock.now();
@@ -373,7 +373,7 @@ fn summarize(errors: &[String]) -> String {
 
 /// The checkpoint's document with only the tasks that pass the schema, and the counts kept and
 /// dropped; `None` when the checkpoint does not parse or holds no valid task.
-fn salvage(bytes: &[u8], project: &ProjectId) -> Option<(TaskDoc, usize, usize)> {
+fn salvage(bytes: &[u8]) -> Option<(TaskDoc, usize, usize)> {
     let value: Value = serde_json::from_slice(bytes).ok()?;
     let total = value
         .get("tasks")
@@ -386,16 +386,27 @@ fn salvage(bytes: &[u8], project: &ProjectId) -> Option<(TaskDoc, usize, usize)>
     if valid.is_empty() {
         return None;
     }
-    let mut doc: TaskDoc = match serde_json::from_value(value.clone()) {
-        Ok(doc) => doc,
-        Err(_) => {
-            // Keep the document's other fields when they are readable; the tasks are what matter.
-            let mut shell = value.as_object().cloned().unwrap_or_default();
-            shell.insert("tasks".into(), Value::Array(Vec::new()));
-            serde_json::from_value(Value::Object(shell))
-                .unwrap_or_else(|_| TaskDoc::new(project.clone()))
-        }
-    };
+    // The document's other fields are kept when they are readable; the tasks are what matter, and
+    // those that pass are put back below. `project_id` is optional, so nothing else is needed.
+    let mut shell: serde_json::Map<String, Value> = value
+        .as_object()
+        .map(|fields| {
+            fields
+                .iter()
+                .filter(|(k, _)| k.as_str() != "tasks")
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect()
+        })
+        .unwrap_or_default();
+    shell.insert("tasks".into(), Value::Array(Vec::new()));
+    let mut doc: TaskDoc =
+        serde_json::from_value(Value::Object(shell)).unwrap_or_else(|_| TaskDoc {
+            version: 1,
+            project_id: None,
+            tasks: Vec::new(),
+            completions_since_checkpoint: 0,
+            extra: serde_json::Map::new(),
+        });
     let kept = valid.len();
     doc.tasks = valid;
     Some((doc, kept, total.saturating_sub(kept)))
@@ -428,13 +439,6 @@ fn set_aside(target: &Path, now: Timestamp) -> Result<Option<PathBuf>, StoreErro
             }
         }
     }
-}
-
-fn project_id(layout: &ProjectLayout) -> ProjectId {
-    // The layout was built from a valid ProjectId, so this cannot fail; stay total anyway.
-    ProjectId::try_from(layout.id().to_owned()).unwrap_or_else(|_| {
-        ProjectId::try_from("project".to_owned()).unwrap_or_else(|e| unreachable!("{e}"))
-    })
 }
 
 fn read_json<T: DeserializeOwned>(path: &Path, what: &'static str) -> Result<T, StoreError> {
@@ -755,7 +759,7 @@ impl ProjectStore for FsProjectStore {
         let layout = self.existing(id)?;
         let _guard = self.lock(&layout)?;
         let bytes = checkpoints::read(&layout.checkpoints_dir(), u64::from(number))?;
-        let (doc, kept, _dropped) = salvage(&bytes, id).ok_or_else(|| StoreError::Corrupt {
+        let (doc, kept, _dropped) = salvage(&bytes).ok_or_else(|| StoreError::Corrupt {
             path: layout
                 .checkpoints_dir()
                 .join(checkpoints::file_name(u64::from(number)))

@@ -40,6 +40,18 @@ fn project(id: &str) -> Project {
     }
 }
 
+/// How many entries of `kind` the log of `project` holds.
+async fn logged(store: &dyn ProjectStore, project: &ProjectId, kind: &str) -> usize {
+    store
+        .read_log(project, None)
+        .await
+        .unwrap_or_else(|e| panic!("contract: reading the log must succeed: {e}"))
+        .records
+        .iter()
+        .filter(|r| r.kind == kind)
+        .count()
+}
+
 /// A new, empty project `id` in `store`.
 async fn created(store: &dyn ProjectStore, id: &str) -> Project {
     let p = project(id);
@@ -394,14 +406,7 @@ async fn concurrent_transactions_lose_no_update(store: Arc<dyn ProjectStore>) {
         (1..=40).collect::<Vec<_>>(),
         "contract: concurrent adds never reuse an id"
     );
-    let created = store
-        .read_log(&p.id, None)
-        .await
-        .unwrap_or_else(|e| panic!("{e}"))
-        .records
-        .iter()
-        .filter(|r| r.kind == "TASK_CREATED")
-        .count();
+    let created = logged(&*store, &p.id, "TASK_CREATED").await;
     assert_eq!(
         created, 40,
         "contract: every committed transaction's events are logged"
@@ -433,14 +438,7 @@ async fn checkpoints_number_from_one_and_keep_ten(store: Arc<dyn ProjectStore>) 
         (3..=12).collect::<Vec<_>>(),
         "contract: the newest ten are kept, listed in numeric order"
     );
-    let written = store
-        .read_log(&p.id, None)
-        .await
-        .unwrap_or_else(|e| panic!("{e}"))
-        .records
-        .iter()
-        .filter(|r| r.kind == "CHECKPOINT_WRITTEN")
-        .count();
+    let written = logged(&*store, &p.id, "CHECKPOINT_WRITTEN").await;
     assert_eq!(written, 12, "contract: each checkpoint is logged");
 }
 

@@ -321,6 +321,11 @@ impl ProjectEvent {
         }
     }
 
+    /// A record's event with its timestamp.
+    pub fn from_record_at(record: &LogRecord) -> Option<(Timestamp, ProjectEvent)> {
+        ProjectEvent::from_record(record).map(|e| (record.at, e))
+    }
+
     /// Reads a record back. `None` for kinds cairn does not know or records missing a field the
     /// kind needs: the log is for humans first, and other tools write to it too.
     pub fn from_record(record: &LogRecord) -> Option<ProjectEvent> {

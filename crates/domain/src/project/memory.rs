@@ -139,11 +139,11 @@ impl ProjectStore for MemoryProjectStore {
         let mut next = stored.state.clone();
         let changes = mutation(&mut next)?;
         stored.state = next;
-        let checkpoint_info = changes.checkpoint.then_some(());
         stored
             .log
             .extend(changes.events.iter().map(|e| e.to_record(at)));
-        let number = checkpoint_info.map(|()| checkpoint(stored, at).number);
+        // After the events, as the contract orders the log.
+        let number = changes.checkpoint.then(|| checkpoint(stored, at).number);
         Ok(Committed {
             state: stored.state.clone(),
             checkpoint: number,

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::time::{Timestamp, rfc3339};
 
 use super::events::ProjectEvent;
-use super::model::{TaskDoc, TaskId, TaskStatus};
+use super::model::{Task, TaskDoc, TaskId, TaskStatus};
 use super::tasks::MoveDetail;
 
 /// A checkpoint after this many task completions (or a phase completion, whichever first).
@@ -56,7 +56,7 @@ pub fn reconciliation(
 ) -> Vec<Reconciled> {
     doc.tasks
         .iter()
-        .filter(|t| t.status.is_transitional() && !t.is_parent())
+        .filter(|t| was_interrupted(t))
         .map(|t| {
             let brief = research_modified(&t.id).filter(|m| *m > t.created_at);
             let (to, reason) = match brief {
@@ -77,6 +77,12 @@ pub fn reconciliation(
             }
         })
         .collect()
+}
+
+/// A leaf left mid-work (IN_RESEARCH, IN_PROGRESS, VALIDATING): what resume reconciliation
+/// looks at. Parents are IN_PROGRESS by construction and follow their children.
+pub fn was_interrupted(task: &Task) -> bool {
+    task.status.is_transitional() && !task.is_parent()
 }
 
 /// Leaves IN_PROGRESS for longer than [`STALE_FACTOR`] × their estimate. Unestimated tasks are

@@ -63,6 +63,15 @@ pub enum ReconcileScope {
     StalenessOnly,
 }
 
+impl ReconcileScope {
+    /// Whether reconciling in this scope would change anything: a stale task, or (on resume) a
+    /// leaf left mid-work. Lets callers that hold the state skip the transaction.
+    pub fn has_work(self, doc: &TaskDoc, now: Timestamp) -> bool {
+        !policy::stale_candidates(doc, now).is_empty()
+            || (self == ReconcileScope::Resume && doc.tasks.iter().any(policy::was_interrupted))
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct DoctorReport {
     pub findings: Vec<Finding>,
@@ -577,7 +586,7 @@ impl ProjectService {
                 .tasks
                 .tasks
                 .iter()
-                .filter(|t| t.status.is_transitional())
+                .filter(|t| policy::was_interrupted(t))
             {
                 research.insert(t.id.clone(), self.store.research_modified(id, &t.id).await?);
             }
@@ -626,13 +635,7 @@ impl ProjectService {
             let mut doc = state.tasks.clone();
             return Ok(plan(&mut doc).0);
         }
-        if stale.is_empty()
-            && !state
-                .tasks
-                .tasks
-                .iter()
-                .any(|t| scope == ReconcileScope::Resume && t.status.is_transitional())
-        {
+        if !scope.has_work(&state.tasks, at) {
             return Ok(ReconcileReport {
                 applied: true,
                 ..Default::default()
@@ -806,11 +809,4 @@ fn task_in(state: &ProjectState, id: Option<&TaskId>) -> Result<Task, Error> {
         .get(id)
         .cloned()
         .ok_or_else(|| ProjectError::UnknownTask { task: id.clone() }.into())
-}
-
-impl ProjectEvent {
-    /// A record's event with its timestamp.
-    pub fn from_record_at(record: &LogRecord) -> Option<(Timestamp, ProjectEvent)> {
-        ProjectEvent::from_record(record).map(|e| (record.at, e))
-    }
 }

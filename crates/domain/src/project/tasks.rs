@@ -209,18 +209,18 @@ impl TaskDoc {
         at: Timestamp,
     ) -> Result<(TaskId, Vec<ProjectEvent>), DomainError> {
         if let Some(parent) = new.parent.clone() {
-            let parent_task = self.get(&parent).ok_or_else(|| unknown(&parent))?;
-            let mut new = new;
-            new.parent = None;
-            // Keep the caller's explicit choices; fill the rest from the parent.
-            if new.level.is_none() {
-                new.level = Some(child_level(parent_task.level));
-            }
-            let (ids, events) = self.decompose(&parent, vec![new], at)?;
-            return Ok((
-                ids.into_iter().next().unwrap_or_else(|| self.next_id()),
-                events,
-            ));
+            // A one-child decomposition: its child takes the next id, and its level and priority
+            // default from the parent there.
+            let id = self.next_id();
+            let (_, events) = self.decompose(
+                &parent,
+                vec![NewTask {
+                    parent: None,
+                    ..new
+                }],
+                at,
+            )?;
+            return Ok((id, events));
         }
         let id = self.next_id();
         let task = self.build_task(id.clone(), new, None, at)?;
