@@ -17,6 +17,7 @@
 pub mod error;
 pub mod execution;
 pub mod log;
+pub mod next;
 pub mod orchestration;
 pub mod plan;
 pub mod ports;
@@ -25,3 +26,4 @@ pub mod tasklist;
 pub mod time;
 
 pub use error::{DomainError, Error, StoreError};
+pub use next::NextStep;

@@ -1,0 +1,44 @@
+//! Typed next steps: what a person or an agent should do after an answer or a refusal.
+//!
+//! The domain says *what* to do; each interface says it in its own terms — the CLI and the hook as
+//! a `cairn …` command line (`cairn-render`), the MCP server as a tool call, the board as a
+//! button. That keeps command syntax out of the domain, so renaming a flag touches one renderer.
+
+use crate::project::{ProjectId, TaskId};
+
+/// One thing to do next. Variants name the use case, not a command line.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "action", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum NextStep {
+    /// Create the first project.
+    InitProject,
+    /// Choose which of several projects to work on.
+    ChooseProject { choices: Vec<ProjectId> },
+    /// Add tasks to the project.
+    AddTask,
+    /// Ask which task to do next.
+    NextTask,
+    /// List every ready task.
+    ListReady,
+    /// Start work on a task.
+    Start { task: TaskId },
+    /// Start researching a task.
+    StartResearch { task: TaskId },
+    /// Record that a task's research is done.
+    FinishResearch { task: TaskId },
+    /// Complete a task.
+    Complete { task: TaskId },
+    /// Block a task, saying why.
+    Block { task: TaskId },
+    /// Unblock a task.
+    Unblock { task: TaskId },
+    /// Split a task into subtasks.
+    Decompose { task: TaskId },
+    /// Remove the dependency of `task` on `on`.
+    RemoveDependency { task: TaskId, on: TaskId },
+    /// Check the project's files and tasks.
+    Doctor,
+    /// Repair what `doctor` can repair.
+    DoctorFix,
+}
