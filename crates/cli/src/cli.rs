@@ -14,7 +14,7 @@ const ROOT_HELP: &str = "Examples:
   cairn task next
   cairn task start T-001 && cairn task complete T-001
   cairn status
-  cairn --json task list --ready | jq '.[].id'
+  cairn --json task list --ready | jq '.items[].id'
 
 Environment:
   CLAUDE_PROJECT_DIR  repository root when --root is not given (else the enclosing git work tree,
@@ -66,6 +66,12 @@ pub struct Global {
     /// Print machine-readable JSON on stdout (stable shapes, listed in `cairn --help`)
     #[arg(long, global = true)]
     pub json: bool,
+
+    /// Whether `--project` came from the command line rather than `CAIRN_PROJECT`: a default
+    /// from the environment is not a filter, so only a typed one is refused where it cannot
+    /// apply. Set by main from the parser's value sources.
+    #[arg(skip)]
+    pub project_on_command_line: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -250,8 +256,8 @@ pub enum ProjectCommand {
     /// List the projects in this repository
     #[command(after_help = "Examples:
   cairn project list
-  cairn --json project list | jq -r '.[].id'")]
-    List,
+  cairn --json project list | jq -r '.items[].id'")]
+    List(PageArgs),
     /// Change the project's status (INITIALIZING, READY, PLANNED, IN_PROGRESS, PAUSED, BLOCKED,
     /// COMPLETE, CANCELLED)
     #[command(after_help = "Examples:
@@ -277,7 +283,8 @@ pub enum TaskCommand {
   cairn task list
   cairn task list --status IN_PROGRESS,VALIDATING
   cairn task list --ready
-  cairn --json task list --phase auth")]
+  cairn task list --offset 50
+  cairn --json task list --phase auth --all")]
     List(ListArgs),
 
     /// Show one task in full
@@ -400,22 +407,30 @@ pub enum TaskCommand {
     /// Every ready task, in the order `next` hands them out
     #[command(after_help = "Examples:
   cairn task ready
-  cairn --json task ready | jq -r '.[].id'")]
-    Ready,
+  cairn task ready --limit 5
+  cairn --json task ready | jq -r '.items[].id'")]
+    Ready(PageArgs),
 
     /// Ready and pending leaves in topological layers (tasks in one wave can run in parallel)
     #[command(after_help = "Examples:
   cairn task waves
   cairn --json task waves | jq '.waves[0]'")]
-    Waves,
+    Waves(PageArgs),
 
     /// Dependencies (solid) and hierarchy (dotted) as Mermaid or Graphviz dot
+    ///
+    /// A page holds tasks (nodes) in tasks.json order with every edge that touches them; a task
+    /// off the page that an edge reaches appears as a bare id. A partial graph ends with a
+    /// comment saying how many tasks were left out.
     #[command(after_help = "Examples:
-  cairn task graph > tasks.mmd
-  cairn task graph --format dot | dot -Tsvg > tasks.svg")]
+  cairn task graph --all > tasks.mmd
+  cairn task graph --limit 20
+  cairn task graph --format dot --all | dot -Tsvg > tasks.svg")]
     Graph {
         #[arg(long, value_enum, default_value = "mermaid")]
         format: GraphFormat,
+        #[command(flatten)]
+        page: PageArgs,
     },
 }
 
@@ -475,6 +490,23 @@ pub struct ListArgs {
     /// Only BLOCKED tasks
     #[arg(long)]
     pub blocked: bool,
+    #[command(flatten)]
+    pub page: PageArgs,
+}
+
+/// Which page of a list to print. Every command that lists things takes these.
+#[derive(Debug, Clone, Copy, Default, Args)]
+#[command(next_help_heading = "Paging (default: 50 rows or 6,000 characters, whichever is less)")]
+pub struct PageArgs {
+    /// Print at most N rows
+    #[arg(long, value_name = "N", conflicts_with = "all")]
+    pub limit: Option<usize>,
+    /// Skip the first N rows (the footer of a partial page gives the next offset)
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub offset: usize,
+    /// Print every row, however many
+    #[arg(long)]
+    pub all: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -489,8 +521,9 @@ pub enum PhaseCommand {
 pub enum CheckpointCommand {
     /// List checkpoints, oldest first
     #[command(after_help = "Examples:
-  cairn checkpoint list")]
-    List,
+  cairn checkpoint list
+  cairn checkpoint list --all")]
+    List(PageArgs),
     /// Snapshot tasks.json now
     #[command(after_help = "Examples:
   cairn checkpoint write")]
@@ -514,6 +547,8 @@ pub struct LogArgs {
     /// Only entries about this task
     #[arg(long, value_name = "ID")]
     pub task: Option<String>,
+    #[command(flatten)]
+    pub page: PageArgs,
 }
 
 #[derive(Debug, Args)]
@@ -531,6 +566,9 @@ pub struct DoctorArgs {
     /// Repair what is safe to repair, logging each repair
     #[arg(long)]
     pub fix: bool,
+    /// Pages the findings (the exit code counts all of them)
+    #[command(flatten)]
+    pub page: PageArgs,
 }
 
 #[derive(Debug, Args)]

@@ -14,7 +14,9 @@
 //! | 9 | `cairn doctor` found problems it did not fix |
 //!
 //! A refused command (3–8) changes nothing. Every failure is printed on stderr as
-//! `error: <message>`, followed by `hint: <next step>` where there is one.
+//! `error: <message>`, followed by `hint: <next step>` where there is one. Under `--json` it is
+//! printed on stdout instead, as `{"error": {"kind", "message", "hint", "exit_code"}}` (see
+//! [`Failure::to_json`]), with the same exit code.
 
 use std::fmt;
 
@@ -51,6 +53,24 @@ pub enum Code {
     Unhealthy = 9,
 }
 
+impl Code {
+    /// The error kind of a failure with this code when nothing more precise is known.
+    pub fn kind(self) -> &'static str {
+        match self {
+            Code::Ok => "ok",
+            Code::Internal => "internal",
+            Code::Usage => "usage",
+            Code::NotFound => "not_found",
+            Code::Refused => "refused",
+            Code::Invalid => "invalid",
+            Code::LockTimeout => "lock_timeout",
+            Code::Corrupt => "corrupt",
+            Code::AlreadyExists => "already_exists",
+            Code::Unhealthy => "unhealthy",
+        }
+    }
+}
+
 impl From<Code> for std::process::ExitCode {
     fn from(code: Code) -> Self {
         std::process::ExitCode::from(code as u8)
@@ -61,6 +81,8 @@ impl From<Code> for std::process::ExitCode {
 #[derive(Debug)]
 pub struct Failure {
     pub code: Code,
+    /// A stable snake_case name of the error class, for `--json` (e.g. `illegal_transition`).
+    pub kind: &'static str,
     pub message: String,
     pub hint: Option<String>,
 }
@@ -69,6 +91,7 @@ impl Failure {
     pub fn new(code: Code, message: impl Into<String>) -> Self {
         Self {
             code,
+            kind: code.kind(),
             message: message.into(),
             hint: None,
         }
@@ -77,6 +100,21 @@ impl Failure {
     pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
         self.hint = Some(hint.into());
         self
+    }
+
+    pub fn with_kind(mut self, kind: &'static str) -> Self {
+        self.kind = kind;
+        self
+    }
+
+    /// The `--json` form: `{"error": {"kind", "message", "hint", "exit_code"}}`.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({"error": {
+            "kind": self.kind,
+            "message": self.message,
+            "hint": self.hint,
+            "exit_code": self.code as u8,
+        }})
     }
 }
 
@@ -102,6 +140,15 @@ impl From<Error> for Failure {
 impl From<StoreError> for Failure {
     fn from(e: StoreError) -> Self {
         let message = e.to_string();
+        let kind = match &e {
+            StoreError::NotFound { .. } => "not_found",
+            StoreError::AlreadyExists { .. } => "already_exists",
+            StoreError::LockTimeout { .. } => "lock_timeout",
+            StoreError::Corrupt { .. } => "corrupt",
+            StoreError::Invalid { .. } => "schema_invalid",
+            StoreError::AfterCommit { .. } => "after_commit",
+            StoreError::Io { .. } => "io",
+        };
         let (code, hint) = match &e {
             StoreError::NotFound { what: "project", .. } => (
                 Code::NotFound,
@@ -136,6 +183,7 @@ impl From<StoreError> for Failure {
         };
         Failure {
             code,
+            kind,
             message,
             hint,
         }
@@ -160,9 +208,18 @@ impl From<DomainError> for Failure {
                 allowed: allowed.clone(),
                 hint: None,
             };
-            return Failure::new(Code::Refused, plain.to_string()).with_hint(hint.clone());
+            return Failure::new(Code::Refused, plain.to_string())
+                .with_hint(hint.clone())
+                .with_kind("illegal_transition");
         }
         let message = e.to_string();
+        let kind = match &e {
+            DomainError::Invalid { .. } => "invalid",
+            DomainError::Project(p) => project_kind(p),
+            DomainError::Orchestration(_) => "orchestration",
+            DomainError::Plan(_) => "plan",
+            DomainError::Execution(_) => "execution",
+        };
         let (code, hint) = match &e {
             DomainError::Invalid { .. } => (Code::Invalid, None),
             DomainError::Project(p) => project_code(p),
@@ -172,9 +229,31 @@ impl From<DomainError> for Failure {
         };
         Failure {
             code,
+            kind,
             message,
             hint,
         }
+    }
+}
+
+/// One stable name per project error class (the variant's name in snake_case).
+fn project_kind(e: &ProjectError) -> &'static str {
+    use ProjectError::*;
+    match e {
+        UnknownTask { .. } => "unknown_task",
+        UnknownDependency { .. } => "unknown_dependency",
+        UnknownPhase { .. } => "unknown_phase",
+        NoProjects => "no_projects",
+        AmbiguousProject { .. } => "ambiguous_project",
+        IllegalTransition { .. } => "illegal_transition",
+        ParentNotExecutable { .. } => "parent_not_executable",
+        SelfDependency { .. } => "self_dependency",
+        Cycle { .. } => "cycle",
+        DependenciesUnmet { .. } => "dependencies_unmet",
+        BlockedDescendant { .. } => "blocked_descendant",
+        CannotDecompose { .. } => "cannot_decompose",
+        NotADependency { .. } => "not_a_dependency",
+        PhaseClosed { .. } => "phase_closed",
     }
 }
 

@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use cairn_domain::project::report::PRIME_MAX_CHARS;
+use cairn_domain::project::report::{Finding, PRIME_MAX_CHARS};
 use cairn_domain::project::service::{LogQuery, ReconcileScope};
 use cairn_domain::project::{TaskId, TaskStatus};
 use cairn_domain::time::format_rfc3339;
@@ -13,6 +13,7 @@ use crate::cli::{CheckpointCommand, DoctorArgs, LogArgs, PhaseCommand, PrimeArgs
 use crate::exit::{Code, Failure};
 use crate::json::{self, checkpoint_name};
 use crate::output::{Cell, Table, minutes};
+use crate::page::{Page, json_size};
 use crate::progress::Spinner;
 
 pub fn phase(ctx: &Ctx, command: PhaseCommand) -> Result<Report, Failure> {
@@ -39,18 +40,19 @@ pub fn phase(ctx: &Ctx, command: PhaseCommand) -> Result<Report, Failure> {
 pub fn checkpoint(ctx: &Ctx, command: CheckpointCommand) -> Result<Report, Failure> {
     let p = ctx.project()?;
     match command {
-        CheckpointCommand::List => {
+        CheckpointCommand::List(page) => {
             let list = ctx.block_on(ctx.service.checkpoints(&p))?;
-            let value: Vec<Value> = list.iter().map(json::checkpoint).collect();
-            ctx.emit(&value, |style| {
-                if list.is_empty() {
+            let items: Vec<Value> = list.iter().map(json::checkpoint).collect();
+            // Rows and JSON items are the same checkpoints in the same order.
+            ctx.emit_page(items, &page, "checkpoints", |_| 60, |style, page| {
+                if page.total == 0 {
                     return format!(
                         "No checkpoints yet (one is written after every phase and every 10 completions).\n{}",
                         style.next_step("cairn checkpoint write")
                     );
                 }
                 let mut table = Table::new(&["NUMBER", "NAME", "WRITTEN", "SIZE"]);
-                for c in &list {
+                for c in &list[page.offset..page.offset + page.returned()] {
                     table.row(vec![
                         c.number.to_string().into(),
                         checkpoint_name(c.number).into(),
@@ -99,37 +101,42 @@ pub fn log(ctx: &Ctx, args: LogArgs) -> Result<Report, Failure> {
             "cairn: the progress log ends in a torn entry (a write cut off by a crash); it is left as it is"
         );
     }
-    let value: Vec<Value> = records
+    if ctx.global.json {
+        let items: Vec<Value> = records
+            .iter()
+            .map(|r| {
+                let fields: Map<String, Value> = r
+                    .fields
+                    .iter()
+                    .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+                    .collect();
+                json!({"at": format_rfc3339(&r.at), "event": r.kind, "fields": fields})
+            })
+            .collect();
+        return ctx.emit_page(items, &args.page, "entries", |_| 0, |_, _| String::new());
+    }
+    let style = &ctx.style;
+    let lines: Vec<String> = records
         .iter()
         .map(|r| {
-            let fields: Map<String, Value> = r
-                .fields
-                .iter()
-                .map(|(k, v)| (k.clone(), Value::String(v.clone())))
-                .collect();
-            json!({"at": format_rfc3339(&r.at), "event": r.kind, "fields": fields})
-        })
-        .collect();
-    ctx.emit(&value, |style| {
-        if records.is_empty() {
-            return "No log entries match.\n".to_owned();
-        }
-        let mut out = String::new();
-        for r in &records {
             let fields = r
                 .fields
                 .iter()
                 .map(|(k, v)| format!("{k}: {v}"))
                 .collect::<Vec<_>>()
                 .join(", ");
-            let _ = writeln!(
-                out,
-                "{}  {}  {fields}",
+            format!(
+                "{}  {}  {fields}\n",
                 style.dim(&format_rfc3339(&r.at)),
                 style.bold(&r.kind)
-            );
+            )
+        })
+        .collect();
+    ctx.emit_page(lines, &args.page, "entries", String::len, |_, page| {
+        if page.total == 0 {
+            return "No log entries match.\n".to_owned();
         }
-        out
+        page.items.concat()
     })
 }
 
@@ -221,7 +228,19 @@ pub fn doctor(ctx: &Ctx, args: DoctorArgs) -> Result<Report, Failure> {
         ctx.block_on(ctx.service.doctor(&p, args.fix))?
     };
     let clean = report.is_clean();
-    let mut rendered = ctx.emit(&json::doctor(&report), |style| {
+    // Findings are the list that grows with the store; the rest is a handful of files.
+    let row = |f: &Finding| f.message.len() + f.code.len() + 12;
+    let findings = if ctx.global.json {
+        Page::of(report.findings.clone(), &args.page, json_size)
+    } else {
+        Page::of(report.findings.clone(), &args.page, row)
+    };
+    let mut value = json::doctor(&report);
+    if let Value::Object(map) = &mut value {
+        map.insert("findings".into(), json!(findings.items));
+        map.extend(findings.fields());
+    }
+    let mut rendered = ctx.emit(&value, |style| {
         let mut out = String::new();
         for r in &report.repaired {
             let _ = writeln!(out, "{} {r}", style.green("repaired"));
@@ -229,7 +248,7 @@ pub fn doctor(ctx: &Ctx, args: DoctorArgs) -> Result<Report, Failure> {
         for d in &report.debris_removed {
             let _ = writeln!(out, "{} leftover temporary file {d}", style.green("removed"));
         }
-        for f in &report.findings {
+        for f in &findings.items {
             let severity = match f.severity {
                 cairn_domain::project::report::Severity::Error => style.red("error  "),
                 cairn_domain::project::report::Severity::Warning => style.yellow("warning"),
@@ -246,6 +265,7 @@ pub fn doctor(ctx: &Ctx, args: DoctorArgs) -> Result<Report, Failure> {
                 style.yellow("warning")
             );
         }
+        out.push_str(&findings.footer("findings"));
         if report.store.torn_log {
             let _ = writeln!(
                 out,

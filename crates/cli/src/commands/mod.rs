@@ -19,10 +19,11 @@ use cairn_storage_fs::FsProjectStore;
 use clap::CommandFactory;
 use serde::Serialize;
 
-use crate::cli::{Cli, Command, Global};
+use crate::cli::{Cli, Command, Global, PageArgs};
 use crate::exit::{Code, Failure};
 use crate::json;
 use crate::output::Style;
+use crate::page::{Page, json_size};
 
 /// How long a writer waits for another process's lock before giving up (exit 6), in
 /// milliseconds. Unset: the adapter's default (10 s).
@@ -94,6 +95,28 @@ impl Ctx {
         Ok(self.block_on(self.service.resolve(self.global.project.as_deref()))?)
     }
 
+    /// One page of a list: under `--json` the envelope of [`Page::envelope`], else `human`'s
+    /// rendering of the page followed by its footer. `row_size` estimates a row's characters in
+    /// the human output (JSON rows are measured as printed).
+    pub fn emit_page<T: Serialize>(
+        &self,
+        items: Vec<T>,
+        args: &PageArgs,
+        noun: &str,
+        row_size: impl Fn(&T) -> usize,
+        human: impl FnOnce(&Style, &Page<T>) -> String,
+    ) -> Result<Report, Failure> {
+        if self.global.json {
+            let page = Page::of(items, args, json_size);
+            Ok(json::render(&page.envelope())?.into())
+        } else {
+            let page = Page::of(items, args, row_size);
+            let mut out = human(&self.style, &page);
+            out.push_str(&page.footer(noun));
+            Ok(out.into())
+        }
+    }
+
     /// JSON when `--json` was given, else the human rendering.
     pub fn emit<T: Serialize>(
         &self,
@@ -109,6 +132,7 @@ impl Ctx {
 }
 
 pub fn run(cli: Cli) -> Code {
+    let json = cli.global.json;
     let mut recoveries = Vec::new();
     let result = execute(cli, &mut recoveries);
     // Recoveries are news even when the command then failed: the user should know a file was
@@ -125,8 +149,24 @@ pub fn run(cli: Cli) -> Code {
                 printed
             }
         }
-        Err(failure) => {
-            eprintln!("{failure}");
+        Err(failure) => fail(&failure, json),
+    }
+}
+
+/// Reports a failure: as text on stderr, or under `--json` as the JSON error object on stdout
+/// (a program parsing stdout then always gets JSON). Returns its exit code.
+pub fn fail(failure: &Failure, json: bool) -> Code {
+    if !json {
+        eprintln!("{failure}");
+        return failure.code;
+    }
+    match json::render(&failure.to_json()) {
+        Ok(text) => match print(&text) {
+            Code::Ok => failure.code,
+            printed => printed,
+        },
+        Err(e) => {
+            eprintln!("{failure}\n{e}");
             failure.code
         }
     }
@@ -153,7 +193,33 @@ fn execute(cli: Cli, recoveries: &mut Vec<Recovery>) -> Result<Report, Failure> 
     result
 }
 
+/// A filter or option the command accepted but could not honour: refusing it beats answering a
+/// different question than the one asked.
+pub fn not_applicable(option: &str, why: &str, instead: &str) -> Failure {
+    Failure::new(Code::Usage, format!("{option} does not apply here: {why}"))
+        .with_hint(instead.to_owned())
+        .with_kind("option_not_applicable")
+}
+
+/// The commands that are about no single project, so a typed `--project` would be ignored.
+fn without_project(command: &Command) -> Option<&'static str> {
+    match command {
+        Command::Init(_) => Some("`cairn init` creates a project; its id is --id"),
+        Command::Project(crate::cli::ProjectCommand::List(_)) => {
+            Some("`cairn project list` lists every project in the repository")
+        }
+        Command::Setup(_) => Some("`cairn setup` registers hooks for every project at once"),
+        Command::Completions { .. } => Some("completion scripts are the same for every project"),
+        _ => None,
+    }
+}
+
 fn dispatch(ctx: &Ctx, command: Command) -> Result<Report, Failure> {
+    if ctx.global.project_on_command_line
+        && let Some(why) = without_project(&command)
+    {
+        return Err(not_applicable("--project", why, "drop --project"));
+    }
     match command {
         Command::Init(args) => project::init(ctx, args),
         Command::Project(c) => project::run(ctx, c),

@@ -49,9 +49,12 @@ pub fn run(ctx: &Ctx, command: ProjectCommand) -> Result<Report, Failure> {
             let project = ctx.block_on(ctx.service.load(&id))?.project;
             ctx.emit(&project, |style| show(style, &project))
         }
-        ProjectCommand::List => {
+        ProjectCommand::List(page) => {
             let projects = ctx.block_on(ctx.service.projects())?;
-            ctx.emit(&projects, |style| list(style, &projects))
+            let size = |p: &Project| p.id.as_str().len() + p.name.len() + 30;
+            ctx.emit_page(projects, &page, "projects", size, |style, page| {
+                list(style, page.total, &page.items)
+            })
         }
         ProjectCommand::SetStatus { status } => {
             let to: ProjectStatus = status.parse()?;
@@ -92,8 +95,8 @@ fn show(style: &Style, p: &Project) -> String {
     out
 }
 
-fn list(style: &Style, projects: &[Project]) -> String {
-    if projects.is_empty() {
+fn list(style: &Style, total: usize, projects: &[Project]) -> String {
+    if total == 0 {
         return format!(
             "No projects here yet.\n{}",
             style.next_step("cairn init --id ID --name NAME --goal GOAL")

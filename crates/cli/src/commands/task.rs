@@ -13,11 +13,12 @@ use cairn_domain::project::{
 use cairn_domain::time::format_rfc3339;
 use serde_json::json;
 
-use super::{Ctx, Report};
-use crate::cli::{AddArgs, GraphFormat, ListArgs, TaskCommand};
+use super::{Ctx, Report, not_applicable};
+use crate::cli::{AddArgs, GraphFormat, ListArgs, PageArgs, TaskCommand};
 use crate::exit::{Code, Failure};
 use crate::json::checkpoint_name;
 use crate::output::{Cell, Style, Table, id_list, minutes, task_line};
+use crate::page::Page;
 
 pub fn run(ctx: &Ctx, command: TaskCommand) -> Result<Report, Failure> {
     let project = ctx.project()?;
@@ -101,16 +102,26 @@ pub fn run(ctx: &Ctx, command: TaskCommand) -> Result<Report, Failure> {
             to,
             reason,
             actual,
-        } => transition(
-            ctx,
-            p,
-            &id.parse()?,
-            to.parse()?,
-            MoveDetail {
-                actual_minutes: actual,
-                reason,
-            },
-        ),
+        } => {
+            let to: TaskStatus = to.parse()?;
+            if actual.is_some() && to != TaskStatus::Complete {
+                return Err(not_applicable(
+                    "--actual",
+                    "the minutes spent are recorded when a task completes",
+                    "drop --actual, or move the task with --to COMPLETE",
+                ));
+            }
+            transition(
+                ctx,
+                p,
+                &id.parse()?,
+                to,
+                MoveDetail {
+                    actual_minutes: actual,
+                    reason,
+                },
+            )
+        }
         TaskCommand::Decompose { id, into } => decompose(ctx, p, &id.parse()?, into),
         TaskCommand::Depend { id, on, remove } => {
             let id: TaskId = id.parse()?;
@@ -130,52 +141,114 @@ pub fn run(ctx: &Ctx, command: TaskCommand) -> Result<Report, Failure> {
             })
         }
         TaskCommand::Next => next(ctx, p),
-        TaskCommand::Ready => {
+        TaskCommand::Ready(page) => {
             let ready = ctx.block_on(ctx.service.ready(p))?;
             let state = ctx.block_on(ctx.service.load(p))?;
-            ctx.emit(&ready, |style| {
-                if ready.is_empty() {
+            ctx.emit_page(ready, &page, "ready tasks", row_size, |style, page| {
+                if page.total == 0 {
                     nothing_ready(style, &state.tasks)
                 } else {
-                    table(style, &state.tasks, ready.iter(), false)
+                    table(style, &state.tasks, page.items.iter(), false)
                 }
             })
         }
-        TaskCommand::Waves => {
-            let waves = ctx.block_on(ctx.service.waves(p))?;
-            let value = json!({"waves": waves.waves, "stuck": waves.stuck});
-            ctx.emit(&value, |style| {
-                let mut out = String::new();
-                for (i, wave) in waves.waves.iter().enumerate() {
-                    let _ = writeln!(
-                        out,
-                        "{} {}",
-                        style.bold(&format!("Wave {}:", i + 1)),
-                        id_list(wave)
-                    );
-                }
-                if !waves.stuck.is_empty() {
-                    let _ = writeln!(
-                        out,
-                        "{} {}",
-                        style.red("Stuck (waiting on blocked or cancelled work):"),
-                        id_list(&waves.stuck)
-                    );
-                }
-                if out.is_empty() {
-                    out.push_str("No pending work to schedule.\n");
-                }
-                out
-            })
-        }
-        TaskCommand::Graph { format } => {
-            let state = ctx.block_on(ctx.service.load(p))?;
-            let dot = format == GraphFormat::Dot;
-            let text = graph::render_graph(&state.tasks, dot);
-            let name = if dot { "dot" } else { "mermaid" };
-            ctx.emit(&json!({"format": name, "graph": text}), |_| text.clone())
+        TaskCommand::Waves(page) => waves(ctx, p, &page),
+        TaskCommand::Graph { format, page } => graph(ctx, p, format, &page),
+    }
+}
+
+/// Waves are paged by task, not by wave: one wave can hold thousands of tasks. Under `--json`,
+/// `first_wave` numbers the first wave on the page (from 1), since a page may start mid-list.
+fn waves(ctx: &Ctx, p: &ProjectId, args: &PageArgs) -> Result<Report, Failure> {
+    let waves = ctx.block_on(ctx.service.waves(p))?;
+    // Each id with its wave's number; `None` for the stuck ones, which come last.
+    let ids: Vec<(Option<usize>, TaskId)> = waves
+        .waves
+        .into_iter()
+        .enumerate()
+        .flat_map(|(i, wave)| wave.into_iter().map(move |id| (Some(i + 1), id)))
+        .chain(waves.stuck.into_iter().map(|id| (None, id)))
+        .collect();
+    let size = |(_, id): &(Option<usize>, TaskId)| id.as_str().len() + 2;
+    let page = Page::of(ids, args, size);
+    let mut grouped: Vec<(Option<usize>, Vec<TaskId>)> = Vec::new();
+    for (wave, id) in &page.items {
+        match grouped.last_mut() {
+            Some((w, ids)) if w == wave => ids.push(id.clone()),
+            _ => grouped.push((*wave, vec![id.clone()])),
         }
     }
+    if ctx.global.json {
+        let mut value = page.fields();
+        let in_waves = grouped.iter().filter(|(w, _)| w.is_some());
+        value.insert(
+            "first_wave".into(),
+            json!(grouped.first().and_then(|(w, _)| *w)),
+        );
+        value.insert(
+            "waves".into(),
+            json!(in_waves.map(|(_, ids)| ids).collect::<Vec<_>>()),
+        );
+        let stuck: Vec<&TaskId> = grouped
+            .iter()
+            .filter(|(w, _)| w.is_none())
+            .flat_map(|(_, ids)| ids)
+            .collect();
+        value.insert("stuck".into(), json!(stuck));
+        return ctx.emit(&value, |_| String::new());
+    }
+    let style = &ctx.style;
+    let mut out = String::new();
+    for (wave, ids) in &grouped {
+        let label = match wave {
+            Some(n) => style.bold(&format!("Wave {n}:")),
+            None => style.red("Stuck (waiting on blocked or cancelled work):"),
+        };
+        let _ = writeln!(out, "{label} {}", id_list(ids));
+    }
+    if page.total == 0 {
+        out.push_str("No pending work to schedule.\n");
+    }
+    out.push_str(&page.footer("scheduled tasks"));
+    Ok(out.into())
+}
+
+/// A page of the graph is a page of tasks (nodes, in tasks.json order) with every edge that
+/// touches them; the footer is a comment in the graph's own syntax so the text stays renderable.
+fn graph(
+    ctx: &Ctx,
+    p: &ProjectId,
+    format: GraphFormat,
+    args: &PageArgs,
+) -> Result<Report, Failure> {
+    let state = ctx.block_on(ctx.service.load(p))?;
+    let dot = format == GraphFormat::Dot;
+    let node_size = |t: &Task| {
+        let edges = t.dependencies.len() + t.children().len();
+        t.id.as_str().len() * 2 + t.title.len() + 30 + edges * 24
+    };
+    let page = Page::of(state.tasks.tasks.clone(), args, node_size);
+    let shown = TaskDoc {
+        tasks: page.items.clone(),
+        ..state.tasks.clone()
+    };
+    let text = graph::render_graph(&shown, dot);
+    let name = if dot { "dot" } else { "mermaid" };
+    let mut value = page.fields();
+    value.insert("format".into(), json!(name));
+    value.insert("graph".into(), json!(text));
+    ctx.emit(&value, |_| {
+        let footer = page.footer("tasks");
+        if footer.is_empty() {
+            return text.clone();
+        }
+        let comment = if dot { "//" } else { "%%" };
+        format!("{text}{comment} {footer}")
+    })
+}
+
+fn row_size(t: &Task) -> usize {
+    t.id.as_str().len() + t.title.len() + t.dependencies.len() * 7 + 40
 }
 
 fn no_detail() -> MoveDetail {
@@ -193,6 +266,7 @@ fn find<'a>(doc: &'a TaskDoc, id: &TaskId) -> Result<&'a Task, Failure> {
     doc.get(id).ok_or_else(|| {
         Failure::new(Code::NotFound, format!("no task {id} in this project"))
             .with_hint("`cairn task list` shows the task ids")
+            .with_kind("unknown_task")
     })
 }
 
@@ -251,6 +325,7 @@ fn list(ctx: &Ctx, p: &ProjectId, args: ListArgs) -> Result<Report, Failure> {
         .map(|s| s.parse())
         .collect::<Result<_, _>>()?;
     let level: Option<Level> = args.level.as_deref().map(str::parse).transpose()?;
+    refuse_contradictions(&args, &statuses)?;
     let state = ctx.block_on(ctx.service.load(p))?;
     let doc = &state.tasks;
     let index = Index::new(doc);
@@ -272,22 +347,58 @@ fn list(ctx: &Ctx, p: &ProjectId, args: ListArgs) -> Result<Report, Failure> {
         .filter(|t| !args.ready || index.is_ready(t))
         .filter(|t| !args.blocked || t.status == TaskStatus::Blocked)
         .collect();
-    ctx.emit(&tasks, |style| {
-        if tasks.is_empty() {
-            return if doc.tasks.is_empty() {
-                format!("No tasks yet.\n{}", style.next_step("cairn task add TITLE"))
-            } else {
-                "No task matches.\n".to_owned()
-            };
-        }
-        // The whole list reads as a tree; a filtered one would have gaps, so it stays flat.
-        let ordered = if filtered {
-            tasks.clone()
-        } else {
-            tree_order(doc)
-        };
-        table(style, doc, ordered.into_iter(), !filtered)
-    })
+    // The whole list reads as a tree; a filtered one would have gaps, so it stays flat. JSON
+    // keeps tasks.json order.
+    let items = if filtered || ctx.global.json {
+        tasks
+    } else {
+        tree_order(doc)
+    };
+    ctx.emit_page(
+        items,
+        &args.page,
+        "tasks",
+        |t| row_size(t),
+        |style, page| {
+            if page.total == 0 {
+                return if doc.tasks.is_empty() {
+                    format!("No tasks yet.\n{}", style.next_step("cairn task add TITLE"))
+                } else {
+                    "No task matches.\n".to_owned()
+                };
+            }
+            table(style, doc, page.items.iter().copied(), !filtered)
+        },
+    )
+}
+
+/// Filters that together can match nothing would be quietly answered with an empty list; the
+/// caller meant something else, so say which filter cannot apply.
+fn refuse_contradictions(args: &ListArgs, statuses: &[TaskStatus]) -> Result<(), Failure> {
+    let hint = "drop one of them; `cairn task list --help` explains each filter";
+    if args.ready && args.blocked {
+        return Err(not_applicable(
+            "--blocked",
+            "--ready lists tasks that can start now, and a BLOCKED task never can",
+            hint,
+        ));
+    }
+    let ready_statuses = [TaskStatus::Pending, TaskStatus::Researched];
+    if args.ready && !statuses.is_empty() && !statuses.iter().any(|s| ready_statuses.contains(s)) {
+        return Err(not_applicable(
+            "--status",
+            "--ready only matches PENDING or RESEARCHED tasks, and none of the statuses given is one of them",
+            hint,
+        ));
+    }
+    if args.blocked && !statuses.is_empty() && !statuses.contains(&TaskStatus::Blocked) {
+        return Err(not_applicable(
+            "--status",
+            "--blocked only matches BLOCKED tasks, and BLOCKED is not among the statuses given",
+            hint,
+        ));
+    }
+    Ok(())
 }
 
 /// Tasks depth-first under their parents, roots in creation order.

@@ -6,11 +6,13 @@
 //! - [`graph`]: readiness, `next`, waves, the critical path, cycles.
 //! - [`policy`]: checkpoints, reconciliation on resume, staleness, freshness, velocity.
 //! - [`events`]: typed log events.
+//! - [`limits`]: the longest value cairn writes into each free-text field.
 //! - [`store`]: the [`store::ProjectStore`] port; [`service`]: the use cases.
 
 pub mod error;
 pub mod events;
 pub mod graph;
+pub mod limits;
 pub mod model;
 pub mod policy;
 pub mod report;

@@ -449,6 +449,7 @@ pub struct ProjectState {
 
 /// Validates a phase id against `^[a-z0-9-]*$`.
 pub fn check_phase_id(id: &str) -> Result<(), DomainError> {
+    super::limits::check(super::limits::Field::Phase, id)?;
     if id
         .bytes()
         .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')

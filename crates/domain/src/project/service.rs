@@ -16,6 +16,7 @@ use crate::time::Timestamp;
 use super::error::ProjectError;
 use super::events::{EventKind, ProjectEvent};
 use super::graph::{self, Waves};
+use super::limits::{self, Field};
 use super::model::*;
 use super::policy::{self, Completion, Reconciled, Velocity};
 use super::report::{self, Finding, Summary};
@@ -163,6 +164,8 @@ impl ProjectService {
             return Err(DomainError::invalid("name", "give the project a name").into());
         }
         let goal = init.goal.trim().to_owned();
+        limits::check(Field::ProjectName, &name)?;
+        limits::check(Field::Goal, &goal)?;
         if goal.chars().count() < MIN_GOAL_CHARS {
             return Err(DomainError::invalid("goal", format!("`{goal}` is too short: describe the goal in at least {MIN_GOAL_CHARS} characters")).into());
         }

@@ -12,6 +12,7 @@ use crate::time::Timestamp;
 use super::error::ProjectError;
 use super::events::ProjectEvent;
 use super::graph::{self, Index};
+use super::limits::{self, Field};
 use super::model::{Level, Priority, Task, TaskDoc, TaskId, TaskStatus, check_phase_id};
 use super::status;
 
@@ -102,6 +103,7 @@ impl TaskDoc {
         at: Timestamp,
     ) -> Result<Task, DomainError> {
         let title = new.title.trim().to_owned();
+        limits::check(Field::Title, &title)?;
         if title.chars().count() < MIN_TITLE_CHARS {
             return Err(DomainError::invalid(
                 "title",
@@ -116,6 +118,11 @@ impl TaskDoc {
             .map(|c| c.trim().to_owned())
             .filter(|c| !c.is_empty())
             .collect();
+        limits::check_all(Field::Criterion, &criteria)?;
+        limits::check_all(Field::Tag, &new.tags)?;
+        if let Some(d) = &new.description {
+            limits::check(Field::Description, d.trim())?;
+        }
         if criteria.len() > MAX_CRITERIA {
             return Err(DomainError::invalid(
                 "criterion",
@@ -317,6 +324,9 @@ impl TaskDoc {
         at: Timestamp,
     ) -> Result<Vec<ProjectEvent>, DomainError> {
         let i = self.position(id)?;
+        if let Some(reason) = &detail.reason {
+            limits::check(Field::Reason, reason)?;
+        }
         let task = &self.tasks[i];
         let from = task.status;
         let illegal = |hint: Option<String>| -> DomainError {
