@@ -67,11 +67,8 @@ fn eight_processes_adding_and_completing_tasks_lose_no_update_and_share_no_id() 
             "{id}: no status update was lost"
         );
     }
-    let completions = repo.json(&["log", "--event", "TASK_COMPLETE"]);
-    assert_eq!(completions.as_array().unwrap().len(), WORKERS * TASKS_EACH);
+    let completions = repo.items(&["log", "--event", "TASK_COMPLETE"]);
+    assert_eq!(completions.len(), WORKERS * TASKS_EACH);
     // 32 completions: checkpoints 1-3, one per ten.
-    assert_eq!(
-        repo.json(&["checkpoint", "list"]).as_array().unwrap().len(),
-        3
-    );
+    assert_eq!(repo.items(&["checkpoint", "list"]).len(), 3);
 }

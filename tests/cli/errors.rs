@@ -135,12 +135,8 @@ fn doctor_exits_9_on_problems_and_fix_repairs_the_safe_ones() {
         fixed["repaired"][0].as_str().unwrap().contains("T-077"),
         "{fixed}"
     );
-    let repairs = repo.json(&["log", "--event", "REPAIRED"]);
-    assert_eq!(
-        repairs.as_array().unwrap().len(),
-        1,
-        "each repair is logged: {repairs}"
-    );
+    let repairs = repo.items(&["log", "--event", "REPAIRED"]);
+    assert_eq!(repairs.len(), 1, "each repair is logged: {repairs:?}");
     assert_eq!(repo.run(&["doctor"]).code, code::OK);
 }
 

@@ -23,6 +23,38 @@ fn assert_tasks(value: &Value) {
     items.iter().for_each(assert_task);
 }
 
+/// The paging fields every JSON list carries.
+const PAGE: [&str; 5] = ["total", "offset", "returned", "truncated", "next_offset"];
+
+/// A list envelope: the paging fields and `items`; returns the items.
+fn assert_page(value: &Value) -> &Vec<Value> {
+    let mut keys = PAGE.to_vec();
+    keys.push("items");
+    assert_keys(value, &keys);
+    let items = value["items"].as_array().unwrap();
+    assert_eq!(value["returned"], items.len(), "{value}");
+    assert!(
+        value["total"].is_u64() && value["offset"].is_u64(),
+        "{value}"
+    );
+    assert!(value["truncated"].is_boolean(), "{value}");
+    assert!(
+        value["next_offset"].is_null() || value["next_offset"].is_u64(),
+        "{value}"
+    );
+    items
+}
+
+fn assert_task_page(value: &Value) {
+    assert_page(value).iter().for_each(assert_task);
+}
+
+fn with_page(keys: &[&'static str]) -> Vec<&'static str> {
+    let mut all = keys.to_vec();
+    all.extend(PAGE);
+    all
+}
+
 fn assert_keys(value: &Value, keys: &[&str]) {
     let object = value
         .as_object()
@@ -49,8 +81,7 @@ fn every_json_output_has_its_documented_shape() {
     assert_schema(SchemaKind::Project, &project);
     assert_schema(SchemaKind::Project, &repo.json(&["project", "show"]));
     let list = repo.json(&["project", "list"]);
-    list.as_array()
-        .unwrap()
+    assert_page(&list)
         .iter()
         .for_each(|p| assert_schema(SchemaKind::Project, p));
     assert_schema(
@@ -84,9 +115,13 @@ fn every_json_output_has_its_documented_shape() {
     ]);
     assert_task(&b);
     assert_task(&repo.json(&["task", "show", "T-001"]));
-    assert_tasks(&repo.json(&["task", "list"]));
-    assert_tasks(&repo.json(&["task", "list", "--ready"]));
-    assert_tasks(&repo.json(&["task", "ready"]));
+    assert_task_page(&repo.json(&["task", "list"]));
+    assert_task_page(&repo.json(&["task", "list", "--ready"]));
+    assert_task_page(&repo.json(&["task", "ready"]));
+    let first = repo.json(&["task", "list", "--limit", "1"]);
+    assert_task_page(&first);
+    assert_eq!(first["truncated"], true);
+    assert_eq!(first["next_offset"], 1);
     assert_task(&repo.json(&["task", "next"]));
 
     for args in [
@@ -126,7 +161,7 @@ fn every_json_output_has_its_documented_shape() {
     assert_task(&repo.json(&["task", "cancel", "T-004"]));
 
     let waves = repo.json(&["task", "waves"]);
-    assert_keys(&waves, &["waves", "stuck"]);
+    assert_keys(&waves, &with_page(&["waves", "stuck", "first_wave"]));
     assert!(
         waves["waves"].as_array().unwrap().iter().all(|w| w
             .as_array()
@@ -136,7 +171,7 @@ fn every_json_output_has_its_documented_shape() {
     );
 
     let graph = repo.json(&["task", "graph", "--format", "dot"]);
-    assert_keys(&graph, &["format", "graph"]);
+    assert_keys(&graph, &with_page(&["format", "graph"]));
     assert_eq!(graph["format"], "dot");
 
     let phase = repo.json(&["phase", "complete", "one"]);
@@ -147,7 +182,7 @@ fn every_json_output_has_its_documented_shape() {
     assert_keys(&written, &["number", "name", "written_at", "size_bytes"]);
     assert_eq!(written["name"], "checkpoint-002");
     let checkpoints = repo.json(&["checkpoint", "list"]);
-    for c in checkpoints.as_array().unwrap() {
+    for c in assert_page(&checkpoints) {
         assert_keys(c, &["number", "name", "written_at", "size_bytes"]);
     }
     assert_keys(
@@ -156,7 +191,7 @@ fn every_json_output_has_its_documented_shape() {
     );
 
     let log = repo.json(&["log", "--tail", "3"]);
-    let entries = log.as_array().unwrap();
+    let entries = assert_page(&log);
     assert_eq!(entries.len(), 3);
     for e in entries {
         assert_keys(e, &["at", "event", "fields"]);
@@ -176,7 +211,7 @@ fn every_json_output_has_its_documented_shape() {
     let doctor = repo.json(&["doctor"]);
     assert_keys(
         &doctor,
-        &[
+        &with_page(&[
             "clean",
             "findings",
             "damaged",
@@ -184,7 +219,7 @@ fn every_json_output_has_its_documented_shape() {
             "torn_log",
             "repaired",
             "debris_removed",
-        ],
+        ]),
     );
 
     let status = repo.json(&["status"]);

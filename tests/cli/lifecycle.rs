@@ -122,11 +122,7 @@ fn a_project_from_init_to_recovery_and_a_clean_doctor() {
         run.stderr
     );
     let listed: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
-    assert_eq!(
-        listed.as_array().unwrap().len(),
-        10,
-        "the checkpoint's tasks are back"
-    );
+    assert_eq!(listed["total"], 10, "the checkpoint's tasks are back");
     assert!(
         std::fs::read_dir(repo.project_dir("web"))
             .unwrap()
@@ -144,17 +140,15 @@ fn a_project_from_init_to_recovery_and_a_clean_doctor() {
     assert_eq!(again.stderr, "");
 
     // The log records the recovery; doctor finds the store clean.
-    let errors = repo.json(&["log", "--event", "ERROR"]);
+    let errors = repo.items(&["log", "--event", "ERROR"]);
     assert!(
         errors
-            .as_array()
-            .unwrap()
             .iter()
             .any(|e| e["fields"].as_object().unwrap().values().any(|v| v
                 .as_str()
                 .unwrap_or_default()
                 .contains("restored from checkpoint"))),
-        "{errors}"
+        "{errors:?}"
     );
     let doctor = repo.run(&["doctor"]);
     assert_eq!(doctor.code, code::OK, "{}{}", doctor.stdout, doctor.stderr);
@@ -201,13 +195,7 @@ fn research_reset_block_unblock_cancel_and_move() {
     assert_eq!(blocked["status"], "BLOCKED");
     assert_eq!(blocked["blocked_reason"], "waiting for a licence");
     repo.fails(&["task", "cancel", &b], code::REFUSED);
-    assert_eq!(
-        repo.json(&["task", "list", "--blocked"])
-            .as_array()
-            .unwrap()
-            .len(),
-        1
-    );
+    assert_eq!(repo.items(&["task", "list", "--blocked"]).len(), 1);
     let unblocked = repo.json(&["task", "unblock", &b]);
     assert_eq!(unblocked["status"], "PENDING");
     assert!(unblocked.get("blocked_reason").is_none());
@@ -240,9 +228,7 @@ fn dependencies_cycles_scheduling_and_phases() {
     assert_eq!(waves["waves"][0], serde_json::json!([a, c]));
     assert_eq!(waves["waves"][1], serde_json::json!([b]));
     let ready: Vec<String> = repo
-        .json(&["task", "ready"])
-        .as_array()
-        .unwrap()
+        .items(&["task", "ready"])
         .iter()
         .map(|t| t["id"].as_str().unwrap().to_owned())
         .collect();
@@ -256,8 +242,8 @@ fn dependencies_cycles_scheduling_and_phases() {
     let dot = repo.ok(&["task", "graph", "--format", "dot"]);
     assert!(dot.starts_with("digraph"), "{dot}");
 
-    let listed = repo.json(&["task", "list", "--phase", "build"]);
-    assert_eq!(listed.as_array().unwrap().len(), 2);
+    let listed = repo.items(&["task", "list", "--phase", "build"]);
+    assert_eq!(listed.len(), 2);
 
     let phase = repo.json(&["phase", "complete", "build"]);
     assert_eq!(phase["phase"]["status"], "COMPLETE");
@@ -272,10 +258,7 @@ fn dependencies_cycles_scheduling_and_phases() {
     repo.add(&["Added after the checkpoint"]);
     let restored = repo.json(&["checkpoint", "restore", "1"]);
     assert_eq!(restored, serde_json::json!({"restored": 1, "tasks": 3}));
-    assert_eq!(
-        repo.json(&["checkpoint", "list"]).as_array().unwrap().len(),
-        2
-    );
+    assert_eq!(repo.items(&["checkpoint", "list"]).len(), 2);
     repo.fails(&["checkpoint", "restore", "99"], code::NOT_FOUND);
 }
 
@@ -323,7 +306,7 @@ fn project_selection_and_status() {
         by_env.stdout
     );
 
-    assert_eq!(repo.json(&["project", "list"]).as_array().unwrap().len(), 2);
+    assert_eq!(repo.items(&["project", "list"]).len(), 2);
     repo.fails(&["--project", "three", "project", "show"], code::NOT_FOUND);
     repo.fails(&["project", "set-status", "FINISHED"], code::INVALID);
 }

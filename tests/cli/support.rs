@@ -127,6 +127,23 @@ impl Repo {
             .unwrap_or_else(|e| panic!("cairn {all:?} printed invalid JSON ({e}):\n{stdout}"))
     }
 
+    /// Runs a list command with `--json --all`, checks the list envelope says it is whole, and
+    /// returns its items.
+    pub fn items(&self, args: &[&str]) -> Vec<Value> {
+        let mut all = args.to_vec();
+        all.push("--all");
+        let page = self.json(&all);
+        let items = page["items"]
+            .as_array()
+            .unwrap_or_else(|| panic!("cairn {all:?}: no items in {page}"))
+            .clone();
+        assert_eq!(page["total"], items.len(), "{page}");
+        assert_eq!(page["returned"], items.len(), "{page}");
+        assert_eq!(page["truncated"], false, "{page}");
+        assert_eq!(page["next_offset"], Value::Null, "{page}");
+        items
+    }
+
     /// Runs and insists on the given failure code; returns the run.
     pub fn fails(&self, args: &[&str], expected: i32) -> Run {
         let run = self.run(args);
