@@ -1,5 +1,6 @@
 //! End-to-end tests: the real `cairn` binary on temporary repositories.
 
+mod agent_output;
 mod concurrency;
 mod errors;
 mod json_shapes;

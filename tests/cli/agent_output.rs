@@ -1,0 +1,414 @@
+//! Output sized for agents: lists come a page at a time and say what they left out, long fields
+//! are refused when cairn writes them (never when it reads them), filters that cannot apply are
+//! refused, and errors are JSON under `--json`.
+
+use serde_json::{Value, json};
+
+use crate::support::{NOW, Repo, code};
+
+/// Writes `n` pending tasks straight into tasks.json, as another tool would; `title` makes each
+/// title from its number.
+fn with_tasks(n: usize, title: impl Fn(usize) -> String) -> Repo {
+    let repo = Repo::with_project();
+    let tasks: Vec<Value> = (1..=n)
+        .map(|i| {
+            json!({
+                "id": format!("T-{i:03}"),
+                "title": title(i),
+                "level": "task",
+                "status": "PENDING",
+                "priority": "MEDIUM",
+                "dependencies": if i > 1 { vec![format!("T-{:03}", i - 1)] } else { vec![] },
+                "completion_criteria": [],
+                "created_at": NOW,
+            })
+        })
+        .collect();
+    let doc = json!({"version": 1, "project_id": "web", "tasks": tasks});
+    std::fs::write(
+        repo.tasks_file(),
+        serde_json::to_string_pretty(&doc).unwrap(),
+    )
+    .unwrap();
+    repo
+}
+
+fn numbered(i: usize) -> String {
+    format!("Task number {i}")
+}
+
+fn last_line(text: &str) -> &str {
+    text.lines().last().unwrap_or_default()
+}
+
+#[test]
+fn a_long_list_prints_one_page_and_says_how_to_get_the_rest() {
+    let repo = with_tasks(60, numbered);
+    let first = repo.ok(&["task", "list"]);
+    assert_eq!(first.lines().count(), 1 + 50 + 1, "header, 50 rows, footer");
+    assert!(
+        first.contains("T-050") && !first.contains("T-051"),
+        "{first}"
+    );
+    assert_eq!(
+        last_line(&first),
+        "… 1–50 of 60 tasks shown; 10 more: --offset 50 for the next page, --limit N for another page size, --all for every one"
+    );
+
+    let second = repo.ok(&["task", "list", "--offset", "50"]);
+    assert!(
+        second.contains("T-051") && second.contains("T-060"),
+        "{second}"
+    );
+    assert!(!second.contains("T-050  PENDING"), "{second}");
+    assert!(
+        last_line(&second).starts_with("… 51–60 of 60 tasks shown; --offset 0"),
+        "{second}"
+    );
+
+    let all = repo.ok(&["task", "list", "--all"]);
+    assert_eq!(
+        all.lines().count(),
+        61,
+        "no footer when nothing is left out"
+    );
+    let few = repo.ok(&["task", "list", "--limit", "3"]);
+    assert_eq!(few.lines().count(), 1 + 3 + 1);
+    assert!(last_line(&few).contains("57 more: --offset 3"), "{few}");
+
+    let run = repo.run(&["task", "list", "--limit", "3", "--all"]);
+    assert_eq!(run.code, code::USAGE, "--limit and --all conflict");
+}
+
+#[test]
+fn a_page_stops_at_six_thousand_characters_when_rows_are_long() {
+    let repo = with_tasks(40, |i| format!("{i} {}", "long words ".repeat(40)));
+    let page = repo.ok(&["task", "list"]);
+    let rows = page.lines().count() - 2;
+    assert!(rows < 40, "{rows} rows");
+    assert!(page.len() < 7_000, "{} characters", page.len());
+    assert!(
+        last_line(&page).contains(&format!("--offset {rows}")),
+        "{page}"
+    );
+}
+
+#[test]
+fn every_list_command_pages_with_the_same_envelope() {
+    let repo = with_tasks(60, numbered);
+    for args in [
+        vec!["task", "list"],
+        vec!["task", "ready"],
+        vec!["task", "waves"],
+        vec!["task", "graph"],
+    ] {
+        let mut json_args = vec!["--json"];
+        json_args.extend(&args);
+        json_args.extend(["--limit", "2", "--offset", "1"]);
+        let page: Value = serde_json::from_str(&repo.ok(&json_args)).unwrap();
+        let total = page["total"].as_u64().unwrap();
+        let returned = total.saturating_sub(1).min(2);
+        assert_eq!(page["offset"], 1, "{args:?}: {page}");
+        assert_eq!(page["returned"], returned, "{args:?}: {page}");
+        assert_eq!(page["truncated"], true, "the first row was skipped: {page}");
+        assert_eq!(
+            page["next_offset"],
+            if total > 1 + returned {
+                json!(1 + returned)
+            } else {
+                Value::Null
+            },
+            "{args:?}: {page}"
+        );
+    }
+    // `ready` is T-001 only (a chain); waves hold one task each.
+    let waves = repo.json(&["task", "waves", "--offset", "4", "--limit", "2"]);
+    assert_eq!(waves["first_wave"], 5, "{waves}");
+    assert_eq!(waves["waves"], json!([["T-005"], ["T-006"]]), "{waves}");
+    let waves_text = repo.ok(&["task", "waves"]);
+    assert!(waves_text.starts_with("Wave 1: T-001\n"), "{waves_text}");
+    assert!(
+        last_line(&waves_text).contains("10 more: --offset 50"),
+        "{waves_text}"
+    );
+
+    // A partial graph stays a graph: the footer is a comment in its own syntax.
+    let mermaid = repo.ok(&["task", "graph", "--limit", "2"]);
+    assert!(
+        last_line(&mermaid).starts_with("%% … 1–2 of 60 tasks"),
+        "{mermaid}"
+    );
+    assert!(mermaid.contains("T_001 --> T_002"), "{mermaid}");
+    assert!(!mermaid.contains("T-003 Task"), "{mermaid}");
+    let dot = repo.ok(&["task", "graph", "--format", "dot", "--limit", "2"]);
+    assert!(last_line(&dot).starts_with("// … 1–2 of 60 tasks"), "{dot}");
+    assert!(repo.ok(&["task", "graph", "--all"]).contains("T-060 Task"));
+
+    // The log, checkpoints and projects page too.
+    for i in 0..3 {
+        repo.ok(&["checkpoint", "write"]);
+        repo.ok(&[
+            "task",
+            "block",
+            &format!("T-00{}", i + 1),
+            "--reason",
+            "waiting",
+        ]);
+    }
+    let log = repo.json(&["log", "--limit", "2"]);
+    assert_eq!(log["returned"], 2, "{log}");
+    assert_eq!(log["truncated"], true, "{log}");
+    let checkpoints = repo.ok(&["checkpoint", "list", "--limit", "1"]);
+    assert!(
+        last_line(&checkpoints).contains("2 more: --offset 1"),
+        "{checkpoints}"
+    );
+    let projects = repo.json(&["project", "list", "--limit", "1"]);
+    assert_eq!(projects["items"][0]["id"], "web");
+    assert_eq!(projects["next_offset"], Value::Null);
+}
+
+#[test]
+fn doctor_pages_its_findings_but_exits_on_all_of_them() {
+    let repo = with_tasks(60, numbered);
+    // Another tool left 60 dangling dependencies.
+    let mut doc = repo.tasks_json();
+    for t in doc["tasks"].as_array_mut().unwrap() {
+        t["dependencies"] = json!(["T-999"]);
+    }
+    std::fs::write(repo.tasks_file(), doc.to_string()).unwrap();
+    let run = repo.run(&["doctor", "--limit", "5"]);
+    assert_eq!(run.code, code::UNHEALTHY, "{}", run.stderr);
+    assert_eq!(run.stdout.matches("dangling-dependency").count(), 5);
+    assert!(run.stdout.contains("55 more: --offset 5"), "{}", run.stdout);
+    let json = repo.run(&["--json", "doctor", "--limit", "5"]);
+    assert_eq!(json.code, code::UNHEALTHY);
+    let report: Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(report["findings"].as_array().unwrap().len(), 5);
+    assert_eq!(report["total"], 60);
+    assert_eq!(report["clean"], false);
+}
+
+#[test]
+fn long_fields_are_refused_when_written_and_nothing_changes() {
+    let repo = Repo::with_project();
+    repo.add(&["A task to block"]);
+    let before = std::fs::read(repo.tasks_file()).unwrap();
+    let title = "t".repeat(501);
+    let run = repo.fails(&["task", "add", &title], code::INVALID);
+    assert!(
+        run.stderr.contains("title")
+            && run.stderr.contains("501 characters")
+            && run.stderr.contains("at most 500"),
+        "{}",
+        run.stderr
+    );
+    let description = "d".repeat(10_001);
+    let criterion = "c".repeat(501);
+    let tag = "g".repeat(101);
+    let phase = "p".repeat(101);
+    let reason = "r".repeat(2_001);
+    for (args, field) in [
+        (
+            vec!["task", "add", "Fine title", "--description", &description],
+            "description",
+        ),
+        (
+            vec!["task", "add", "Fine title", "--criterion", &criterion],
+            "criterion",
+        ),
+        (vec!["task", "add", "Fine title", "--tag", &tag], "tag"),
+        (
+            vec!["task", "add", "Fine title", "--phase", &phase],
+            "phase",
+        ),
+        (
+            vec!["task", "decompose", "T-001", "--into", &title],
+            "title",
+        ),
+        (
+            vec!["task", "block", "T-001", "--reason", &reason],
+            "reason",
+        ),
+    ] {
+        let run = repo.fails(&args, code::INVALID);
+        assert!(run.stderr.contains(field), "{field}: {}", run.stderr);
+        assert!(run.stderr.contains("characters long"), "{}", run.stderr);
+    }
+    assert_eq!(std::fs::read(repo.tasks_file()).unwrap(), before);
+    let at_limit = "t".repeat(500);
+    repo.add(&[&at_limit]);
+}
+
+#[test]
+fn long_fields_written_by_another_tool_still_read_and_move() {
+    let long = "x".repeat(5_000);
+    let repo = with_tasks(2, |i| format!("{i} {long}"));
+    assert!(repo.ok(&["task", "list"]).contains(&long));
+    assert!(repo.ok(&["task", "show", "T-001"]).contains(&long));
+    assert_eq!(
+        repo.json(&["task", "start", "T-001"])["status"],
+        "IN_PROGRESS"
+    );
+    repo.ok(&["task", "complete", "T-001"]);
+    assert_eq!(repo.tasks_json()["tasks"][0]["title"], format!("1 {long}"));
+}
+
+#[test]
+fn a_filter_that_cannot_apply_is_refused() {
+    let repo = Repo::with_project();
+    repo.add(&["Some task here"]);
+    for (args, option) in [
+        (vec!["--project", "web", "project", "list"], "--project"),
+        (vec!["project", "list", "--project", "web"], "--project"),
+        (vec!["task", "list", "--ready", "--blocked"], "--blocked"),
+        (
+            vec!["task", "list", "--ready", "--status", "COMPLETE"],
+            "--status",
+        ),
+        (
+            vec!["task", "list", "--blocked", "--status", "PENDING"],
+            "--status",
+        ),
+        (
+            vec![
+                "task", "move", "T-001", "--to", "BLOCKED", "--reason", "why", "--actual", "5",
+            ],
+            "--actual",
+        ),
+    ] {
+        let run = repo.fails(&args, code::USAGE);
+        assert!(
+            run.stderr
+                .starts_with(&format!("error: {option} does not apply here")),
+            "{args:?}: {}",
+            run.stderr
+        );
+    }
+    assert_eq!(repo.status_of("T-001"), "PENDING", "nothing moved");
+    // A default from the environment is not a filter the user typed.
+    let run = repo.run_env(&["project", "list"], &[("CAIRN_PROJECT", "web")]);
+    assert_eq!(run.code, code::OK, "{}", run.stderr);
+    // Filters that can match still work together.
+    assert_eq!(
+        repo.items(&["task", "list", "--ready", "--status", "PENDING,COMPLETE"])
+            .len(),
+        1
+    );
+}
+
+/// Runs with `--json`, expects `code`, and returns the error object printed on stdout.
+fn json_error(repo: &Repo, args: &[&str], code: i32, env: &[(&str, &str)]) -> Value {
+    let mut all = vec!["--json"];
+    all.extend_from_slice(args);
+    let run = repo.run_env(&all, env);
+    assert_eq!(run.code, code, "{all:?}\n{}\n{}", run.stdout, run.stderr);
+    let value: Value = serde_json::from_str(&run.stdout)
+        .unwrap_or_else(|e| panic!("{all:?}: stdout is not JSON ({e}):\n{}", run.stdout));
+    let error = &value["error"];
+    let mut keys: Vec<&String> = error.as_object().unwrap().keys().collect();
+    keys.sort();
+    assert_eq!(keys, ["exit_code", "hint", "kind", "message"], "{value}");
+    assert_eq!(error["exit_code"], code, "{value}");
+    assert!(
+        error["hint"].is_null() || error["hint"].is_string(),
+        "{value}"
+    );
+    assert!(!error["message"].as_str().unwrap().is_empty(), "{value}");
+    value["error"].clone()
+}
+
+#[test]
+fn every_exit_code_has_a_json_error_form() {
+    let repo = Repo::with_project();
+    repo.add(&["A task to use"]);
+
+    let e = json_error(&repo, &["task", "frobnicate"], code::USAGE, &[]);
+    assert_eq!(e["kind"], "usage");
+    assert!(e["hint"].as_str().unwrap().contains("Usage:"), "{e}");
+    let e = json_error(
+        &repo,
+        &["project", "list", "--project", "web"],
+        code::USAGE,
+        &[],
+    );
+    assert_eq!(e["kind"], "option_not_applicable");
+    let e = json_error(
+        &repo,
+        &["status"],
+        code::USAGE,
+        &[("CAIRN_NOW", "yesterday")],
+    );
+    assert_eq!(e["kind"], "usage");
+
+    let e = json_error(&repo, &["task", "show", "T-042"], code::NOT_FOUND, &[]);
+    assert_eq!(e["kind"], "unknown_task");
+    assert!(
+        e["hint"].as_str().unwrap().contains("cairn task list"),
+        "{e}"
+    );
+    let e = json_error(&repo, &["task", "complete", "T-001"], code::REFUSED, &[]);
+    assert_eq!(e["kind"], "illegal_transition");
+    assert!(
+        e["hint"]
+            .as_str()
+            .unwrap()
+            .contains("cairn task start T-001"),
+        "{e}"
+    );
+    let e = json_error(&repo, &["task", "add", "ab"], code::INVALID, &[]);
+    assert_eq!(e["kind"], "invalid");
+    assert_eq!(e["hint"], Value::Null);
+    let e = json_error(
+        &repo,
+        &[
+            "init",
+            "--id",
+            "web",
+            "--name",
+            "Again",
+            "--goal",
+            "The same id a second time",
+        ],
+        code::ALREADY_EXISTS,
+        &[],
+    );
+    assert_eq!(e["kind"], "already_exists");
+
+    let lock = repo.project_dir("web").join(".lock");
+    {
+        let _held =
+            cairn_storage_fs::lock::lock_exclusive(&lock, std::time::Duration::from_secs(5))
+                .expect("take the project lock");
+        let e = json_error(
+            &repo,
+            &["task", "add", "Blocked by the lock"],
+            code::LOCK_TIMEOUT,
+            &[("CAIRN_LOCK_TIMEOUT_MS", "200")],
+        );
+        assert_eq!(e["kind"], "lock_timeout");
+    }
+
+    let missing = repo.root().join("no-such-brief.md");
+    let e = json_error(
+        &repo,
+        &[
+            "task",
+            "research",
+            "T-001",
+            "--brief",
+            missing.to_str().unwrap(),
+        ],
+        1,
+        &[],
+    );
+    assert_eq!(e["kind"], "internal");
+
+    std::fs::write(repo.tasks_file(), "{\"version\": 1, \"tasks\": [").unwrap();
+    let e = json_error(&repo, &["task", "list"], code::CORRUPT, &[]);
+    assert_eq!(e["kind"], "corrupt");
+    assert!(e["hint"].as_str().unwrap().contains("cairn doctor"), "{e}");
+
+    // Help is an answer, not an error, even under --json.
+    assert_eq!(repo.run(&["--json", "task", "--help"]).code, code::OK);
+}
