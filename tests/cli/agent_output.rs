@@ -412,3 +412,34 @@ fn every_exit_code_has_a_json_error_form() {
     // Help is an answer, not an error, even under --json.
     assert_eq!(repo.run(&["--json", "task", "--help"]).code, code::OK);
 }
+
+#[test]
+fn status_and_reconcile_summarise_long_sections() {
+    let repo = with_tasks(60, numbered);
+    let mut doc = repo.tasks_json();
+    for t in doc["tasks"].as_array_mut().unwrap() {
+        t["status"] = json!("IN_PROGRESS");
+        t["started_at"] = json!(NOW);
+    }
+    std::fs::write(repo.tasks_file(), doc.to_string()).unwrap();
+    let status = repo.ok(&["status"]);
+    assert!(
+        status.contains("T-010") && !status.contains("T-011"),
+        "{status}"
+    );
+    assert!(
+        status.contains("… and 50 more: `cairn task list --status IN_PROGRESS"),
+        "{status}"
+    );
+    let reconciled = repo.ok(&["reconcile"]);
+    assert_eq!(reconciled.lines().count(), 51, "{reconciled}");
+    assert!(
+        last_line(&reconciled).starts_with("… and 10 more (`--json` lists them all"),
+        "{reconciled}"
+    );
+    assert_eq!(
+        repo.status_of("T-060"),
+        "PENDING",
+        "every task was reconciled"
+    );
+}

@@ -9,7 +9,9 @@ use cairn_domain::time::format_rfc3339;
 use serde_json::{Map, Value, json};
 
 use super::{Ctx, Report};
-use crate::cli::{CheckpointCommand, DoctorArgs, LogArgs, PhaseCommand, PrimeArgs, ReconcileArgs};
+use crate::cli::{
+    CheckpointCommand, DoctorArgs, LogArgs, PageArgs, PhaseCommand, PrimeArgs, ReconcileArgs,
+};
 use crate::exit::{Code, Failure};
 use crate::json::{self, checkpoint_name};
 use crate::output::{Cell, Table, minutes};
@@ -198,7 +200,11 @@ pub fn reconcile(ctx: &Ctx, args: ReconcileArgs) -> Result<Report, Failure> {
     ctx.emit(&json::reconcile(&report), |style| {
         let mut out = String::new();
         let verb = if args.dry_run { "would move" } else { "moved" };
-        for r in report.reconciled.iter().chain(&report.stale) {
+        // Moves already made cannot be listed again page by page, so the rest are summarised;
+        // each one is in the log.
+        let moves: Vec<_> = report.reconciled.iter().chain(&report.stale).collect();
+        let page = Page::of(moves, &PageArgs::default(), |r| r.reason.len() + 40);
+        for r in &page.items {
             let _ = writeln!(
                 out,
                 "{} {verb} {} → {} ({})",
@@ -206,6 +212,18 @@ pub fn reconcile(ctx: &Ctx, args: ReconcileArgs) -> Result<Report, Failure> {
                 style.status(r.from),
                 style.status(r.to),
                 r.reason
+            );
+        }
+        if let Some(next) = page.next_offset() {
+            let rest = page.total - next;
+            let _ = writeln!(
+                out,
+                "… and {rest} more (`--json` lists them all{})",
+                if args.dry_run {
+                    ""
+                } else {
+                    "; `cairn log` records each"
+                }
             );
         }
         if out.is_empty() {
@@ -296,6 +314,13 @@ pub fn doctor(ctx: &Ctx, args: DoctorArgs) -> Result<Report, Failure> {
     Ok(rendered)
 }
 
+/// How many rows each section of the human `status` shows.
+const STATUS_SECTION: PageArgs = PageArgs {
+    limit: Some(10),
+    offset: 0,
+    all: false,
+};
+
 pub fn status(ctx: &Ctx) -> Result<Report, Failure> {
     let p = ctx.project()?;
     let s = ctx.block_on(ctx.service.summary(&p))?;
@@ -335,18 +360,26 @@ pub fn status(ctx: &Ctx) -> Result<Report, Failure> {
                 .collect();
             let _ = writeln!(out, "Phases: {}", phases.join(", "));
         }
-        let mut section = |title: String, rows: Vec<(String, String)>| {
+        // A summary, not a listing: each section shows its first rows and where the rest are.
+        let mut section = |title: String, rows: Vec<(String, String)>, rest: &str| {
             if rows.is_empty() {
                 return;
             }
             let _ = writeln!(out, "\n{title}");
+            let page = Page::of(rows, &STATUS_SECTION, |_| 0);
             let mut table = Table::new(&["ID", "TITLE"]);
-            for (id, text) in rows {
-                table.row(vec![Cell::styled(id.clone(), style.bold(&id)), text.into()]);
+            for (id, text) in &page.items {
+                table.row(vec![
+                    Cell::styled(id.clone(), style.bold(id)),
+                    text.as_str().into(),
+                ]);
             }
             // The section title stands in for the header row.
             for line in table.render(style).lines().skip(1) {
                 let _ = writeln!(out, "  {line}");
+            }
+            if let Some(next) = page.next_offset() {
+                let _ = writeln!(out, "  … and {} more: {rest}", page.total - next);
             }
         };
         section(
@@ -355,6 +388,7 @@ pub fn status(ctx: &Ctx) -> Result<Report, Failure> {
                 .iter()
                 .map(|(id, t)| (id.to_string(), t.clone()))
                 .collect(),
+            "`cairn task list --status IN_PROGRESS,IN_RESEARCH,VALIDATING`",
         );
         section(
             style.red("Blocked"),
@@ -362,6 +396,7 @@ pub fn status(ctx: &Ctx) -> Result<Report, Failure> {
                 .iter()
                 .map(|(id, t, why)| (id.to_string(), format!("{t} — {why}")))
                 .collect(),
+            "`cairn task list --blocked`",
         );
         section(
             style.bold("Next up"),
@@ -369,6 +404,7 @@ pub fn status(ctx: &Ctx) -> Result<Report, Failure> {
                 .iter()
                 .map(|(id, t)| (id.to_string(), t.clone()))
                 .collect(),
+            "`cairn task ready`",
         );
         if s.total == 0 {
             out.push_str(&style.next_step("cairn task add TITLE"));
