@@ -1,36 +1,50 @@
 //! The `--json` output shapes. They are a stable interface: fields may be added, never renamed or
-//! removed. Output is one pretty-printed JSON value on stdout followed by a newline; errors go to
-//! stderr as text (stdout stays empty) and the exit code says what kind of failure it was.
+//! removed. Output is one pretty-printed JSON value on stdout followed by a newline.
 //!
 //! *Task* is a task object exactly as it appears in `tasks.json` (same field names, optional
 //! fields absent when unset, unknown fields kept). *Project* is `project.json` as it is on disk.
 //!
+//! **Lists come a page at a time** (see `crate::page`): by default at most 50 items or about
+//! 6,000 characters, chosen with `--limit N`, `--offset N` and `--all`. A list is the envelope
+//! *Page of X*: `{"items": [X, …], "total": n, "offset": n, "returned": n, "truncated": bool,
+//! "next_offset": n|null}` — `total` counts the whole list, `truncated` is true when anything
+//! was left out, and `next_offset` is the `--offset` of the next page (`null` on the last one).
+//!
 //! | command | shape |
 //! |---|---|
 //! | `init`, `project show`, `project set-status` | *Project* |
-//! | `project list` | `[Project, …]` |
+//! | `project list` | *Page of Project* |
 //! | `task add`, `task show`, every transition verb, `task move`, `task depend` | *Task* (after the change) |
 //! | `task decompose` | `{"parent": Task, "children": [Task, …]}` |
-//! | `task list`, `task ready` | `[Task, …]` (`ready` in the order `next` hands them out) |
+//! | `task list`, `task ready` | *Page of Task* (`ready` in the order `next` hands them out) |
 //! | `task next` | *Task* or `null` |
-//! | `task waves` | `{"waves": [["T-001", …], …], "stuck": ["T-009", …]}` |
-//! | `task graph` | `{"format": "mermaid"\|"dot", "graph": "<text>"}` |
+//! | `task waves` | `{"waves": [["T-001", …], …], "stuck": ["T-009", …], "first_wave": n\|null}` + the paging fields, paged by task: `first_wave` numbers the page's first wave from 1 |
+//! | `task graph` | `{"format": "mermaid"\|"dot", "graph": "<text>"}` + the paging fields, paged by task (node) |
 //! | `phase complete` | `{"phase": {"id", "name", "status", …}, "checkpoint": N\|null}` |
-//! | `checkpoint list` | `[Checkpoint, …]`, oldest first |
+//! | `checkpoint list` | *Page of Checkpoint*, oldest first |
 //! | `checkpoint write` | *Checkpoint* |
 //! | `checkpoint restore` | `{"restored": N, "tasks": count}` |
-//! | `log` | `[{"at": "<RFC 3339>", "event": "TASK_COMPLETE", "fields": {"task": "T-001", …}}, …]` |
+//! | `log` | *Page of* `{"at": "<RFC 3339>", "event": "TASK_COMPLETE", "fields": {"task": "T-001", …}}` |
 //! | `velocity` | `progress/velocity.json`: `{"version", "updated_at", "window", "completed_count", "mean_actual_minutes", "estimate_ratio", "throughput_per_day", "remaining_tasks", "remaining_estimate_minutes", "eta"}` (unknown values `null`) |
 //! | `reconcile` | `{"applied": bool, "reconciled": [Change, …], "stale": [Change, …]}` |
-//! | `doctor` | `{"clean": bool, "findings": [Finding, …], "damaged": [{"path", "detail"}], "debris": [path, …], "torn_log": bool, "repaired": [text, …], "debris_removed": [path, …]}` |
+//! | `doctor` | `{"clean": bool, "findings": [Finding, …], "damaged": [{"path", "detail"}], "debris": [path, …], "torn_log": bool, "repaired": [text, …], "debris_removed": [path, …]}` + the paging fields, which page `findings` (`clean` and the exit code count all of them) |
 //! | `status` | `{"project", "name", "goal", "status", "total", "leaves_total", "leaves_complete", "counts": {STATUS: n, …}, "in_progress": [Ref], "blocked": [Ref + "reason"], "next": [Ref], "phases": [{"id", "status"}]}` |
 //! | `prime` | `{"prime": "<text>", "chars": n}` |
+//! | any failure | `{"error": {"kind", "message", "hint", "exit_code"}}`, with that exit code |
 //!
 //! where *Checkpoint* is `{"number": N, "name": "checkpoint-NNN", "written_at": "<RFC 3339>"|null,
 //! "size_bytes": n}`, *Change* is `{"task", "from", "to", "reason"}`, *Finding* is `{"severity":
 //! "error"|"warning", "code", "task": id|null, "message", "fixable": bool}` and *Ref* is `{"id",
 //! "title"}`. `counts` lists every status, zeros included, in the order of the status table.
 //! `completions` prints the shell script whatever `--json` says.
+//!
+//! **Errors under `--json`** go to stdout like any answer, so a program reads one JSON value
+//! either way: `kind` is a stable snake_case name of the error class (`usage`,
+//! `option_not_applicable`, `unknown_task`, `illegal_transition`, `invalid`, `lock_timeout`,
+//! `corrupt`, `already_exists`, …; see `crate::exit`), `message` the text cairn prints as
+//! `error:`, `hint` the next step or `null`, `exit_code` the process's exit code. Recovery
+//! notices and warnings stay on stderr. `doctor`'s exit code 9 is not an error: its report is the
+//! answer.
 
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -45,13 +59,20 @@ use cairn_domain::time::format_rfc3339;
 use crate::exit::{Code, Failure};
 
 /// The short form of the table above, for `cairn --help`.
-pub const JSON_HELP: &str = "JSON output (--json): one JSON value on stdout; errors stay on stderr.
+pub const JSON_HELP: &str = "JSON output (--json): one JSON value on stdout, errors included.
   a command that creates or changes a task  the task, as in tasks.json
-  task list, task ready                     [task, ...]
+  task list, task ready, log, project list,
+  checkpoint list                           a page: {\"items\": [...], \"total\", \"offset\",
+                                            \"returned\", \"truncated\", \"next_offset\"}
   task next                                 a task, or null
   task decompose                            {\"parent\": task, \"children\": [task, ...]}
   init, project show, project set-status    the project, as in project.json
-  other commands                            an object; see the cairn-cli docs (json.rs)";
+  any failure                               {\"error\": {\"kind\", \"message\", \"hint\", \"exit_code\"}}
+  other commands                            an object; see the cairn-cli docs (json.rs)
+
+Lists print one page: at most 50 rows or about 6,000 characters unless --limit N or --all;
+--offset N skips rows. A partial page ends with a line (or, in JSON, next_offset) saying how to
+get the rest.";
 
 /// Pretty JSON with a trailing newline.
 pub fn render(value: &impl Serialize) -> Result<String, Failure> {
