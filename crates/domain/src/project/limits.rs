@@ -142,4 +142,44 @@ mod tests {
         let message = check_all(Field::Tag, &tags).unwrap_err().to_string();
         assert!(message.contains("21 tags"), "{message}");
     }
+
+    #[test]
+    fn the_write_paths_refuse_long_values_and_change_nothing() {
+        use crate::project::{MoveDetail, NewTask, TaskDoc, TaskStatus};
+        use chrono::TimeZone;
+        let at = chrono::Utc.with_ymd_and_hms(2026, 1, 15, 9, 30, 0).unwrap();
+        let mut doc: TaskDoc = serde_json::from_value(serde_json::json!({"tasks": []})).unwrap();
+        let (id, _) = doc.add_task(NewTask::titled("A fine task"), at).unwrap();
+        let before = doc.clone();
+        let long = |n: usize| "x".repeat(n + 1);
+        let refused = [
+            NewTask::titled(long(MAX_TITLE_CHARS)),
+            NewTask {
+                description: Some(long(MAX_DESCRIPTION_CHARS)),
+                ..NewTask::titled("Fine title")
+            },
+            NewTask {
+                completion_criteria: vec![long(MAX_CRITERION_CHARS)],
+                ..NewTask::titled("Fine title")
+            },
+            NewTask {
+                tags: vec![long(MAX_TAG_CHARS)],
+                ..NewTask::titled("Fine title")
+            },
+            NewTask {
+                phase_id: Some(long(MAX_PHASE_CHARS)),
+                ..NewTask::titled("Fine title")
+            },
+        ];
+        for new in refused {
+            assert!(doc.add_task(new.clone(), at).is_err(), "{new:?}");
+            assert!(doc.decompose(&id, vec![new], at).is_err());
+        }
+        let reason = MoveDetail {
+            actual_minutes: None,
+            reason: Some(long(MAX_REASON_CHARS)),
+        };
+        assert!(doc.move_task(&id, TaskStatus::Blocked, reason, at).is_err());
+        assert_eq!(doc, before);
+    }
 }
