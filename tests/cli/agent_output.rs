@@ -155,6 +155,12 @@ fn every_list_command_pages_with_the_same_envelope() {
             "waiting",
         ]);
     }
+    let log_text = repo.ok(&["log", "--limit", "2"]);
+    assert_eq!(log_text.lines().count(), 3, "{log_text}");
+    assert!(
+        last_line(&log_text).contains("--tail N for the newest"),
+        "{log_text}"
+    );
     let log = repo.json(&["log", "--limit", "2"]);
     assert_eq!(log["returned"], 2, "{log}");
     assert_eq!(log["truncated"], true, "{log}");

@@ -134,7 +134,13 @@ pub fn log(ctx: &Ctx, args: LogArgs) -> Result<Report, Failure> {
             )
         })
         .collect();
-    ctx.emit_page(lines, &args.page, "entries", String::len, |_, page| {
+    // Pages count from the oldest entry, so the footer also points at the newest.
+    let noun = if args.tail.is_some() {
+        "entries"
+    } else {
+        "entries (oldest first; --tail N for the newest N)"
+    };
+    ctx.emit_page(lines, &args.page, noun, String::len, |_, page| {
         if page.total == 0 {
             return "No log entries match.\n".to_owned();
         }
