@@ -449,3 +449,27 @@ fn status_and_reconcile_summarise_long_sections() {
         "every task was reconciled"
     );
 }
+
+#[test]
+fn a_parent_names_twenty_subtasks_and_list_parent_pages_through_them() {
+    let repo = Repo::with_project();
+    repo.add(&["A big piece of work"]);
+    let titles: Vec<String> = (1..=25).map(|i| format!("Subtask number {i}")).collect();
+    let mut args = vec!["task", "decompose", "T-001"];
+    for t in &titles {
+        args.extend(["--into", t.as_str()]);
+    }
+    repo.ok(&args);
+    repo.add(&["Not a child of T-001"]);
+    let shown = repo.ok(&["task", "show", "T-001"]);
+    assert!(shown.contains("T-021 (PENDING)"), "{shown}");
+    assert!(!shown.contains("T-022 (PENDING)"), "{shown}");
+    assert!(
+        shown.contains("… and 5 more: cairn task list --parent T-001"),
+        "{shown}"
+    );
+    let children = repo.items(&["task", "list", "--parent", "T-001"]);
+    assert_eq!(children.len(), 25);
+    assert!(children.iter().all(|c| c["parent_id"] == "T-001"));
+    repo.fails(&["task", "list", "--parent", "T-099"], code::NOT_FOUND);
+}

@@ -284,6 +284,7 @@ pub enum TaskCommand {
   cairn task list --status IN_PROGRESS,VALIDATING
   cairn task list --ready
   cairn task list --offset 50
+  cairn task list --parent T-004
   cairn --json task list --phase auth --all")]
     List(ListArgs),
 
@@ -490,6 +491,9 @@ pub struct ListArgs {
     /// Only BLOCKED tasks
     #[arg(long)]
     pub blocked: bool,
+    /// Only the subtasks of this task (its direct children)
+    #[arg(long, value_name = "ID")]
+    pub parent: Option<String>,
     #[command(flatten)]
     pub page: PageArgs,
 }

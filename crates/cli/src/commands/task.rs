@@ -325,15 +325,20 @@ fn list(ctx: &Ctx, p: &ProjectId, args: ListArgs) -> Result<Report, Failure> {
         .map(|s| s.parse())
         .collect::<Result<_, _>>()?;
     let level: Option<Level> = args.level.as_deref().map(str::parse).transpose()?;
+    let parent: Option<TaskId> = args.parent.as_deref().map(str::parse).transpose()?;
     refuse_contradictions(&args, &statuses)?;
     let state = ctx.block_on(ctx.service.load(p))?;
     let doc = &state.tasks;
+    if let Some(parent) = &parent {
+        find(doc, parent)?;
+    }
     let index = Index::new(doc);
     let filtered = args.ready
         || args.blocked
         || !statuses.is_empty()
         || level.is_some()
-        || args.phase.is_some();
+        || args.phase.is_some()
+        || parent.is_some();
     let tasks: Vec<&Task> = doc
         .tasks
         .iter()
@@ -346,6 +351,7 @@ fn list(ctx: &Ctx, p: &ProjectId, args: ListArgs) -> Result<Report, Failure> {
         })
         .filter(|t| !args.ready || index.is_ready(t))
         .filter(|t| !args.blocked || t.status == TaskStatus::Blocked)
+        .filter(|t| parent.is_none() || t.parent_id == parent)
         .collect();
     // The whole list reads as a tree; a filtered one would have gaps, so it stays flat. JSON
     // keeps tasks.json order.
@@ -502,12 +508,22 @@ fn show(ctx: &Ctx, p: &ProjectId, id: &TaskId) -> Result<Report, Failure> {
             field("parent", format!("{parent} ({})", status_of(parent)));
         }
         if task.is_parent() {
-            let children = task
-                .children()
+            // A parent can have hundreds of subtasks; `task list --parent` pages through them.
+            let page = Page::of(task.children().to_vec(), &SHOWN_SUBTASKS, |_| 0);
+            let mut children = page
+                .items
                 .iter()
                 .map(|c| format!("{c} ({})", status_of(c)))
                 .collect::<Vec<_>>()
                 .join(", ");
+            if let Some(next) = page.next_offset() {
+                let _ = write!(
+                    children,
+                    " … and {} more: cairn task list --parent {}",
+                    page.total - next,
+                    task.id
+                );
+            }
             field("subtasks", children);
         }
         if !task.dependencies.is_empty() {
@@ -572,6 +588,13 @@ fn show(ctx: &Ctx, p: &ProjectId, id: &TaskId) -> Result<Report, Failure> {
         out
     })
 }
+
+/// How many subtasks `task show` names before pointing at `task list --parent`.
+const SHOWN_SUBTASKS: PageArgs = PageArgs {
+    limit: Some(20),
+    offset: 0,
+    all: false,
+};
 
 fn indent_block(text: &str) -> String {
     text.lines()
