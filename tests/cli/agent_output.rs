@@ -78,6 +78,12 @@ fn a_long_list_prints_one_page_and_says_how_to_get_the_rest() {
 
     let run = repo.run(&["task", "list", "--limit", "3", "--all"]);
     assert_eq!(run.code, code::USAGE, "--limit and --all conflict");
+    let run = repo.run(&["task", "list", "--limit", "0"]);
+    assert_eq!(
+        run.code,
+        code::USAGE,
+        "an empty page would never reach the end"
+    );
 }
 
 #[test]

@@ -502,8 +502,8 @@ pub struct ListArgs {
 #[derive(Debug, Clone, Copy, Default, Args)]
 #[command(next_help_heading = "Paging (default: 50 rows or 6,000 characters, whichever is less)")]
 pub struct PageArgs {
-    /// Print at most N rows
-    #[arg(long, value_name = "N", conflicts_with = "all")]
+    /// Print at most N rows (at least 1)
+    #[arg(long, value_name = "N", conflicts_with = "all", value_parser = positive)]
     pub limit: Option<usize>,
     /// Skip the first N rows (the footer of a partial page gives the next offset)
     #[arg(long, value_name = "N", default_value_t = 0)]
@@ -511,6 +511,15 @@ pub struct PageArgs {
     /// Print every row, however many
     #[arg(long)]
     pub all: bool,
+}
+
+/// A page of no rows would never reach the end of the list.
+fn positive(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(0) => Err("a page holds at least 1 row; use --all for every row".to_owned()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 #[derive(Debug, Subcommand)]
