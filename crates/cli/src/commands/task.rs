@@ -195,7 +195,7 @@ fn waves(ctx: &Ctx, p: &ProjectId, args: &PageArgs) -> Result<Report, Failure> {
             .flat_map(|(_, ids)| ids)
             .collect();
         value.insert("stuck".into(), json!(stuck));
-        return ctx.emit(&value, |_| String::new());
+        return Ok(crate::json::render(&value)?.into());
     }
     let style = &ctx.style;
     let mut out = String::new();
