@@ -30,7 +30,7 @@ Environment:
 
 /// cairn: durable, crash-safe working memory for AI coding agents.
 ///
-/// Projects and tasks live under <root>/.claude/projects/<id>/ as plain JSON and an append-only
+/// Projects and tasks live under `<root>/.claude/projects/<id>/` as plain JSON and an append-only
 /// Markdown log. Every change is checked by cairn's rules, written atomically under a lock, and
 /// logged; a damaged tasks.json is restored from the newest valid checkpoint.
 #[derive(Debug, Parser)]

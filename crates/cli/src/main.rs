@@ -10,6 +10,7 @@ mod exit;
 mod json;
 mod output;
 mod progress;
+mod wiring;
 
 use clap::Parser;
 
