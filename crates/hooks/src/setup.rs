@@ -368,6 +368,22 @@ mod tests {
     }
 
     #[test]
+    fn the_atomic_write_leaves_nothing_beside_the_settings_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("settings.json");
+        apply(&options(&path, false)).unwrap();
+        apply(&options(&path, true)).unwrap();
+        let mut names: Vec<String> = fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        let backup = backup_path(&path);
+        let backup = backup.file_name().unwrap().to_string_lossy();
+        assert_eq!(names, ["settings.json", backup.as_ref()]);
+    }
+
+    #[test]
     fn other_content_is_kept_in_place_and_a_backup_is_made() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("settings.json");
