@@ -14,8 +14,8 @@ pub fn run(args: &[String]) -> Result<(), String> {
         "-p",
         "cairn-hooks",
     ])?;
-    let release = util::root().join("target").join("release");
-    let exe = |name: &str| release.join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
+    let target = util::target_dir()?;
+    let exe = |name: &str| util::built_binary(&target, "release", name);
     let mut command = std::process::Command::new(exe("cairn-bench"));
     command
         .arg("all")

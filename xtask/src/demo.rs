@@ -11,7 +11,7 @@ use crate::util;
 
 pub fn run(args: &[String]) -> Result<(), String> {
     util::cargo(&["build", "--quiet", "-p", "cairn-cli", "-p", "cairn-hooks"])?;
-    let bin = util::root().join("target").join("debug");
+    let target = util::target_dir()?;
     let keep = args
         .iter()
         .position(|a| a == "--keep")
@@ -25,8 +25,8 @@ pub fn run(args: &[String]) -> Result<(), String> {
     }
     std::fs::create_dir_all(repo.join(".git")).map_err(|e| e.to_string())?;
     let demo = Demo {
-        cairn: bin.join("cairn"),
-        hook: bin.join("cairn-hook"),
+        cairn: util::built_binary(&target, "debug", "cairn"),
+        hook: util::built_binary(&target, "debug", "cairn-hook"),
         repo: repo.clone(),
     };
     let result = demo.script();

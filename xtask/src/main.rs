@@ -1,6 +1,7 @@
 //! cairn's automation, in Rust (matklad's `cargo xtask` pattern): `cargo xtask <job>`.
 //!
-//! - `ci`     — what CI runs: format check, clippy with warnings denied, the whole test suite.
+//! - `ci`     — what CI runs: format check, tidy, clippy with warnings denied, the whole test suite.
+//! - `tidy`   — the repository's own consistency checks (see `tidy/mod.rs`).
 //! - `test`   — the test suite alone (cargo-nextest when installed, else cargo test).
 //! - `bench`  — benchmarks, each reported as a ratio to a floor measured in the same run.
 //! - `crash`  — the long crash-safety run (thousands of SIGKILLs).
@@ -11,6 +12,7 @@ mod bench;
 mod crash;
 mod demo;
 mod plugin;
+mod tidy;
 mod util;
 
 use std::process::ExitCode;
@@ -24,6 +26,7 @@ fn main() -> ExitCode {
     let result = match job {
         "ci" => ci(),
         "test" => test(),
+        "tidy" => tidy::run(rest),
         "bench" => bench::run(rest),
         "crash" => crash::run(rest),
         "demo" => demo::run(rest),
@@ -45,12 +48,13 @@ fn main() -> ExitCode {
 
 fn print_help() {
     eprintln!(
-        "usage: cargo xtask <job>\n\n  ci       fmt check, clippy -D warnings, all tests\n  test     all tests\n  bench    benchmarks (ratios to a floor measured in the same run)\n  crash    long crash-safety run: cargo xtask crash [--kills N]\n  plugin   build the Claude Code plugin: cargo xtask plugin [--out DIR]\n  demo     run a real cairn session on a scratch repository: cargo xtask demo [--keep DIR]"
+        "usage: cargo xtask <job>\n\n  ci       fmt check, tidy, clippy -D warnings, all tests\n  tidy     dependency directions, adapter confinement, code map, exit codes, unused deps, docs: cargo xtask tidy [--no-doc]\n  test     all tests\n  bench    benchmarks (ratios to a floor measured in the same run)\n  crash    long crash-safety run: cargo xtask crash [--kills N]\n  plugin   build the Claude Code plugin: cargo xtask plugin [--out DIR]\n  demo     run a real cairn session on a scratch repository: cargo xtask demo [--keep DIR]"
     );
 }
 
 fn ci() -> Result<(), String> {
     util::cargo(&["fmt", "--all", "--", "--check"])?;
+    tidy::run(&[])?;
     util::cargo(&[
         "clippy",
         "--workspace",

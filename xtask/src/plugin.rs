@@ -3,7 +3,7 @@
 //! The plugin's text files live in `plugin/` at the workspace root, so they are reviewed like
 //! code and checked by `crates/hooks/tests/plugin.rs` (every JSON file's shape, and hooks.json
 //! equal to what `cairn setup claude` writes). This job builds the release binaries, copies the
-//! templates to the output directory (default `target/plugin/cairn`) and puts the binaries in its
+//! templates to the output directory (default `plugin/cairn` in the target directory) and puts the binaries in its
 //! `bin/`. `--no-build` skips the build and takes whatever release binaries already exist.
 
 use std::fs;
@@ -29,14 +29,12 @@ pub fn run(args: &[String]) -> Result<(), String> {
         }
     }
     let root = util::root();
-    let out = out.unwrap_or_else(|| root.join("target").join("plugin").join("cairn"));
+    let target = util::target_dir()?;
+    let out = out.unwrap_or_else(|| target.join("plugin").join("cairn"));
     if build {
         util::cargo(&["build", "--release", "-p", "cairn-cli", "-p", "cairn-hooks"])?;
     }
-    let release = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root.join("target"))
-        .join("release");
+    let release = target.join("release");
     let missing = assemble(&root.join("plugin"), &out, &release)?;
     for name in &missing {
         eprintln!(

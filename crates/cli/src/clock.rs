@@ -8,7 +8,6 @@ use std::sync::Arc;
 
 use cairn_domain::ports::{Clock, FixedClock};
 use cairn_domain::time::parse_rfc3339;
-use cairn_storage_fs::SystemClock;
 
 use crate::exit::{Code, Failure};
 
@@ -26,6 +25,6 @@ pub fn from_env() -> Result<Arc<dyn Clock>, Failure> {
                 "use e.g. {CAIRN_NOW}=2026-01-15T09:30:00Z, or unset it to use the system clock"
             ))),
         },
-        _ => Ok(Arc::new(SystemClock)),
+        _ => Ok(crate::wiring::system_clock()),
     }
 }

@@ -11,6 +11,7 @@ mod json;
 mod output;
 mod page;
 mod progress;
+mod wiring;
 
 use clap::error::ErrorKind;
 use clap::{CommandFactory, FromArgMatches};

@@ -160,11 +160,7 @@ fn classify_inside(rest: &[String]) -> Option<StateFile> {
 }
 
 fn could_be_project_id(component: &str) -> bool {
-    has_glob(component)
-        || (!component.is_empty()
-            && component
-                .bytes()
-                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-'))
+    has_glob(component) || cairn_domain::project::ProjectId::is_valid(component)
 }
 
 fn has_glob(s: &str) -> bool {

@@ -17,7 +17,6 @@
 //! nothing for them, and they fire constantly (see [`crate::dispatch`]).
 
 use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
@@ -145,6 +144,9 @@ pub enum SetupError {
     NotJson { path: String, detail: String },
     #[error("{path}: {detail}; cairn will not guess how to merge into it")]
     Shape { path: String, detail: String },
+    /// The atomic write of the new settings failed; the old file is unchanged.
+    #[error(transparent)]
+    Write(#[from] cairn_domain::StoreError),
 }
 
 fn io<'a>(op: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -> SetupError + 'a {
@@ -302,30 +304,15 @@ pub fn merge(settings: &mut Value, command: Option<&str>) -> Result<usize, Strin
     Ok(removed)
 }
 
-/// Temp file beside the target, fsync, rename, fsync the directory.
+/// With the store's one atomic writer (temp file, fsync, rename, fsync the directory), staging in
+/// the settings file's own directory so the rename never crosses a filesystem.
 fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), SetupError> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
     };
     fs::create_dir_all(&dir).map_err(io("create directory", &dir))?;
-    let name = path.file_name().unwrap_or_default().to_string_lossy();
-    let temp = dir.join(format!(".{name}.cairn-{}.tmp", std::process::id()));
-    let written = (|| {
-        let mut file = fs::File::create(&temp).map_err(io("create", &temp))?;
-        file.write_all(bytes).map_err(io("write", &temp))?;
-        file.sync_all().map_err(io("fsync", &temp))?;
-        fs::rename(&temp, path).map_err(io("rename onto", path))
-    })();
-    if written.is_err() {
-        let _ = fs::remove_file(&temp);
-    }
-    written?;
-    #[cfg(unix)]
-    if let Ok(handle) = fs::File::open(&dir) {
-        let _ = handle.sync_all();
-    }
-    Ok(())
+    Ok(cairn_storage_fs::atomic::write_atomic(&dir, path, bytes)?)
 }
 
 #[cfg(test)]
@@ -378,6 +365,22 @@ mod tests {
             read(&path)["hooks"]["PreToolUse"],
             json!([{"matcher": "Edit|Write|MultiEdit|NotebookEdit|Bash", "hooks": [{"type": "command", "command": CMD, "timeout": 5}]}])
         );
+    }
+
+    #[test]
+    fn the_atomic_write_leaves_nothing_beside_the_settings_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("settings.json");
+        apply(&options(&path, false)).unwrap();
+        apply(&options(&path, true)).unwrap();
+        let mut names: Vec<String> = fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        let backup = backup_path(&path);
+        let backup = backup.file_name().unwrap().to_string_lossy();
+        assert_eq!(names, ["settings.json", backup.as_ref()]);
     }
 
     #[test]

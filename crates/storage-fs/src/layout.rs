@@ -19,6 +19,7 @@
 //! filesystem boundary.
 
 use crate::io_error;
+use cairn_domain::project::ProjectId;
 use cairn_domain::{DomainError, StoreError};
 use std::path::{Path, PathBuf};
 
@@ -41,19 +42,15 @@ impl From<InvalidId> for DomainError {
     }
 }
 
-/// Checks `id` against `^[a-z0-9-]+$`.
+/// Checks `id` against the domain's one project-id rule ([`ProjectId::is_valid`]).
 pub fn validate_project_id(id: &str) -> Result<(), InvalidId> {
-    let valid = !id.is_empty()
-        && id
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
-    if valid {
+    if ProjectId::is_valid(id) {
         Ok(())
     } else {
         Err(InvalidId {
             what: "project id",
             id: id.to_owned(),
-            pattern: "^[a-z0-9-]+$",
+            pattern: ProjectId::PATTERN,
         })
     }
 }
@@ -237,6 +234,25 @@ mod tests {
         }
         for good in ["a", "0", "-", "my-app", "2026-q1"] {
             assert!(validate_project_id(good).is_ok(), "{good}");
+        }
+    }
+
+    #[test]
+    fn the_layout_and_the_domain_share_one_project_id_rule() {
+        let longest = "a".repeat(ProjectId::MAX_LEN);
+        let too_long = "a".repeat(ProjectId::MAX_LEN + 1);
+        for id in [
+            longest.as_str(),
+            too_long.as_str(),
+            "web-app",
+            "Web-App",
+            "",
+        ] {
+            assert_eq!(
+                validate_project_id(id).is_ok(),
+                id.parse::<ProjectId>().is_ok(),
+                "{id}"
+            );
         }
     }
 

@@ -7,15 +7,13 @@ mod task;
 
 use std::future::Future;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use cairn_domain::ports::Clock;
 use cairn_domain::project::ProjectId;
 use cairn_domain::project::service::ProjectService;
-use cairn_domain::project::store::{ProjectStore, Recovery};
-use cairn_storage_fs::FsProjectStore;
+use cairn_domain::project::store::Recovery;
 use clap::CommandFactory;
 use serde::Serialize;
 
@@ -28,20 +26,6 @@ use crate::page::{Page, json_size};
 /// How long a writer waits for another process's lock before giving up (exit 6), in
 /// milliseconds. Unset: the adapter's default (10 s).
 pub const CAIRN_LOCK_TIMEOUT_MS: &str = "CAIRN_LOCK_TIMEOUT_MS";
-
-/// The one place the store adapter is chosen. The adapter gets the run's clock too, so what it
-/// stamps by itself (recoveries) follows `CAIRN_NOW` like everything else.
-fn open_store(
-    root: &Path,
-    clock: Arc<dyn Clock>,
-    lock_timeout: Option<Duration>,
-) -> Arc<dyn ProjectStore> {
-    let store = FsProjectStore::new(root).with_clock(clock);
-    Arc::new(match lock_timeout {
-        Some(timeout) => store.with_lock_timeout(timeout),
-        None => store,
-    })
-}
 
 fn lock_timeout_from_env() -> Result<Option<Duration>, Failure> {
     match std::env::var(CAIRN_LOCK_TIMEOUT_MS) {
@@ -174,13 +158,13 @@ pub fn fail(failure: &Failure, json: bool) -> Code {
 
 fn execute(cli: Cli, recoveries: &mut Vec<Recovery>) -> Result<Report, Failure> {
     let clock = crate::clock::from_env()?;
-    let root = cairn_storage_fs::root::resolve_root(cli.global.root.as_deref())?.path;
+    let root = crate::wiring::resolve_root(cli.global.root.as_deref())?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .build()
         .map_err(|e| Failure::new(Code::Internal, format!("cannot start the runtime: {e}")))?;
     let ctx = Ctx {
         service: ProjectService::new(
-            open_store(&root, Arc::clone(&clock), lock_timeout_from_env()?),
+            crate::wiring::open_store(&root, Arc::clone(&clock), lock_timeout_from_env()?),
             clock,
         ),
         runtime,

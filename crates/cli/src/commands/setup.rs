@@ -23,7 +23,7 @@ pub fn claude(ctx: &Ctx, args: SetupClaudeArgs) -> Result<Report, Failure> {
     })
     .map_err(|e| {
         let code = match e {
-            SetupError::Io { .. } => Code::Internal,
+            SetupError::Io { .. } | SetupError::Write(_) => Code::Internal,
             SetupError::NotJson { .. } | SetupError::Shape { .. } => Code::Invalid,
         };
         Failure::new(code, e.to_string())

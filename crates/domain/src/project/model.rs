@@ -146,6 +146,22 @@ impl fmt::Display for TaskId {
 pub struct ProjectId(String);
 
 impl ProjectId {
+    /// The character rule of [`ProjectId::is_valid`], as a regular expression for messages and
+    /// schemas.
+    pub const PATTERN: &'static str = "^[a-z0-9-]+$";
+    /// The longest project id, in bytes.
+    pub const MAX_LEN: usize = 128;
+
+    /// The one project-id rule: every layer that meets a project id (the CLI, the store's layout,
+    /// the hook's guard) asks this, so they cannot disagree about which directories are projects.
+    pub fn is_valid(text: &str) -> bool {
+        !text.is_empty()
+            && text.len() <= Self::MAX_LEN
+            && text
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+    }
+
     pub fn as_str(&self) -> &str {
         &self.0
     }
@@ -155,12 +171,7 @@ impl TryFrom<String> for ProjectId {
     type Error = DomainError;
 
     fn try_from(text: String) -> Result<Self, DomainError> {
-        if !text.is_empty()
-            && text.len() <= 128
-            && text
-                .bytes()
-                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-        {
+        if Self::is_valid(&text) {
             Ok(Self(text))
         } else {
             Err(DomainError::invalid(
