@@ -111,7 +111,7 @@ fn a_project_from_init_to_recovery_and_a_clean_doctor() {
     assert_eq!(run.code, code::OK, "{}", run.stderr);
     assert!(
         run.stderr.contains(
-            "tasks.json was damaged; restored from checkpoint-001 (10 tasks kept, 0 dropped)"
+            "tasks.json was damaged and rebuilt: kept 10 tasks (0 from the damaged file, 10 from checkpoint 1), dropped none"
         ),
         "{}",
         run.stderr
@@ -153,7 +153,7 @@ fn a_project_from_init_to_recovery_and_a_clean_doctor() {
             .any(|e| e["fields"].as_object().unwrap().values().any(|v| v
                 .as_str()
                 .unwrap_or_default()
-                .contains("restored from checkpoint"))),
+                .contains("10 from checkpoint 1"))),
         "{errors}"
     );
     let doctor = repo.run(&["doctor"]);

@@ -58,9 +58,10 @@ pub enum ProjectEvent {
         task: Option<TaskId>,
         message: String,
     },
-    /// tasks.json was damaged and rebuilt from a checkpoint.
+    /// tasks.json was damaged and rebuilt, task by task, from the damaged file and (if needed)
+    /// a checkpoint.
     StoreRecovered {
-        checkpoint: u32,
+        checkpoint: Option<u32>,
         kept: usize,
         dropped: usize,
         damaged_copy: String,
@@ -291,8 +292,9 @@ impl ProjectEvent {
                 kept,
                 dropped,
                 damaged_copy,
-            } => record
-                .with("checkpoint", checkpoint)
+            } => checkpoint
+                .iter()
+                .fold(record, |r, n| r.with("checkpoint", n))
                 .with("kept", kept)
                 .with("dropped", dropped)
                 .with("damaged_copy", damaged_copy),
@@ -396,7 +398,7 @@ impl ProjectEvent {
                 message: text("detail").unwrap_or_default(),
             },
             EventKind::StoreRecovered => ProjectEvent::StoreRecovered {
-                checkpoint: u32::try_from(number("checkpoint")?).ok()?,
+                checkpoint: number("checkpoint").and_then(|n| u32::try_from(n).ok()),
                 kept: usize::try_from(number("kept").unwrap_or(0)).ok()?,
                 dropped: usize::try_from(number("dropped").unwrap_or(0)).ok()?,
                 damaged_copy: text("damaged_copy").unwrap_or_default(),
