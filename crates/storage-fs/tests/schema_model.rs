@@ -196,30 +196,25 @@ fn optional<S: Strategy<Value = Value> + 'static>(
     }
 }
 
+/// The values of an enum property of the task schema, taken from the schema itself so that a value
+/// the schema allows and the model lacks is generated.
+fn schema_enum(property: &str) -> impl Strategy<Value = String> + use<> {
+    let values: Vec<String> = SchemaKind::Task.schema()["properties"][property]["enum"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{property} is an enum in task.schema.json"))
+        .iter()
+        .map(|v| v.as_str().expect("string enum").to_owned())
+        .collect();
+    prop::sample::select(values)
+}
+
 fn task() -> impl Strategy<Value = Value> {
     let required = (
         task_id(),
         text(3),
-        prop::sample::select(vec![
-            "epic",
-            "story",
-            "task",
-            "subtask",
-            "micro-task",
-            "phase",
-            "micro",
-        ]),
-        prop::sample::select(vec![
-            "PENDING",
-            "IN_RESEARCH",
-            "RESEARCHED",
-            "IN_PROGRESS",
-            "VALIDATING",
-            "COMPLETE",
-            "BLOCKED",
-            "CANCELLED",
-        ]),
-        prop::sample::select(vec!["CRITICAL", "HIGH", "MEDIUM", "LOW"]),
+        schema_enum("level"),
+        schema_enum("status"),
+        schema_enum("priority"),
         unique_ids(),
         prop::collection::vec(text(5), 0..=12),
         timestamp(),
