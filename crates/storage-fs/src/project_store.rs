@@ -342,9 +342,11 @@ fn put_tasks(layout: &ProjectLayout, bytes: &[u8]) -> Result<(), StoreError> {
     if let Ok(meta) = std::fs::metadata(&path) {
         // Not fsynced and not locked against readers: a missing or stale stamp only sends the
         // next reader down the full-validation path.
-        let temp = layout
-            .temp_dir()
-            .join(format!("stamp-{}", uuid::Uuid::new_v4()));
+        let temp = layout.temp_dir().join(format!(
+            "{}{}",
+            atomic::STAMP_TEMP_PREFIX,
+            uuid::Uuid::new_v4()
+        ));
         if std::fs::write(&temp, identity(&meta)).is_ok()
             && std::fs::rename(&temp, stamp(layout)).is_err()
         {
@@ -1012,10 +1014,7 @@ impl ProjectStore for FsProjectStore {
         if let Ok(entries) = std::fs::read_dir(layout.temp_dir()) {
             for entry in entries.flatten() {
                 let path = entry.path();
-                let is_temp = entry
-                    .file_name()
-                    .to_string_lossy()
-                    .starts_with(atomic::TEMP_PREFIX);
+                let is_temp = atomic::is_staged_write(&entry.file_name().to_string_lossy());
                 if is_temp && modified(&path).is_some_and(|m| m < cutoff) {
                     health.debris.push(path.display().to_string());
                 }

@@ -615,3 +615,68 @@ async fn a_damaged_file_with_valid_tasks_recovers_without_any_checkpoint() {
         "the damaged file is kept"
     );
 }
+
+/// #8: the completion is saved before velocity is refreshed, so a failed refresh must say
+/// "saved; do not repeat it", not read as a failed completion.
+#[tokio::test]
+async fn a_failed_velocity_refresh_after_a_completion_says_the_completion_was_saved() {
+    let f = Fixture::new(1).await;
+    let task = "T-001".parse().expect("id");
+    f.service
+        .move_task(&f.id, &task, TaskStatus::InProgress, MoveDetail::default())
+        .await
+        .expect("start");
+    // A non-empty directory where velocity.json goes: the atomic rename over it fails.
+    std::fs::create_dir_all(f.path("progress/velocity.json/blocked")).expect("block");
+
+    let err = f
+        .service
+        .move_task(&f.id, &task, TaskStatus::Complete, MoveDetail::default())
+        .await
+        .expect_err("the velocity write fails");
+
+    assert!(
+        matches!(err, Error::Store(StoreError::AfterCommit { .. })),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("do not repeat it"), "{err}");
+    let state = f.service.load(&f.id).await.expect("load");
+    assert_eq!(
+        state.tasks.tasks[0].status,
+        TaskStatus::Complete,
+        "the completion was saved"
+    );
+}
+
+#[tokio::test]
+async fn writing_a_research_brief_records_its_research_file_once() {
+    let f = Fixture::new(1).await;
+    let task = "T-001".parse().expect("id");
+    f.service
+        .write_research(&f.id, &task, "# findings\n")
+        .await
+        .expect("brief");
+    let state = f.service.load(&f.id).await.expect("load");
+    assert_eq!(
+        state.tasks.tasks[0].research_file.as_deref(),
+        Some("research/T-001.md")
+    );
+    assert!(
+        f.dir
+            .path()
+            .join(".claude/projects/demo")
+            .join(state.tasks.tasks[0].research_file.as_deref().expect("set"))
+            .is_file(),
+        "the path is relative to the project directory"
+    );
+    f.service
+        .write_research(&f.id, &task, "# more findings\n")
+        .await
+        .expect("rewrite");
+    assert_eq!(
+        f.log().matches("— RESEARCH_WRITTEN\n").count(),
+        1,
+        "{}",
+        f.log()
+    );
+}

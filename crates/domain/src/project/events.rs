@@ -75,6 +75,11 @@ pub enum ProjectEvent {
         iteration: u32,
         detail: String,
     },
+    /// A task's research brief was written for the first time; `path` is its `research_file`.
+    ResearchWritten {
+        task: TaskId,
+        path: String,
+    },
     /// A repair made by `cairn doctor --fix`.
     Repaired {
         task: Option<TaskId>,
@@ -115,6 +120,7 @@ pub enum EventKind {
     StoreRecovered,
     SyncTo(String),
     LoopIteration,
+    ResearchWritten,
     Repaired,
     Session(String),
     /// A kind cairn does not know, written by another tool. Kept as read.
@@ -145,6 +151,7 @@ const FIXED_KINDS: &[(EventKind, &str)] = &[
     (EventKind::Error, "ERROR"),
     (EventKind::StoreRecovered, "STORE_RECOVERED"),
     (EventKind::LoopIteration, "LOOP_ITERATION"),
+    (EventKind::ResearchWritten, "RESEARCH_WRITTEN"),
     (EventKind::Repaired, "REPAIRED"),
 ];
 
@@ -214,6 +221,7 @@ impl ProjectEvent {
                 EventKind::SyncTo(platform.to_ascii_uppercase())
             }
             ProjectEvent::LoopIteration { .. } => EventKind::LoopIteration,
+            ProjectEvent::ResearchWritten { .. } => EventKind::ResearchWritten,
             ProjectEvent::Repaired { .. } => EventKind::Repaired,
             ProjectEvent::Session { hook, .. } => EventKind::Session(hook.to_ascii_uppercase()),
         }
@@ -305,6 +313,9 @@ impl ProjectEvent {
             } => record.with("task", task).with("external_id", external_id),
             ProjectEvent::LoopIteration { iteration, detail } => {
                 record.with("iteration", iteration).with("detail", detail)
+            }
+            ProjectEvent::ResearchWritten { task, path } => {
+                record.with("task", task).with("research_file", path)
             }
             ProjectEvent::Repaired { task, detail } => {
                 with_task(record, task).with("detail", detail)
@@ -411,6 +422,10 @@ impl ProjectEvent {
             EventKind::LoopIteration => ProjectEvent::LoopIteration {
                 iteration: u32::try_from(number("iteration").unwrap_or(0)).ok()?,
                 detail: text("detail").unwrap_or_default(),
+            },
+            EventKind::ResearchWritten => ProjectEvent::ResearchWritten {
+                task: task()?,
+                path: text("research_file").unwrap_or_default(),
             },
             EventKind::Repaired => ProjectEvent::Repaired {
                 task: task(),

@@ -528,6 +528,12 @@ pub struct ProjectState {
     pub tasks: TaskDoc,
 }
 
+/// The `research_file` of a task's brief: relative to the project directory, as the original
+/// plugin writes it (`research/T-003.md`); adapters store the brief there.
+pub fn research_file_for(task: &TaskId) -> String {
+    format!("research/{task}.md")
+}
+
 /// Validates a phase id against `^[a-z0-9-]*$`.
 pub fn check_phase_id(id: &str) -> Result<(), DomainError> {
     if id
