@@ -111,7 +111,7 @@ fn a_project_from_init_to_recovery_and_a_clean_doctor() {
     assert_eq!(run.code, code::OK, "{}", run.stderr);
     assert!(
         run.stderr.contains(
-            "tasks.json was damaged; restored from checkpoint-001 (10 tasks kept, 0 dropped)"
+            "tasks.json was damaged and rebuilt: kept 10 tasks (0 from the damaged file, 10 from checkpoint 1), dropped none"
         ),
         "{}",
         run.stderr
@@ -147,7 +147,7 @@ fn a_project_from_init_to_recovery_and_a_clean_doctor() {
             .any(|e| e["fields"].as_object().unwrap().values().any(|v| v
                 .as_str()
                 .unwrap_or_default()
-                .contains("restored from checkpoint"))),
+                .contains("10 from checkpoint 1"))),
         "{errors:?}"
     );
     let doctor = repo.run(&["doctor"]);
@@ -414,5 +414,108 @@ fn a_task_list_written_by_another_tool_is_worked_on_as_it_is() {
         repo.ok(&["doctor"]).lines().count(),
         1,
         "doctor sees nothing wrong"
+    );
+}
+
+#[test]
+fn a_research_brief_sets_the_tasks_research_file() {
+    let repo = Repo::with_project();
+    let a = repo.add(&["Investigate the options"]);
+    let brief = repo.root().join("notes.md");
+    std::fs::write(&brief, "# Notes\n\nSQLite is enough.\n").unwrap();
+    repo.ok(&[
+        "task",
+        "research",
+        &a,
+        "--done",
+        "--brief",
+        brief.to_str().unwrap(),
+    ]);
+
+    let shown = repo.json(&["task", "show", &a]);
+    assert_eq!(shown["research_file"], "research/T-001.md", "{shown}");
+    assert_eq!(
+        std::fs::read_to_string(repo.project_dir("web").join("research/T-001.md")).unwrap(),
+        "# Notes\n\nSQLite is enough.\n"
+    );
+    let logged = repo.json(&["log", "--event", "RESEARCH_WRITTEN"]);
+    assert_eq!(logged.as_array().unwrap().len(), 1, "{logged}");
+}
+
+/// #18: another tool's schema-valid edit (`"actual_minutes": 12.5`, a new task, a status change)
+/// used to be read as damage and rolled back to the last checkpoint.
+#[test]
+fn another_tools_fractional_minutes_are_read_and_kept_not_rolled_back() {
+    let repo = Repo::with_project();
+    let a = repo.add(&["Write the parser"]);
+    repo.add(&["Ship it"]);
+    repo.start_and_complete(&a);
+    repo.ok(&["checkpoint", "write"]);
+
+    let mut doc = repo.tasks_json();
+    doc["tasks"][0]["actual_minutes"] = serde_json::json!(12.5);
+    doc["tasks"][1]["status"] = serde_json::json!("CANCELLED");
+    doc["tasks"]
+        .as_array_mut()
+        .unwrap()
+        .push(serde_json::json!({
+            "id": "T-003", "title": "Added by another tool", "level": "task", "status": "PENDING",
+            "priority": "LOW", "dependencies": [], "completion_criteria": [],
+            "created_at": "2026-01-01T00:00:00Z"
+        }));
+    std::fs::remove_file(repo.tasks_file()).unwrap();
+    std::fs::write(
+        repo.tasks_file(),
+        serde_json::to_string_pretty(&doc).unwrap(),
+    )
+    .unwrap();
+
+    let run = repo.run(&["--json", "task", "list"]);
+    assert_eq!(run.code, code::OK, "{}", run.stderr);
+    assert_eq!(run.stderr, "", "nothing is recovered");
+    let listed: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(
+        listed.as_array().unwrap().len(),
+        3,
+        "nothing is rolled back"
+    );
+    assert_eq!(repo.status_of("T-002"), "CANCELLED");
+
+    repo.add(&["Added by cairn"]);
+    let text = std::fs::read_to_string(repo.tasks_file()).unwrap();
+    assert!(
+        text.contains("\"actual_minutes\": 12.5"),
+        "the number is kept as written:\n{text}"
+    );
+    assert!(
+        !repo.ok(&["log"]).contains("STORE_RECOVERED"),
+        "no recovery was logged"
+    );
+}
+
+#[test]
+fn the_recovery_notice_names_each_dropped_task_and_why() {
+    let repo = Repo::with_project();
+    repo.add(&["Write the parser"]);
+    repo.add(&["Ship it"]);
+    let mut doc = repo.tasks_json();
+    doc["tasks"][1]["priority"] = serde_json::json!("WHENEVER");
+    std::fs::remove_file(repo.tasks_file()).unwrap();
+    std::fs::write(repo.tasks_file(), serde_json::to_string(&doc).unwrap()).unwrap();
+
+    let run = repo.run(&["task", "list"]);
+    assert_eq!(run.code, code::OK, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("kept 1 task (1 from the damaged file)")
+            && run
+                .stderr
+                .contains("dropped 1: T-002 of the damaged file (fails its schema: /priority"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("the damaged file is kept at"),
+        "{}",
+        run.stderr
     );
 }

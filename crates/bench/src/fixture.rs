@@ -65,7 +65,7 @@ fn task(n: u64) -> Task {
     }
     if status == TaskStatus::Complete {
         task.completed_at = Some(created + Duration::hours(1));
-        task.actual_minutes = Some(20);
+        task.actual_minutes = Some(20.into());
     }
     task
 }

@@ -240,9 +240,18 @@ async fn recoveries_reported_by_the_store_reach_the_caller() {
     let (service_for_state, _) = memory_service().await;
     let state = service_for_state.load(&pid()).await.expect("state");
     let recovery = Recovery {
-        checkpoint: 3,
-        kept: 5,
-        dropped: 1,
+        checkpoint: Some(3),
+        kept: vec![KeptTask {
+            id: TaskId::from_number(1),
+            source: TaskSource::Checkpoint(3),
+        }],
+        dropped: vec![DroppedTask {
+            id: Some("T-2".into()),
+            index: 1,
+            source: TaskSource::DamagedFile,
+            reason: "fails its schema".into(),
+            replaced_from: None,
+        }],
         damaged_copy: "x/tasks.json.corrupt-1".into(),
     };
     let r = recovery.clone();
@@ -339,7 +348,7 @@ async fn the_whole_lifecycle_on_the_memory_store() {
         .expect("complete");
     assert_eq!(
         done.task.actual_minutes,
-        Some(25),
+        Some(25.into()),
         "actual minutes are measured from the start when not given"
     );
 

@@ -353,10 +353,8 @@ fn push_moves(out: &mut String, title: &str, moves: &[Reconciled]) {
 
 fn recovery_note(r: &Recovery) -> String {
     format!(
-        "tasks.json was damaged and rebuilt from checkpoint {} ({} tasks kept, {} dropped); the damaged copy is at {}",
-        r.checkpoint,
-        r.kept,
-        r.dropped,
+        "tasks.json was damaged and rebuilt: {}; the damaged copy is at {}",
+        clip(&r.summary(), 600),
         clip(&r.damaged_copy, 200)
     )
 }

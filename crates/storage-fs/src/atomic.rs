@@ -31,6 +31,15 @@ use std::time::{Duration, SystemTime};
 /// Prefix of every in-flight temp file.
 pub const TEMP_PREFIX: &str = ".write-";
 
+/// Prefix of the staging file of the validation stamp (`project_store`): written and renamed
+/// without fsync, so a crash between the two leaves one behind.
+pub const STAMP_TEMP_PREFIX: &str = "stamp-";
+
+/// Whether a file name in a temp directory is a staged write, i.e. debris once it is old.
+pub fn is_staged_write(name: &str) -> bool {
+    name.starts_with(TEMP_PREFIX) || name.starts_with(STAMP_TEMP_PREFIX)
+}
+
 /// A `.write-*` file older than this is an abandoned write, not one in progress.
 pub const DEBRIS_MAX_AGE: Duration = Duration::from_secs(5 * 60);
 
@@ -109,7 +118,7 @@ pub(crate) fn discard(temp_path: &Path) {
     let _ = fs::remove_file(temp_path);
 }
 
-/// Deletes the `.write-*` files in `temp_dir` last modified more than `max_age` before `now`.
+/// Deletes the staged writes ([`is_staged_write`]: `.write-*`, `stamp-*`) in `temp_dir` last modified more than `max_age` before `now`.
 ///
 /// Returns the paths it removed. A missing `temp_dir` is simply empty. A file that vanishes
 /// between listing and removal (another process cleaning up at the same time, or a write that
@@ -135,7 +144,7 @@ pub fn remove_debris(
     let mut removed = Vec::new();
     for entry in entries {
         let entry = entry.map_err(io_error("list temp directory", temp_dir))?;
-        if !entry.file_name().to_string_lossy().starts_with(TEMP_PREFIX) {
+        if !is_staged_write(&entry.file_name().to_string_lossy()) {
             continue;
         }
         let path = entry.path();
@@ -321,6 +330,29 @@ mod tests {
                 "keep-old"
             ]
         );
+    }
+
+    /// #18: a crash between writing the stamp's staging file and renaming it left `stamp-*`
+    /// files that nothing ever removed.
+    #[test]
+    fn remove_debris_deletes_old_stamp_staging_files_too() {
+        let dir = tempfile::tempdir().unwrap();
+        let temp = dir.path();
+        for name in ["stamp-old", "stamp-fresh", "old-stamp-lookalike"] {
+            fs::write(temp.join(name), b"1 2 3").unwrap();
+        }
+        age(&temp.join("stamp-old"), Duration::from_secs(6 * 60));
+        age(
+            &temp.join("old-stamp-lookalike"),
+            Duration::from_secs(6 * 60),
+        );
+
+        let removed = remove_debris(temp, SystemTime::now(), DEBRIS_MAX_AGE).unwrap();
+
+        assert_eq!(removed, vec![temp.join("stamp-old")]);
+        let mut left = temp_files(temp);
+        left.sort();
+        assert_eq!(left, ["old-stamp-lookalike", "stamp-fresh"]);
     }
 
     #[test]

@@ -32,9 +32,12 @@ use cairn_domain::log::LogRecord;
 use cairn_domain::ports::Clock;
 use cairn_domain::project::policy::{CHECKPOINT_RETENTION, DEBRIS_MAX_AGE, Velocity};
 use cairn_domain::project::store::{
-    CheckpointInfo, Committed, Loaded, LogRead, Mutation, ProjectStore, Recovery, StoreHealth,
+    CheckpointInfo, Committed, DroppedTask, KeptTask, Loaded, LogRead, Mutation, ProjectStore,
+    Recovery, StoreHealth, TaskSource,
 };
-use cairn_domain::project::{Project, ProjectEvent, ProjectId, ProjectState, TaskDoc, TaskId};
+use cairn_domain::project::{
+    Project, ProjectEvent, ProjectId, ProjectState, Task, TaskDoc, TaskId,
+};
 use cairn_domain::time::Timestamp;
 use cairn_domain::{Error, StoreError};
 use serde::Serialize;
@@ -154,62 +157,50 @@ impl FsProjectStore {
         }
     }
 
-    /// Replaces a damaged tasks.json from the newest checkpoint that holds at least one valid
-    /// task. The damaged file is kept beside it; nothing is deleted. Caller holds the lock.
+    /// Rebuilds a damaged tasks.json task by task (see [`rebuild`]) and replaces it. The damaged
+    /// file is kept beside it; nothing is deleted. Caller holds the lock.
     fn recover(
         &self,
         layout: &ProjectLayout,
         damage: &str,
     ) -> Result<(TaskDoc, Recovery), StoreError> {
         let target = layout.tasks_json();
-        let mut candidates = checkpoints::list(&layout.checkpoints_dir())?;
-        candidates.reverse();
-        for checkpoint in candidates {
-            let Ok(bytes) = checkpoints::read(&layout.checkpoints_dir(), checkpoint.number) else {
-                continue;
-            };
-            let Some((doc, kept, dropped)) = salvage(&bytes) else {
-                continue;
-            };
-            let now = self.clock.now();
-            let damaged_copy = set_aside(&target, now)?;
-            write_tasks(layout, &doc, None)?;
-            let number = u32::try_from(checkpoint.number).unwrap_or(u32::MAX);
-            let copy = damaged_copy.as_deref().map_or_else(
-                || "(tasks.json was missing)".to_owned(),
-                |p| p.display().to_string(),
-            );
-            let events = [
-                ProjectEvent::Error {
-                    task: None,
-                    message: format!(
-                        "tasks.json was damaged ({damage}); restored from checkpoint {number} keeping {kept} task(s), dropping {dropped}; damaged copy: {copy}"
-                    ),
-                },
-                ProjectEvent::StoreRecovered {
-                    checkpoint: number,
-                    kept,
-                    dropped,
-                    damaged_copy: copy.clone(),
-                },
-            ];
-            append(layout, now, &events)?;
-            return Ok((
-                doc,
-                Recovery {
-                    checkpoint: number,
-                    kept,
-                    dropped,
-                    damaged_copy: copy,
-                },
-            ));
-        }
-        Err(StoreError::Corrupt {
-            path: target.display().to_string(),
-            detail: format!(
-                "{damage}; no checkpoint holds a valid task. The file was left as it is: fix it by hand, or restore one with `cairn checkpoint restore N`"
-            ),
-        })
+        let damaged = std::fs::read(&target)
+            .ok()
+            .and_then(|bytes| Salvaged::parse(&bytes));
+        let Some((doc, mut recovery)) = rebuild(damaged, || newest_valid_checkpoint(layout)) else {
+            return Err(StoreError::Corrupt {
+                path: target.display().to_string(),
+                detail: format!(
+                    "{damage}; neither it nor any checkpoint holds a valid task. The file was left as it is: fix it by hand, or restore one with `cairn checkpoint restore N`"
+                ),
+            });
+        };
+        let now = self.clock.now();
+        let damaged_copy = set_aside(&target, now)?;
+        write_tasks(layout, &doc, None)?;
+        recovery.damaged_copy = damaged_copy.as_deref().map_or_else(
+            || "(tasks.json was missing)".to_owned(),
+            |p| p.display().to_string(),
+        );
+        let events = [
+            ProjectEvent::Error {
+                task: None,
+                message: format!(
+                    "tasks.json was damaged ({damage}); recovered it: {}; damaged copy: {}",
+                    recovery.summary(),
+                    recovery.damaged_copy
+                ),
+            },
+            ProjectEvent::StoreRecovered {
+                checkpoint: recovery.checkpoint,
+                kept: recovery.kept.len(),
+                dropped: recovery.dropped.len(),
+                damaged_copy: recovery.damaged_copy.clone(),
+            },
+        ];
+        append(layout, now, &events)?;
+        Ok((doc, recovery))
     }
 
     fn load_state(&self, layout: &ProjectLayout, locked: bool) -> Result<Loaded, StoreError> {
@@ -351,9 +342,11 @@ fn put_tasks(layout: &ProjectLayout, bytes: &[u8]) -> Result<(), StoreError> {
     if let Ok(meta) = std::fs::metadata(&path) {
         // Not fsynced and not locked against readers: a missing or stale stamp only sends the
         // next reader down the full-validation path.
-        let temp = layout
-            .temp_dir()
-            .join(format!("stamp-{}", uuid::Uuid::new_v4()));
+        let temp = layout.temp_dir().join(format!(
+            "{}{}",
+            atomic::STAMP_TEMP_PREFIX,
+            uuid::Uuid::new_v4()
+        ));
         if std::fs::write(&temp, identity(&meta)).is_ok()
             && std::fs::rename(&temp, stamp(layout)).is_err()
         {
@@ -371,45 +364,189 @@ fn summarize(errors: &[String]) -> String {
     }
 }
 
-/// The checkpoint's document with only the tasks that pass the schema, and the counts kept and
-/// dropped; `None` when the checkpoint does not parse or holds no valid task.
-fn salvage(bytes: &[u8]) -> Option<(TaskDoc, usize, usize)> {
-    let value: Value = serde_json::from_slice(bytes).ok()?;
-    let total = value
-        .get("tasks")
-        .and_then(Value::as_array)
-        .map_or(0, Vec::len);
-    let valid: Vec<_> = schema::valid_tasks(&value)
-        .into_iter()
-        .filter_map(|t| serde_json::from_value(t).ok())
-        .collect();
-    if valid.is_empty() {
-        return None;
+/// A tasks document (tasks.json or a checkpoint) that parses as JSON, judged entry by entry.
+struct Salvaged {
+    /// The top-level fields, when they pass the schema and read on their own.
+    shell: Option<TaskDoc>,
+    entries: Vec<Entry>,
+}
+
+/// One element of a `tasks` array: the task, or why it is not one.
+struct Entry {
+    id: Option<String>,
+    task: Result<Task, String>,
+}
+
+impl Salvaged {
+    /// `None` unless the bytes are a JSON object with a `tasks` array.
+    fn parse(bytes: &[u8]) -> Option<Self> {
+        let Value::Object(mut fields) = serde_json::from_slice(bytes).ok()? else {
+            return None;
+        };
+        let Some(Value::Array(tasks)) = fields.remove("tasks") else {
+            return None;
+        };
+        fields.insert("tasks".into(), Value::Array(Vec::new()));
+        let shell = Value::Object(fields);
+        let shell = schema::is_valid(SchemaKind::Tasks, &shell)
+            .then(|| serde_json::from_value(shell).ok())
+            .flatten();
+        let entries = tasks
+            .into_iter()
+            .map(|value| Entry {
+                id: value.get("id").and_then(Value::as_str).map(str::to_owned),
+                task: schema::validate(SchemaKind::Task, &value)
+                    .map_err(|errors| format!("fails its schema: {}", summarize(&errors)))
+                    .and_then(|()| {
+                        serde_json::from_value(value).map_err(|e| format!("unreadable: {e}"))
+                    }),
+            })
+            .collect();
+        Some(Self { shell, entries })
     }
-    // The document's other fields are kept when they are readable; the tasks are what matter, and
-    // those that pass are put back below. `project_id` is optional, so nothing else is needed.
-    let mut shell: serde_json::Map<String, Value> = value
-        .as_object()
-        .map(|fields| {
-            fields
+
+    fn has_valid_task(&self) -> bool {
+        self.entries.iter().any(|e| e.task.is_ok())
+    }
+
+    /// The document with only the entries that are valid tasks.
+    fn valid_doc(&self) -> TaskDoc {
+        let mut doc = self.shell.clone().unwrap_or_else(empty_doc);
+        doc.tasks = self
+            .entries
+            .iter()
+            .filter_map(|e| e.task.as_ref().ok().cloned())
+            .collect();
+        doc
+    }
+}
+
+fn empty_doc() -> TaskDoc {
+    TaskDoc {
+        version: 1,
+        project_id: None,
+        tasks: Vec::new(),
+        completions_since_checkpoint: 0,
+        extra: serde_json::Map::new(),
+    }
+}
+
+/// The newest checkpoint that parses and holds at least one valid task (SPEC §2), if any.
+fn newest_valid_checkpoint(layout: &ProjectLayout) -> Option<(u32, Salvaged)> {
+    let dir = layout.checkpoints_dir();
+    let mut candidates = checkpoints::list(&dir).ok()?;
+    candidates.reverse();
+    candidates.into_iter().find_map(|c| {
+        let salvaged = Salvaged::parse(&checkpoints::read(&dir, c.number).ok()?)?;
+        salvaged
+            .has_valid_task()
+            .then(|| (u32::try_from(c.number).unwrap_or(u32::MAX), salvaged))
+    })
+}
+
+/// The merge rule of recovery. A damaged file that parses and holds at least one valid task is
+/// the source of truth: it is what the last writer meant, so its valid entries are all kept, in
+/// place, and a task it omits is not brought back. Each invalid entry is replaced by the newest
+/// valid checkpoint's copy of the same id when there is one (and that id is not taken), else
+/// dropped. A damaged file that does not parse, or holds no valid task, is replaced by that
+/// checkpoint's valid tasks. Top-level fields come from the damaged file when they read, else
+/// the checkpoint. `None` when the result would drop tasks and keep none: there is nothing to
+/// recover, and the damage is left for a person.
+fn rebuild(
+    damaged: Option<Salvaged>,
+    checkpoint: impl FnOnce() -> Option<(u32, Salvaged)>,
+) -> Option<(TaskDoc, Recovery)> {
+    let damaged = damaged.filter(Salvaged::has_valid_task);
+    let needs_checkpoint = damaged
+        .as_ref()
+        .is_none_or(|d| d.shell.is_none() || !d.entries.iter().all(|e| e.task.is_ok()));
+    let checkpoint = if needs_checkpoint { checkpoint() } else { None };
+    let mut recovery = Recovery {
+        checkpoint: None,
+        kept: Vec::new(),
+        dropped: Vec::new(),
+        damaged_copy: String::new(),
+    };
+    let doc = match (damaged, checkpoint) {
+        (Some(damaged), checkpoint) => {
+            let taken: std::collections::HashSet<TaskId> = damaged
+                .entries
                 .iter()
-                .filter(|(k, _)| k.as_str() != "tasks")
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect()
-        })
-        .unwrap_or_default();
-    shell.insert("tasks".into(), Value::Array(Vec::new()));
-    let mut doc: TaskDoc =
-        serde_json::from_value(Value::Object(shell)).unwrap_or_else(|_| TaskDoc {
-            version: 1,
-            project_id: None,
-            tasks: Vec::new(),
-            completions_since_checkpoint: 0,
-            extra: serde_json::Map::new(),
-        });
-    let kept = valid.len();
-    doc.tasks = valid;
-    Some((doc, kept, total.saturating_sub(kept)))
+                .filter_map(|e| e.task.as_ref().ok().map(|t| t.id.clone()))
+                .collect();
+            let mut doc = damaged
+                .shell
+                .clone()
+                .or_else(|| checkpoint.as_ref().and_then(|(_, c)| c.shell.clone()))
+                .unwrap_or_else(empty_doc);
+            let mut replaced = std::collections::HashSet::new();
+            for (index, entry) in damaged.entries.into_iter().enumerate() {
+                let reason = match entry.task {
+                    Ok(task) => {
+                        recovery.kept.push(KeptTask {
+                            id: task.id.clone(),
+                            source: TaskSource::DamagedFile,
+                        });
+                        doc.tasks.push(task);
+                        continue;
+                    }
+                    Err(reason) => reason,
+                };
+                let wanted = entry
+                    .id
+                    .as_deref()
+                    .and_then(|id| TaskId::try_from(id.to_owned()).ok())
+                    .filter(|id| !taken.contains(id) && !replaced.contains(id));
+                let copy = wanted.and_then(|id| {
+                    let (number, c) = checkpoint.as_ref()?;
+                    let task = c
+                        .entries
+                        .iter()
+                        .find_map(|e| e.task.as_ref().ok().filter(|t| t.id == id))?;
+                    Some((*number, task.clone()))
+                });
+                if let Some((number, task)) = &copy {
+                    replaced.insert(task.id.clone());
+                    recovery.checkpoint = Some(*number);
+                    recovery.kept.push(KeptTask {
+                        id: task.id.clone(),
+                        source: TaskSource::Checkpoint(*number),
+                    });
+                    doc.tasks.push(task.clone());
+                }
+                recovery.dropped.push(DroppedTask {
+                    id: entry.id,
+                    index,
+                    source: TaskSource::DamagedFile,
+                    reason,
+                    replaced_from: copy.map(|(number, _)| number),
+                });
+            }
+            doc
+        }
+        (None, Some((number, checkpoint))) => {
+            recovery.checkpoint = Some(number);
+            let doc = checkpoint.valid_doc();
+            for (index, entry) in checkpoint.entries.into_iter().enumerate() {
+                match entry.task {
+                    Ok(task) => recovery.kept.push(KeptTask {
+                        id: task.id,
+                        source: TaskSource::Checkpoint(number),
+                    }),
+                    Err(reason) => recovery.dropped.push(DroppedTask {
+                        id: entry.id,
+                        index,
+                        source: TaskSource::Checkpoint(number),
+                        reason,
+                        replaced_from: None,
+                    }),
+                }
+            }
+            doc
+        }
+        (None, None) => return None,
+    };
+    Some((doc, recovery))
 }
 
 /// Hard-links the damaged file to `tasks.json.corrupt-<time>` so that replacing tasks.json next
@@ -759,14 +896,17 @@ impl ProjectStore for FsProjectStore {
         let layout = self.existing(id)?;
         let _guard = self.lock(&layout)?;
         let bytes = checkpoints::read(&layout.checkpoints_dir(), u64::from(number))?;
-        let (doc, kept, _dropped) = salvage(&bytes).ok_or_else(|| StoreError::Corrupt {
-            path: layout
-                .checkpoints_dir()
-                .join(checkpoints::file_name(u64::from(number)))
-                .display()
-                .to_string(),
-            detail: "the checkpoint holds no valid task".into(),
-        })?;
+        let doc = Salvaged::parse(&bytes)
+            .filter(Salvaged::has_valid_task)
+            .map(|salvaged| salvaged.valid_doc())
+            .ok_or_else(|| StoreError::Corrupt {
+                path: layout
+                    .checkpoints_dir()
+                    .join(checkpoints::file_name(u64::from(number)))
+                    .display()
+                    .to_string(),
+                detail: "the checkpoint holds no valid task".into(),
+            })?;
         let mut events = Vec::new();
         // Save what is being replaced, so the restore can be undone; a damaged file is set aside.
         match read_task_doc(&layout) {
@@ -804,7 +944,7 @@ impl ProjectStore for FsProjectStore {
         checkpoints::prune(&layout.checkpoints_dir(), CHECKPOINT_RETENTION)?;
         events.push(ProjectEvent::CheckpointRestored {
             number,
-            tasks: kept,
+            tasks: doc.tasks.len(),
         });
         append(&layout, at, &events)?;
         let project = read_project(&layout.project_json())?;
@@ -874,10 +1014,7 @@ impl ProjectStore for FsProjectStore {
         if let Ok(entries) = std::fs::read_dir(layout.temp_dir()) {
             for entry in entries.flatten() {
                 let path = entry.path();
-                let is_temp = entry
-                    .file_name()
-                    .to_string_lossy()
-                    .starts_with(atomic::TEMP_PREFIX);
+                let is_temp = atomic::is_staged_write(&entry.file_name().to_string_lossy());
                 if is_temp && modified(&path).is_some_and(|m| m < cutoff) {
                     health.debris.push(path.display().to_string());
                 }

@@ -138,10 +138,10 @@ async fn truncated_tasks_json_is_recovered_from_the_newest_valid_checkpoint() {
     assert_eq!(
         (
             recoveries[0].checkpoint,
-            recoveries[0].kept,
-            recoveries[0].dropped
+            recoveries[0].kept.len(),
+            recoveries[0].dropped.len()
         ),
-        (1, 3, 0)
+        (Some(1), 3, 0)
     );
     let copy = std::fs::read(&recoveries[0].damaged_copy).expect("the damaged file is kept");
     assert_eq!(
@@ -177,7 +177,11 @@ async fn one_invalid_task_is_dropped_and_the_valid_ones_are_kept() {
     let state = f.service.load(&f.id).await.expect("partial recovery");
     let ids: Vec<&str> = state.tasks.tasks.iter().map(|t| t.id.as_str()).collect();
     assert_eq!(ids, ["T-001", "T-003"], "partial recovery beats none");
-    assert_eq!(f.service.take_recoveries()[0].dropped, 1);
+    let dropped = &f.service.take_recoveries()[0].dropped;
+    assert_eq!(dropped.len(), 1);
+    assert_eq!(dropped[0].id.as_deref(), Some("T-002"));
+    assert_eq!(dropped[0].index, 1);
+    assert!(dropped[0].reason.contains("/title"), "{:?}", dropped[0]);
 }
 
 #[tokio::test]
@@ -455,4 +459,224 @@ async fn damage_without_a_usable_checkpoint_is_refused_on_read_and_write_and_tou
             assert!(f.service.take_recoveries().is_empty(), "{what}");
         }
     }
+}
+
+fn edit_tasks(f: &Fixture, edit: impl FnOnce(&mut serde_json::Value)) {
+    let mut doc: serde_json::Value = serde_json::from_slice(&f.read("tasks.json")).expect("json");
+    edit(&mut doc);
+    // Another tool's write: a new inode, so the validation stamp does not vouch for it.
+    std::fs::remove_file(f.path("tasks.json")).expect("remove");
+    std::fs::write(
+        f.path("tasks.json"),
+        serde_json::to_vec_pretty(&doc).expect("ser"),
+    )
+    .expect("write");
+}
+
+fn new_task_json(id: &str, title: &str) -> serde_json::Value {
+    serde_json::json!({
+        "id": id, "title": title, "level": "task", "status": "PENDING", "priority": "LOW",
+        "dependencies": [], "completion_criteria": [], "created_at": "2026-05-06T08:00:00Z",
+        "x_tool": {"status": "NOT_A_CAIRN_STATUS"}
+    })
+}
+
+/// #18: `"actual_minutes": 12.5` is schema-valid, but cairn read it as damage and restored the
+/// checkpoint, silently undoing the tool's other changes.
+#[tokio::test]
+async fn another_tools_valid_edit_with_fractional_minutes_is_read_as_written() {
+    let f = Fixture::new(2).await;
+    f.service.write_checkpoint(&f.id).await.expect("checkpoint");
+    edit_tasks(&f, |doc| {
+        doc["tasks"][0]["actual_minutes"] = serde_json::json!(12.5);
+        doc["tasks"][1]["status"] = serde_json::json!("CANCELLED");
+        doc["tasks"][1]["estimate_minutes"] = serde_json::json!(30.0);
+        let tasks = doc["tasks"].as_array_mut().expect("tasks");
+        tasks.push(new_task_json("T-003", "added by another tool"));
+    });
+
+    let state = f.service.load(&f.id).await.expect("reads");
+    assert!(
+        f.service.take_recoveries().is_empty(),
+        "nothing is recovered"
+    );
+    let statuses: Vec<_> = state.tasks.tasks.iter().map(|t| t.status).collect();
+    assert_eq!(
+        statuses,
+        [
+            TaskStatus::Pending,
+            TaskStatus::Cancelled,
+            TaskStatus::Pending
+        ],
+        "nothing is rolled back"
+    );
+    assert!(!f.log().contains("— ERROR\n"), "{}", f.log());
+
+    // cairn's next write keeps the number as the tool wrote it.
+    f.service
+        .add_task(&f.id, NewTask::titled("added by cairn"))
+        .await
+        .expect("add");
+    let written: serde_json::Value = serde_json::from_slice(&f.read("tasks.json")).expect("json");
+    assert_eq!(written["tasks"][0]["actual_minutes"].to_string(), "12.5");
+    assert_eq!(written["tasks"][1]["estimate_minutes"], 30);
+    assert_eq!(
+        written["tasks"][2]["x_tool"]["status"],
+        "NOT_A_CAIRN_STATUS"
+    );
+    assert_eq!(written["tasks"].as_array().expect("tasks").len(), 4);
+    assert!(f.service.take_recoveries().is_empty());
+}
+
+/// Recovery keeps every entry of the damaged file that is valid on its own — including changes
+/// and tasks the checkpoint never saw — and takes only the broken entry from the checkpoint.
+#[tokio::test]
+async fn recovery_salvages_the_damaged_file_task_by_task_before_the_checkpoint() {
+    let f = Fixture::new(3).await;
+    f.service.write_checkpoint(&f.id).await.expect("checkpoint");
+    edit_tasks(&f, |doc| {
+        doc["tasks"][0]["status"] = serde_json::json!("CANCELLED");
+        doc["tasks"][1]["title"] = serde_json::json!("x");
+        doc["tasks"][2]["priority"] = serde_json::json!("WHENEVER");
+        doc["tasks"][2]["id"] = serde_json::json!("T-009");
+        let tasks = doc["tasks"].as_array_mut().expect("tasks");
+        tasks.push(new_task_json("T-004", "new since the checkpoint"));
+        tasks.push(serde_json::json!("not a task at all"));
+    });
+
+    let state = f.service.load(&f.id).await.expect("recovers");
+    let ids: Vec<&str> = state.tasks.tasks.iter().map(|t| t.id.as_str()).collect();
+    assert_eq!(ids, ["T-001", "T-002", "T-004"]);
+    assert_eq!(
+        state.tasks.tasks[0].status,
+        TaskStatus::Cancelled,
+        "the damaged file's valid change is kept"
+    );
+    assert_eq!(
+        state.tasks.tasks[1].title, "task number 1",
+        "the broken entry comes from the checkpoint"
+    );
+    let recovery = f.service.take_recoveries().pop().expect("reported");
+    assert_eq!(recovery.checkpoint, Some(1));
+    use cairn_domain::project::store::TaskSource::{Checkpoint, DamagedFile};
+    let kept: Vec<_> = recovery
+        .kept
+        .iter()
+        .map(|k| (k.id.as_str(), k.source))
+        .collect();
+    assert_eq!(
+        kept,
+        [
+            ("T-001", DamagedFile),
+            ("T-002", Checkpoint(1)),
+            ("T-004", DamagedFile)
+        ]
+    );
+    let dropped: Vec<_> = recovery
+        .dropped
+        .iter()
+        .map(|d| (d.id.as_deref(), d.index, d.replaced_from))
+        .collect();
+    assert_eq!(
+        dropped,
+        [
+            (Some("T-002"), 1, Some(1)),
+            (Some("T-009"), 2, None),
+            (None, 4, None)
+        ]
+    );
+    assert!(
+        recovery.dropped[1].reason.contains("/priority"),
+        "{:?}",
+        recovery.dropped[1]
+    );
+    let log = f.log();
+    assert!(
+        log.contains("dropped 3: T-002 of the damaged file")
+            && log.contains("T-009")
+            && log.contains("entry #4"),
+        "the ERROR entry names what was dropped: {log}"
+    );
+}
+
+#[tokio::test]
+async fn a_damaged_file_with_valid_tasks_recovers_without_any_checkpoint() {
+    let f = Fixture::new(2).await;
+    edit_tasks(&f, |doc| {
+        doc["tasks"][1]["level"] = serde_json::json!("galaxy")
+    });
+    let state = f.service.load(&f.id).await.expect("recovers");
+    assert_eq!(state.tasks.tasks.len(), 1);
+    let recovery = f.service.take_recoveries().pop().expect("reported");
+    assert_eq!(recovery.checkpoint, None);
+    assert_eq!(recovery.dropped[0].id.as_deref(), Some("T-002"));
+    assert!(
+        std::fs::read(&recovery.damaged_copy).is_ok(),
+        "the damaged file is kept"
+    );
+}
+
+/// #8: the completion is saved before velocity is refreshed, so a failed refresh must say
+/// "saved; do not repeat it", not read as a failed completion.
+#[tokio::test]
+async fn a_failed_velocity_refresh_after_a_completion_says_the_completion_was_saved() {
+    let f = Fixture::new(1).await;
+    let task = "T-001".parse().expect("id");
+    f.service
+        .move_task(&f.id, &task, TaskStatus::InProgress, MoveDetail::default())
+        .await
+        .expect("start");
+    // A non-empty directory where velocity.json goes: the atomic rename over it fails.
+    std::fs::create_dir_all(f.path("progress/velocity.json/blocked")).expect("block");
+
+    let err = f
+        .service
+        .move_task(&f.id, &task, TaskStatus::Complete, MoveDetail::default())
+        .await
+        .expect_err("the velocity write fails");
+
+    assert!(
+        matches!(err, Error::Store(StoreError::AfterCommit { .. })),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("do not repeat it"), "{err}");
+    let state = f.service.load(&f.id).await.expect("load");
+    assert_eq!(
+        state.tasks.tasks[0].status,
+        TaskStatus::Complete,
+        "the completion was saved"
+    );
+}
+
+#[tokio::test]
+async fn writing_a_research_brief_records_its_research_file_once() {
+    let f = Fixture::new(1).await;
+    let task = "T-001".parse().expect("id");
+    f.service
+        .write_research(&f.id, &task, "# findings\n")
+        .await
+        .expect("brief");
+    let state = f.service.load(&f.id).await.expect("load");
+    assert_eq!(
+        state.tasks.tasks[0].research_file.as_deref(),
+        Some("research/T-001.md")
+    );
+    assert!(
+        f.dir
+            .path()
+            .join(".claude/projects/demo")
+            .join(state.tasks.tasks[0].research_file.as_deref().expect("set"))
+            .is_file(),
+        "the path is relative to the project directory"
+    );
+    f.service
+        .write_research(&f.id, &task, "# more findings\n")
+        .await
+        .expect("rewrite");
+    assert_eq!(
+        f.log().matches("— RESEARCH_WRITTEN\n").count(),
+        1,
+        "{}",
+        f.log()
+    );
 }

@@ -172,3 +172,54 @@ fn every_valid_task_fixture_survives_partial_recovery() {
     }
     assert_eq!(cairn_storage_fs::schema::valid_tasks(&document), tasks);
 }
+
+/// A schema-valid file always reads with the typed model (#18), and writing it back keeps its
+/// fields: numbers as written where cairn keeps them, unknown fields as they were.
+#[test]
+fn every_valid_fixture_reads_with_the_typed_model_and_keeps_its_fields() {
+    use cairn_domain::project::{Project, Task, TaskDoc};
+
+    fn round_trip<T: serde::de::DeserializeOwned + serde::Serialize>(path: &Path) -> Value {
+        let typed: T = serde_json::from_value(load(path))
+            .unwrap_or_else(|e| panic!("{} is schema-valid but unreadable: {e}", path.display()));
+        serde_json::to_value(&typed).expect("serialize")
+    }
+    let mut read = 0;
+    for kind in SchemaKind::ALL {
+        for path in json_files(&schemas_dir().join("fixtures/valid").join(kind.name())) {
+            let written = match kind {
+                SchemaKind::Project => round_trip::<Project>(&path),
+                SchemaKind::Task => round_trip::<Task>(&path),
+                SchemaKind::Tasks | SchemaKind::Checkpoint => round_trip::<TaskDoc>(&path),
+                SchemaKind::Velocity => continue,
+            };
+            if let Err(errors) = validate(kind, &written) {
+                panic!("{}: the rewrite fails: {errors:#?}", path.display());
+            }
+            read += 1;
+        }
+    }
+    assert!(read >= 15, "{read} fixtures read");
+
+    let dir = schemas_dir().join("fixtures/valid/tasks");
+    let written = round_trip::<TaskDoc>(&dir.join("other-tool-fractional-minutes.json"));
+    let original = load(&dir.join("other-tool-fractional-minutes.json"));
+    assert_eq!(written["tasks"][0]["actual_minutes"].to_string(), "12.5");
+    assert_eq!(written["tasks"][1]["actual_minutes"].to_string(), "12.0");
+    assert_eq!(written["tasks"][2]["actual_minutes"].to_string(), "0");
+    assert_eq!(written["tasks"][0]["estimate_minutes"], 60);
+    assert_eq!(written["x_sync"], original["x_sync"]);
+    assert_eq!(
+        written["tasks"][0]["review"],
+        original["tasks"][0]["review"]
+    );
+    assert_eq!(
+        written["tasks"][1]["x-owner"],
+        original["tasks"][1]["x-owner"]
+    );
+    assert_eq!(written["tasks"][2]["id"], "T-0000000000000003");
+    assert_eq!(
+        written["tasks"][0]["created_at"], "2026-11-22T00:20:44.123456789Z",
+        "the same instant, in UTC"
+    );
+}

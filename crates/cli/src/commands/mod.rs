@@ -230,11 +230,8 @@ fn completions(shell: clap_complete::Shell) -> Report {
 
 pub fn recovery_notice(r: &Recovery) -> String {
     format!(
-        "cairn: tasks.json was damaged; restored from {} ({} task{} kept, {} dropped); the damaged file is kept at {}",
-        json::checkpoint_name(r.checkpoint),
-        r.kept,
-        if r.kept == 1 { "" } else { "s" },
-        r.dropped,
+        "cairn: tasks.json was damaged and rebuilt: {}; the damaged file is kept at {}",
+        r.summary(),
         r.damaged_copy
     )
 }

@@ -538,8 +538,8 @@ fn show(ctx: &Ctx, p: &ProjectId, id: &TaskId) -> Result<Report, Failure> {
         if let Some(m) = task.estimate_minutes {
             field("estimate", minutes(m));
         }
-        if let Some(m) = task.actual_minutes {
-            field("actual", minutes(m));
+        if let Some(m) = &task.actual_minutes {
+            field("actual", minutes(m.whole()));
         }
         field("created", format_rfc3339(&task.created_at));
         if let Some(at) = &task.started_at {
@@ -642,9 +642,10 @@ fn moved_text(style: &Style, moved: &Moved) -> String {
     }
     if let Some(m) = task
         .actual_minutes
+        .as_ref()
         .filter(|_| task.status == TaskStatus::Complete)
     {
-        let _ = writeln!(out, "  took {}", minutes(m));
+        let _ = writeln!(out, "  took {}", minutes(m.whole()));
     }
     let next = match task.status {
         TaskStatus::InResearch => Some(format!(

@@ -58,9 +58,10 @@ pub enum ProjectEvent {
         task: Option<TaskId>,
         message: String,
     },
-    /// tasks.json was damaged and rebuilt from a checkpoint.
+    /// tasks.json was damaged and rebuilt, task by task, from the damaged file and (if needed)
+    /// a checkpoint.
     StoreRecovered {
-        checkpoint: u32,
+        checkpoint: Option<u32>,
         kept: usize,
         dropped: usize,
         damaged_copy: String,
@@ -73,6 +74,11 @@ pub enum ProjectEvent {
     LoopIteration {
         iteration: u32,
         detail: String,
+    },
+    /// A task's research brief was written for the first time; `path` is its `research_file`.
+    ResearchWritten {
+        task: TaskId,
+        path: String,
     },
     /// A repair made by `cairn doctor --fix`.
     Repaired {
@@ -114,6 +120,7 @@ pub enum EventKind {
     StoreRecovered,
     SyncTo(String),
     LoopIteration,
+    ResearchWritten,
     Repaired,
     Session(String),
     /// A kind cairn does not know, written by another tool. Kept as read.
@@ -144,6 +151,7 @@ const FIXED_KINDS: &[(EventKind, &str)] = &[
     (EventKind::Error, "ERROR"),
     (EventKind::StoreRecovered, "STORE_RECOVERED"),
     (EventKind::LoopIteration, "LOOP_ITERATION"),
+    (EventKind::ResearchWritten, "RESEARCH_WRITTEN"),
     (EventKind::Repaired, "REPAIRED"),
 ];
 
@@ -213,6 +221,7 @@ impl ProjectEvent {
                 EventKind::SyncTo(platform.to_ascii_uppercase())
             }
             ProjectEvent::LoopIteration { .. } => EventKind::LoopIteration,
+            ProjectEvent::ResearchWritten { .. } => EventKind::ResearchWritten,
             ProjectEvent::Repaired { .. } => EventKind::Repaired,
             ProjectEvent::Session { hook, .. } => EventKind::Session(hook.to_ascii_uppercase()),
         }
@@ -291,8 +300,9 @@ impl ProjectEvent {
                 kept,
                 dropped,
                 damaged_copy,
-            } => record
-                .with("checkpoint", checkpoint)
+            } => checkpoint
+                .iter()
+                .fold(record, |r, n| r.with("checkpoint", n))
                 .with("kept", kept)
                 .with("dropped", dropped)
                 .with("damaged_copy", damaged_copy),
@@ -303,6 +313,9 @@ impl ProjectEvent {
             } => record.with("task", task).with("external_id", external_id),
             ProjectEvent::LoopIteration { iteration, detail } => {
                 record.with("iteration", iteration).with("detail", detail)
+            }
+            ProjectEvent::ResearchWritten { task, path } => {
+                record.with("task", task).with("research_file", path)
             }
             ProjectEvent::Repaired { task, detail } => {
                 with_task(record, task).with("detail", detail)
@@ -396,7 +409,7 @@ impl ProjectEvent {
                 message: text("detail").unwrap_or_default(),
             },
             EventKind::StoreRecovered => ProjectEvent::StoreRecovered {
-                checkpoint: u32::try_from(number("checkpoint")?).ok()?,
+                checkpoint: number("checkpoint").and_then(|n| u32::try_from(n).ok()),
                 kept: usize::try_from(number("kept").unwrap_or(0)).ok()?,
                 dropped: usize::try_from(number("dropped").unwrap_or(0)).ok()?,
                 damaged_copy: text("damaged_copy").unwrap_or_default(),
@@ -409,6 +422,10 @@ impl ProjectEvent {
             EventKind::LoopIteration => ProjectEvent::LoopIteration {
                 iteration: u32::try_from(number("iteration").unwrap_or(0)).ok()?,
                 detail: text("detail").unwrap_or_default(),
+            },
+            EventKind::ResearchWritten => ProjectEvent::ResearchWritten {
+                task: task()?,
+                path: text("research_file").unwrap_or_default(),
             },
             EventKind::Repaired => ProjectEvent::Repaired {
                 task: task(),

@@ -321,6 +321,75 @@ string_enum! {
     }
 }
 
+/// Minutes actually spent on a task: any JSON number ≥ 0, as the schema says, because other tools
+/// write `12.5`. The number is kept as written (`12.5`, `12.0`, `12`), so rewriting tasks.json
+/// never changes a value cairn did not set.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Minutes(serde_json::Number);
+
+impl Minutes {
+    /// The value as a float, for arithmetic.
+    pub fn as_f64(&self) -> f64 {
+        self.0.as_f64().unwrap_or(0.0)
+    }
+
+    /// The value rounded to whole minutes (saturating), for display and for the log.
+    pub fn whole(&self) -> u32 {
+        match self.0.as_u64() {
+            Some(n) => u32::try_from(n).unwrap_or(u32::MAX),
+            // `as` saturates and maps NaN to 0; a negative value (never schema-valid) reads as 0.
+            None => self.as_f64().round() as u32,
+        }
+    }
+}
+
+impl From<u32> for Minutes {
+    fn from(minutes: u32) -> Self {
+        Self(minutes.into())
+    }
+}
+
+impl fmt::Display for Minutes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+/// Readers for the schema's `"type": "integer"` fields. JSON Schema counts `12.0` as an integer,
+/// so another tool may write it; it is read as 12 (the same JSON number, written back as `12`).
+/// The schema bounds each such field to what a `u32` holds, so every valid value fits.
+mod whole {
+    use serde::{Deserialize, Deserializer};
+
+    fn to_u32<E: serde::de::Error>(number: &serde_json::Number) -> Result<u32, E> {
+        let whole = match (number.as_u64(), number.as_f64()) {
+            (Some(n), _) => Some(n),
+            // `-0.0` and `12.0` are integers to JSON Schema; `as` is exact for these values.
+            (None, Some(f)) if f.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(&f) => {
+                Some(f as u64)
+            }
+            _ => None,
+        };
+        whole.and_then(|n| u32::try_from(n).ok()).ok_or_else(|| {
+            E::custom(format!(
+                "expected a whole number from 0 to {}, found {number}",
+                u32::MAX
+            ))
+        })
+    }
+
+    pub fn required<'de, D: Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
+        to_u32(&serde_json::Number::deserialize(d)?)
+    }
+
+    pub fn option<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u32>, D::Error> {
+        Option::<serde_json::Number>::deserialize(d)?
+            .map(|n| to_u32(&n))
+            .transpose()
+    }
+}
+
 /// One object of the `tasks` array.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Task {
@@ -343,10 +412,14 @@ pub struct Task {
     pub parent_id: Option<TaskId>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub subtasks: Option<Vec<TaskId>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "whole::option"
+    )]
     pub estimate_minutes: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub actual_minutes: Option<u32>,
+    pub actual_minutes: Option<Minutes>,
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
@@ -368,7 +441,11 @@ pub struct Task {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub external_id: Option<String>,
     /// cairn's bookkeeping: how many times staleness reset this task.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "whole::option"
+    )]
     pub stale_count: Option<u32>,
     /// Fields written by other tools, kept as they were.
     #[serde(flatten)]
@@ -389,13 +466,17 @@ impl Task {
 /// The `tasks.json` document.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TaskDoc {
-    #[serde(default = "one")]
+    #[serde(default = "one", deserialize_with = "whole::required")]
     pub version: u32,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub project_id: Option<ProjectId>,
     pub tasks: Vec<Task>,
     /// cairn's bookkeeping for the checkpoint trigger: completions since the last checkpoint.
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(
+        default,
+        skip_serializing_if = "is_zero",
+        deserialize_with = "whole::required"
+    )]
     pub completions_since_checkpoint: u32,
     #[serde(flatten)]
     pub extra: Map<String, Value>,
@@ -456,6 +537,12 @@ pub struct Project {
 pub struct ProjectState {
     pub project: Project,
     pub tasks: TaskDoc,
+}
+
+/// The `research_file` of a task's brief: relative to the project directory, as the original
+/// plugin writes it (`research/T-003.md`); adapters store the brief there.
+pub fn research_file_for(task: &TaskId) -> String {
+    format!("research/{task}.md")
 }
 
 /// Validates a phase id against `^[a-z0-9-]*$`.

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
 
-use crate::error::{DomainError, Error};
+use crate::error::{DomainError, Error, StoreError};
 use crate::log::LogRecord;
 use crate::ports::Clock;
 use crate::time::Timestamp;
@@ -310,7 +310,8 @@ impl ProjectService {
             .await?;
         if moves.iter().any(|(_, _, to)| *to == TaskStatus::Complete) {
             self.refresh_velocity(id, &committed.state.tasks, at)
-                .await?;
+                .await
+                .map_err(saved_anyway)?;
         }
         Ok(Moved {
             task: task_in(&committed.state, Some(task))?,
@@ -769,7 +770,43 @@ impl ProjectService {
         if state.tasks.get(task).is_none() {
             return Err(ProjectError::UnknownTask { task: task.clone() }.into());
         }
-        Ok(self.store.write_research(id, task, text, at).await?)
+        self.store.write_research(id, task, text, at).await?;
+        // Record where the brief is, as the original plugin does; once, so rewriting a brief adds
+        // no log entry. The brief is on disk by now: a failure here must not read as "not written".
+        let path = research_file_for(task);
+        if state
+            .tasks
+            .get(task)
+            .and_then(|t| t.research_file.as_deref())
+            != Some(path.as_str())
+        {
+            self.transact(id, at, |state| {
+                let t = state
+                    .tasks
+                    .tasks
+                    .iter_mut()
+                    .find(|t| &t.id == task)
+                    .ok_or_else(|| ProjectError::UnknownTask { task: task.clone() })?;
+                t.research_file = Some(path.clone());
+                Ok(Changes::events(vec![ProjectEvent::ResearchWritten {
+                    task: task.clone(),
+                    path: path.clone(),
+                }]))
+            })
+            .await
+            .map_err(saved_anyway)?;
+        }
+        Ok(())
+    }
+}
+
+/// A failure after a transaction committed says so, so the caller does not repeat the change.
+fn saved_anyway(error: Error) -> Error {
+    match error {
+        Error::Store(StoreError::AfterCommit { .. }) | Error::Domain(_) => error,
+        Error::Store(source) => Error::Store(StoreError::AfterCommit {
+            source: Box::new(source),
+        }),
     }
 }
 

@@ -34,16 +34,106 @@ impl Changes {
 pub type Mutation<'a> =
     Box<dyn FnOnce(&mut ProjectState) -> Result<Changes, DomainError> + Send + 'a>;
 
-/// tasks.json was damaged and rebuilt from a checkpoint while reading it.
+/// Where a task of a recovered task list came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "kind", content = "number")]
+pub enum TaskSource {
+    /// The damaged tasks.json itself: the entry was valid on its own.
+    DamagedFile,
+    /// Checkpoint `n`: the damaged file could not provide the task.
+    Checkpoint(u32),
+}
+
+impl std::fmt::Display for TaskSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TaskSource::DamagedFile => f.write_str("the damaged file"),
+            TaskSource::Checkpoint(n) => write!(f, "checkpoint {n}"),
+        }
+    }
+}
+
+/// A task of the recovered list.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct KeptTask {
+    pub id: TaskId,
+    pub source: TaskSource,
+}
+
+/// An entry that recovery could not keep as it was.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DroppedTask {
+    /// The entry's id, when it had a string one.
+    pub id: Option<String>,
+    /// Its position in the `tasks` array of its source.
+    pub index: usize,
+    pub source: TaskSource,
+    /// Why it was not kept.
+    pub reason: String,
+    /// The checkpoint whose copy of the same task was kept in its place, if any.
+    pub replaced_from: Option<u32>,
+}
+
+/// tasks.json was damaged and rebuilt while reading it: task by task from the damaged file where
+/// it parses, from the newest valid checkpoint for the rest (see `ARCHITECTURE.md`, Recovery).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Recovery {
-    pub checkpoint: u32,
-    /// Tasks of the checkpoint that passed validation and were kept.
-    pub kept: usize,
-    /// Tasks of the checkpoint that failed validation and were left out.
-    pub dropped: usize,
+    /// The checkpoint that supplied tasks, if one was needed.
+    pub checkpoint: Option<u32>,
+    /// Every task of the recovered list, in order, with its source.
+    pub kept: Vec<KeptTask>,
+    /// Every entry left out or replaced by an older copy.
+    pub dropped: Vec<DroppedTask>,
     /// Where the damaged file was set aside (it is never deleted).
     pub damaged_copy: String,
+}
+
+impl Recovery {
+    /// One line for people and logs: how many tasks came from where, and each dropped entry
+    /// with its reason.
+    pub fn summary(&self) -> String {
+        let from_file = self
+            .kept
+            .iter()
+            .filter(|k| k.source == TaskSource::DamagedFile)
+            .count();
+        let mut out = format!(
+            "kept {} task{} ({from_file} from the damaged file",
+            self.kept.len(),
+            if self.kept.len() == 1 { "" } else { "s" },
+        );
+        if let Some(n) = self.checkpoint {
+            out.push_str(&format!(
+                ", {} from checkpoint {n}",
+                self.kept.len() - from_file
+            ));
+        }
+        out.push(')');
+        if self.dropped.is_empty() {
+            out.push_str(", dropped none");
+        } else {
+            let dropped: Vec<String> = self
+                .dropped
+                .iter()
+                .map(|d| {
+                    let what =
+                        d.id.clone()
+                            .unwrap_or_else(|| format!("entry #{}", d.index));
+                    let instead = d
+                        .replaced_from
+                        .map(|n| format!("; its copy from checkpoint {n} was kept"))
+                        .unwrap_or_default();
+                    format!("{what} of {} ({}{instead})", d.source, d.reason)
+                })
+                .collect();
+            out.push_str(&format!(
+                ", dropped {}: {}",
+                self.dropped.len(),
+                dropped.join("; ")
+            ));
+        }
+        out
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -13,7 +13,7 @@ use super::error::ProjectError;
 use super::events::ProjectEvent;
 use super::graph::{self, Index};
 use super::limits::{self, Field};
-use super::model::{Level, Priority, Task, TaskDoc, TaskId, TaskStatus, check_phase_id};
+use super::model::{Level, Minutes, Priority, Task, TaskDoc, TaskId, TaskStatus, check_phase_id};
 use super::status;
 
 /// Limits of the interoperability contract (SPEC §2).
@@ -448,7 +448,7 @@ impl TaskDoc {
                         .started_at
                         .map(|s| u32::try_from((at - s).num_minutes().max(0)).unwrap_or(u32::MAX));
                     actual = detail.actual_minutes.or(measured);
-                    task.actual_minutes = actual.or(task.actual_minutes);
+                    task.actual_minutes = actual.map(Minutes::from).or(task.actual_minutes.take());
                 }
                 self.completions_since_checkpoint =
                     self.completions_since_checkpoint.saturating_add(1);
