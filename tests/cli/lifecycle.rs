@@ -438,8 +438,8 @@ fn a_research_brief_sets_the_tasks_research_file() {
         std::fs::read_to_string(repo.project_dir("web").join("research/T-001.md")).unwrap(),
         "# Notes\n\nSQLite is enough.\n"
     );
-    let logged = repo.json(&["log", "--event", "RESEARCH_WRITTEN"]);
-    assert_eq!(logged.as_array().unwrap().len(), 1, "{logged}");
+    let logged = repo.items(&["log", "--event", "RESEARCH_WRITTEN"]);
+    assert_eq!(logged.len(), 1, "{logged:?}");
 }
 
 /// #18: another tool's schema-valid edit (`"actual_minutes": 12.5`, a new task, a status change)
@@ -475,7 +475,7 @@ fn another_tools_fractional_minutes_are_read_and_kept_not_rolled_back() {
     assert_eq!(run.stderr, "", "nothing is recovered");
     let listed: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
     assert_eq!(
-        listed.as_array().unwrap().len(),
+        listed["items"].as_array().unwrap().len(),
         3,
         "nothing is rolled back"
     );
