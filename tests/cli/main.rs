@@ -2,6 +2,7 @@
 
 mod concurrency;
 mod errors;
+mod everyday;
 mod json_shapes;
 mod lifecycle;
 mod setup;

@@ -185,7 +185,10 @@ fn project_code(e: &ProjectError) -> (Code, Option<String>) {
             Code::NotFound,
             Some("`cairn task list` shows the task ids".to_owned()),
         ),
-        UnknownPhase { .. } => (Code::NotFound, None),
+        UnknownPhase { .. } => (
+            Code::NotFound,
+            Some("`cairn phase add ID --name NAME` declares a phase".to_owned()),
+        ),
         NoProjects => (Code::NotFound, None),
         AmbiguousProject { .. } => (Code::Usage, None),
         IllegalTransition { task, .. } => (
@@ -203,6 +206,26 @@ fn project_code(e: &ProjectError) -> (Code, Option<String>) {
         | CannotDecompose { .. }
         | NotADependency { .. }
         | PhaseClosed { .. } => (Code::Refused, None),
+        FinishedTaskEdit { task, .. } => (
+            Code::Refused,
+            Some(format!(
+                "add a new task for new work: `cairn task add TITLE` (`cairn task show {task}` shows this one)"
+            )),
+        ),
+        PhaseExists { .. } => (
+            Code::AlreadyExists,
+            Some("`cairn phase list` shows the phases".to_owned()),
+        ),
+        PhaseTransition { .. } => (
+            Code::Refused,
+            Some("`cairn phase list` shows where each phase stands".to_owned()),
+        ),
+        PhaseHasOpenTasks { phase, .. } => (
+            Code::Refused,
+            Some(format!(
+                "`cairn phase complete {phase} --force` completes it anyway and lists what was left open"
+            )),
+        ),
     }
 }
 

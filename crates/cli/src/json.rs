@@ -15,7 +15,10 @@
 //! | `task next` | *Task* or `null` |
 //! | `task waves` | `{"waves": [["T-001", …], …], "stuck": ["T-009", …]}` |
 //! | `task graph` | `{"format": "mermaid"\|"dot", "graph": "<text>"}` |
-//! | `phase complete` | `{"phase": {"id", "name", "status", …}, "checkpoint": N\|null}` |
+//! | `task edit` | *Task* (after the edit) |
+//! | `phase add`, `phase start` | *Phase*: `{"id", "name", "status", …}` as in project.json |
+//! | `phase list` | `[{"id", "name", "status", "tasks": n, "complete": n, "open": ["T-003", …]}, …]` (`tasks` counts leaves, cancelled ones left out; `open` lists unfinished tasks) |
+//! | `phase complete` | `{"phase": Phase, "still_open": ["T-003", …], "checkpoint": N\|null}` (`still_open` is non-empty only with `--force`) |
 //! | `checkpoint list` | `[Checkpoint, …]`, oldest first |
 //! | `checkpoint write` | *Checkpoint* |
 //! | `checkpoint restore` | `{"restored": N, "tasks": count}` |
@@ -23,7 +26,7 @@
 //! | `velocity` | `progress/velocity.json`: `{"version", "updated_at", "window", "completed_count", "mean_actual_minutes", "estimate_ratio", "throughput_per_day", "remaining_tasks", "remaining_estimate_minutes", "eta"}` (unknown values `null`) |
 //! | `reconcile` | `{"applied": bool, "reconciled": [Change, …], "stale": [Change, …]}` |
 //! | `doctor` | `{"clean": bool, "findings": [Finding, …], "damaged": [{"path", "detail"}], "debris": [path, …], "torn_log": bool, "repaired": [text, …], "debris_removed": [path, …]}` |
-//! | `status` | `{"project", "name", "goal", "status", "total", "leaves_total", "leaves_complete", "counts": {STATUS: n, …}, "in_progress": [Ref], "blocked": [Ref + "reason"], "next": [Ref], "phases": [{"id", "status"}]}` |
+//! | `status` | `{"project", "name", "goal", "status", "total", "leaves_total", "leaves_complete", "counts": {STATUS: n, …}, "in_progress": [Ref], "blocked": [Ref + "reason"], "next": [Ref], "phases": [{"id", "status"}], "current_phase": {"id", "name", "status", "tasks", "complete"}\|null, "critical_path": {"tasks": [Ref + "estimate_minutes"], "remaining_minutes": n}}` |
 //! | `prime` | `{"prime": "<text>", "chars": n}` |
 //!
 //! where *Checkpoint* is `{"number": N, "name": "checkpoint-NNN", "written_at": "<RFC 3339>"|null,
@@ -37,7 +40,7 @@ use serde_json::{Value, json};
 
 use cairn_domain::project::policy::Reconciled;
 use cairn_domain::project::report::Summary;
-use cairn_domain::project::service::{DoctorReport, ReconcileReport};
+use cairn_domain::project::service::{DoctorReport, Outlook, ReconcileReport};
 use cairn_domain::project::store::CheckpointInfo;
 use cairn_domain::project::{TaskId, TaskStatus};
 use cairn_domain::time::format_rfc3339;
@@ -104,6 +107,23 @@ fn refs(items: &[(TaskId, String)]) -> Vec<Value> {
         .iter()
         .map(|(id, title)| json!({"id": id, "title": title}))
         .collect()
+}
+
+/// `status`: the summary, the current phase and the critical path.
+pub fn outlook(o: &Outlook) -> Value {
+    let mut value = status(&o.summary);
+    value["current_phase"] = json!(o.current_phase.as_ref().map(|p| json!({
+        "id": p.id,
+        "name": p.name,
+        "status": p.status,
+        "tasks": p.tasks,
+        "complete": p.complete,
+    })));
+    value["critical_path"] = json!({
+        "tasks": o.critical_path.iter().map(|(id, title, estimate)| json!({"id": id, "title": title, "estimate_minutes": estimate})).collect::<Vec<_>>(),
+        "remaining_minutes": o.critical_minutes,
+    });
+    value
 }
 
 pub fn status(s: &Summary) -> Value {

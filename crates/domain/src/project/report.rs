@@ -453,7 +453,8 @@ pub fn prime(state: &ProjectState, header: Option<&str>) -> String {
     out
 }
 
-fn clip(text: &str, max: usize) -> String {
+/// `text` on one line, cut to `max` characters with an ellipsis.
+pub fn clip(text: &str, max: usize) -> String {
     let one_line = text.replace(['\n', '\r'], " ");
     if one_line.chars().count() <= max {
         one_line

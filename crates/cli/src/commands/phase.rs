@@ -1,0 +1,95 @@
+//! `phase …`: declaring, listing, starting and completing the project's phases.
+
+use std::fmt::Write as _;
+
+use cairn_domain::project::phases::PhaseProgress;
+use cairn_domain::project::{Phase, PhaseStatus};
+
+use super::{Ctx, Report};
+use crate::cli::PhaseCommand;
+use crate::exit::Failure;
+use crate::json::checkpoint_name;
+use crate::output::{Cell, Style, Table, id_list};
+
+pub fn run(ctx: &Ctx, command: PhaseCommand) -> Result<Report, Failure> {
+    let p = ctx.project()?;
+    match command {
+        PhaseCommand::Add { id, name } => {
+            let phase = ctx.block_on(ctx.service.add_phase(&p, &id, &name))?;
+            ctx.emit(&phase, |style| {
+                format!(
+                    "Added phase {} ({}) [{}]\n{}",
+                    style.bold(&phase.id),
+                    phase.name,
+                    phase.status,
+                    style.next_step(&format!(
+                        "add its tasks with `cairn task add TITLE --phase {}`",
+                        phase.id
+                    ))
+                )
+            })
+        }
+        PhaseCommand::List => {
+            let phases = ctx.block_on(ctx.service.phases(&p))?;
+            ctx.emit(&phases, |style| list(style, &phases))
+        }
+        PhaseCommand::Start { phase } => {
+            let phase = ctx.block_on(ctx.service.start_phase(&p, &phase))?;
+            ctx.emit(&phase, |style| moved(style, &phase))
+        }
+        PhaseCommand::Complete { phase, force } => {
+            let done = ctx.block_on(ctx.service.complete_phase(&p, &phase, force))?;
+            ctx.emit(&done, |style| {
+                let mut out = moved(style, &done.phase);
+                if !done.still_open.is_empty() {
+                    let _ = writeln!(
+                        out,
+                        "  completed with {} task{} still open: {}",
+                        done.still_open.len(),
+                        if done.still_open.len() == 1 { "" } else { "s" },
+                        id_list(&done.still_open)
+                    );
+                }
+                if let Some(n) = done.checkpoint {
+                    let _ = writeln!(out, "{} written", checkpoint_name(n));
+                }
+                out
+            })
+        }
+    }
+}
+
+fn moved(style: &Style, phase: &Phase) -> String {
+    format!(
+        "Phase {} ({}) is {}\n",
+        style.bold(&phase.id),
+        phase.name,
+        phase.status
+    )
+}
+
+fn list(style: &Style, phases: &[PhaseProgress]) -> String {
+    if phases.is_empty() {
+        return format!(
+            "No phases yet.\n{}",
+            style.next_step("cairn phase add ID --name NAME")
+        );
+    }
+    let mut table = Table::new(&["ID", "STATUS", "DONE", "OPEN", "NAME"]);
+    for ph in phases {
+        let status = ph.status.to_string();
+        let shown = match ph.status {
+            PhaseStatus::Complete => style.green(&status),
+            PhaseStatus::InProgress => style.yellow(&status),
+            PhaseStatus::Pending | PhaseStatus::Skipped => style.dim(&status),
+        };
+        table.row(vec![
+            Cell::styled(ph.id.clone(), style.bold(&ph.id)),
+            Cell::styled(status, shown),
+            format!("{}/{}", ph.complete, ph.tasks).into(),
+            ph.open.len().to_string().into(),
+            ph.name.clone().into(),
+        ]);
+    }
+    table.render(style)
+}
