@@ -20,7 +20,7 @@ use std::fmt;
 
 use cairn_domain::orchestration::OrchestrationError;
 use cairn_domain::project::ProjectError;
-use cairn_domain::{DomainError, Error, StoreError};
+use cairn_domain::{DomainError, Error, NextStep, StoreError};
 
 /// The help text of the table above, for `cairn --help`.
 pub const EXIT_CODES_HELP: &str = "Exit codes:
@@ -187,7 +187,10 @@ fn project_code(e: &ProjectError) -> (Code, Option<String>) {
         ),
         UnknownPhase { .. } => (
             Code::NotFound,
-            Some("`cairn phase add ID --name NAME` declares a phase".to_owned()),
+            Some(format!(
+                "`{}` declares a phase",
+                cairn_render::command(&NextStep::AddPhase)
+            )),
         ),
         NoProjects => (Code::NotFound, None),
         AmbiguousProject { .. } => (Code::Usage, None),
@@ -206,27 +209,32 @@ fn project_code(e: &ProjectError) -> (Code, Option<String>) {
         | CannotDecompose { .. }
         | NotADependency { .. }
         | PhaseClosed { .. } => (Code::Refused, None),
-        FinishedTaskEdit { task, .. } => (
+        FinishedTaskEdit { .. } => (
             Code::Refused,
             Some(format!(
-                "add a new task for new work: `cairn task add TITLE` (`cairn task show {task}` shows this one)"
+                "new work is a new task: `{}`",
+                cairn_render::command(&NextStep::AddTask)
             )),
         ),
-        PhaseExists { .. } => (
-            Code::AlreadyExists,
-            Some("`cairn phase list` shows the phases".to_owned()),
-        ),
-        PhaseTransition { .. } => (
-            Code::Refused,
-            Some("`cairn phase list` shows where each phase stands".to_owned()),
-        ),
+        PhaseExists { .. } => (Code::AlreadyExists, Some(list_phases_hint())),
+        PhaseTransition { .. } => (Code::Refused, Some(list_phases_hint())),
         PhaseHasOpenTasks { phase, .. } => (
             Code::Refused,
             Some(format!(
-                "`cairn phase complete {phase} --force` completes it anyway and lists what was left open"
+                "`{}` completes it anyway and lists what was left open",
+                cairn_render::command(&NextStep::ForceCompletePhase {
+                    phase: phase.clone()
+                })
             )),
         ),
     }
+}
+
+fn list_phases_hint() -> String {
+    format!(
+        "`{}` shows where each phase stands",
+        cairn_render::command(&NextStep::ListPhases)
+    )
 }
 
 fn orchestration_code(e: &OrchestrationError) -> Code {

@@ -2,6 +2,7 @@
 
 use std::fmt::Write as _;
 
+use cairn_domain::NextStep;
 use cairn_domain::project::phases::PhaseProgress;
 use cairn_domain::project::{Phase, PhaseStatus};
 
@@ -22,10 +23,9 @@ pub fn run(ctx: &Ctx, command: PhaseCommand) -> Result<Report, Failure> {
                     style.bold(&phase.id),
                     phase.name,
                     phase.status,
-                    style.next_step(&format!(
-                        "add its tasks with `cairn task add TITLE --phase {}`",
-                        phase.id
-                    ))
+                    style.next_step(&cairn_render::command(&NextStep::AddTaskToPhase {
+                        phase: phase.id.clone()
+                    }))
                 )
             })
         }
@@ -72,7 +72,7 @@ fn list(style: &Style, phases: &[PhaseProgress]) -> String {
     if phases.is_empty() {
         return format!(
             "No phases yet.\n{}",
-            style.next_step("cairn phase add ID --name NAME")
+            style.next_step(&cairn_render::command(&NextStep::AddPhase))
         );
     }
     let mut table = Table::new(&["ID", "STATUS", "DONE", "OPEN", "NAME"]);

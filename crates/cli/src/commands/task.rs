@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 use std::io::Read as _;
 use std::path::Path;
 
+use cairn_domain::NextStep;
 use cairn_domain::project::graph::{self, Index};
 use cairn_domain::project::service::Moved;
 use cairn_domain::project::{
@@ -273,7 +274,8 @@ fn edit(ctx: &Ctx, p: &ProjectId, args: EditArgs) -> Result<Report, Failure> {
             format!("nothing to edit: say what to change in {id}"),
         )
         .with_hint(format!(
-            "e.g. `cairn task edit {id} --title \"…\"`; `cairn task edit --help` lists the fields"
+            "e.g. `{}`; `cairn task edit --help` lists the fields",
+            cairn_render::command(&NextStep::EditTask { task: id.clone() })
         )));
     }
     let edited = ctx.block_on(ctx.service.edit_task(p, &id, edit))?;
