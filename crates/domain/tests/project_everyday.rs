@@ -9,16 +9,13 @@ use cairn_domain::project::service::{InitProject, ProjectService};
 use cairn_domain::project::*;
 use cairn_domain::time::Timestamp;
 use cairn_domain::{DomainError, Error};
-use chrono::{TimeZone, Utc};
 
 fn t0() -> Timestamp {
-    Utc.with_ymd_and_hms(2026, 4, 1, 9, 0, 0)
-        .single()
-        .expect("time")
+    "2026-04-01T09:00:00Z".parse().expect("time")
 }
 
 fn pid() -> ProjectId {
-    "demo".parse().expect("id")
+    "demo".parse().expect("project id")
 }
 
 fn doc_with(titles: &[&str]) -> TaskDoc {
