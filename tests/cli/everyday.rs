@@ -249,7 +249,10 @@ fn phases_are_added_listed_started_and_completed_with_their_rules() {
     assert_eq!(list[0]["complete"], 0);
     assert_eq!(list[0]["open"], serde_json::json!(["T-001", "T-002"]));
     let table = repo.ok(&["phase", "list"]);
-    assert!(table.contains("design") && table.contains("0/2"), "{table}");
+    assert!(
+        table.contains("design") && table.contains("0/2") && table.contains("T-001, T-002"),
+        "{table}"
+    );
 
     let started = repo.json(&["phase", "start", "design"]);
     assert_eq!(started["status"], "IN_PROGRESS");

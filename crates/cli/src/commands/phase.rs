@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 
 use cairn_domain::NextStep;
 use cairn_domain::project::phases::PhaseProgress;
-use cairn_domain::project::{Phase, PhaseStatus};
+use cairn_domain::project::{Phase, PhaseStatus, TaskId};
 
 use super::{Ctx, Report};
 use crate::cli::PhaseCommand;
@@ -87,9 +87,24 @@ fn list(style: &Style, phases: &[PhaseProgress]) -> String {
             Cell::styled(ph.id.clone(), style.bold(&ph.id)),
             Cell::styled(status, shown),
             format!("{}/{}", ph.complete, ph.tasks).into(),
-            ph.open.len().to_string().into(),
+            open_ids(&ph.open).into(),
             ph.name.clone().into(),
         ]);
     }
     table.render(style)
+}
+
+/// How many open task ids a row of `phase list` names before counting the rest.
+const OPEN_SHOWN: usize = 3;
+
+/// `T-002, T-003, T-004 +5`, or `-` when nothing is open.
+fn open_ids(open: &[TaskId]) -> String {
+    if open.is_empty() {
+        return "-".to_owned();
+    }
+    let mut text = id_list(open.iter().take(OPEN_SHOWN));
+    if open.len() > OPEN_SHOWN {
+        text.push_str(&format!(" +{}", open.len() - OPEN_SHOWN));
+    }
+    text
 }
