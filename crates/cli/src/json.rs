@@ -54,6 +54,8 @@ pub const JSON_HELP: &str = "JSON output (--json): one JSON value on stdout; err
   task next                                 a task, or null
   task decompose                            {\"parent\": task, \"children\": [task, ...]}
   init, project show, project set-status    the project, as in project.json
+  phase add, phase start                    the phase, as in project.json
+  phase list                                [phase + \"tasks\", \"complete\", \"open\", ...]
   other commands                            an object; see the cairn-cli docs (json.rs)";
 
 /// Pretty JSON with a trailing newline.
