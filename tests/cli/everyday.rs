@@ -298,7 +298,7 @@ fn phases_are_added_listed_started_and_completed_with_their_rules() {
 }
 
 #[test]
-fn status_shows_the_current_phase_and_the_critical_path() {
+fn status_and_prime_show_the_current_phase_and_status_the_critical_path() {
     let repo = Repo::with_project();
     repo.ok(&["phase", "add", "design", "--name", "Design the API"]);
     repo.ok(&["phase", "add", "build", "--name", "Build it"]);
@@ -330,6 +330,11 @@ fn status_shows_the_current_phase_and_the_critical_path() {
             "Critical path: {a} Sketch the endpoints → {b} Build the endpoints (2h left)"
         )),
         "{text}"
+    );
+    let prime = repo.ok(&["prime"]);
+    assert!(
+        prime.contains("Current phase: design — Design the API [PENDING], 0/1 tasks complete"),
+        "a new session learns the phase too:\n{prime}"
     );
     repo.ok(&["phase", "start", "build"]);
     let json = repo.json(&["status"]);
