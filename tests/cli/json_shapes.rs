@@ -136,6 +136,7 @@ fn every_json_output_has_its_documented_shape() {
         vec!["task", "depend", "T-002", "--on", "T-001"],
         vec!["task", "move", "T-002", "--to", "IN_PROGRESS"],
         vec!["task", "reset", "T-002"],
+        vec!["task", "edit", "T-002", "--title", "Second task, renamed"],
     ] {
         let task = repo.json(&args);
         assert_task(&task);
@@ -174,8 +175,17 @@ fn every_json_output_has_its_documented_shape() {
     assert_keys(&graph, &with_page(&["format", "graph"]));
     assert_eq!(graph["format"], "dot");
 
+    let added = repo.json(&["phase", "add", "two", "--name", "Phase two"]);
+    assert_keys(&added, &["id", "name", "status"]);
+    assert_keys(
+        &repo.json(&["phase", "start", "two"]),
+        &["id", "name", "status"],
+    );
+    for p in repo.json(&["phase", "list"]).as_array().unwrap() {
+        assert_keys(p, &["id", "name", "status", "tasks", "complete", "open"]);
+    }
     let phase = repo.json(&["phase", "complete", "one"]);
-    assert_keys(&phase, &["phase", "checkpoint"]);
+    assert_keys(&phase, &["phase", "still_open", "checkpoint"]);
     assert_keys(&phase["phase"], &["id", "name", "status"]);
 
     let written = repo.json(&["checkpoint", "write"]);
@@ -238,7 +248,14 @@ fn every_json_output_has_its_documented_shape() {
             "blocked",
             "next",
             "phases",
+            "current_phase",
+            "critical_path",
         ],
+    );
+    assert_keys(&status["critical_path"], &["tasks", "remaining_minutes"]);
+    assert_keys(
+        &status["current_phase"],
+        &["id", "name", "status", "tasks", "complete"],
     );
     let counts: Vec<&String> = status["counts"].as_object().unwrap().keys().collect();
     assert_eq!(

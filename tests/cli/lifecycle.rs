@@ -245,8 +245,11 @@ fn dependencies_cycles_scheduling_and_phases() {
     let listed = repo.items(&["task", "list", "--phase", "build"]);
     assert_eq!(listed.len(), 2);
 
-    let phase = repo.json(&["phase", "complete", "build"]);
+    // Both tasks are still open: only --force completes the phase.
+    repo.fails(&["phase", "complete", "build"], code::REFUSED);
+    let phase = repo.json(&["phase", "complete", "build", "--force"]);
     assert_eq!(phase["phase"]["status"], "COMPLETE");
+    assert_eq!(phase["still_open"], serde_json::json!([a, b]));
     assert_eq!(
         phase["checkpoint"], 1,
         "a phase completion writes a checkpoint"

@@ -3,6 +3,7 @@
 mod agent_output;
 mod concurrency;
 mod errors;
+mod everyday;
 mod json_shapes;
 mod lifecycle;
 mod setup;

@@ -104,10 +104,13 @@ pub enum Command {
     )]
     Task(TaskCommand),
 
-    /// Close a phase (logs PHASE_COMPLETE and writes a checkpoint)
+    /// Declare, list, start and complete the project's phases
     #[command(
         subcommand,
         after_help = "Examples:
+  cairn phase add design --name \"Design the API\"
+  cairn phase list
+  cairn phase start design
   cairn phase complete design"
     )]
     Phase(PhaseCommand),
@@ -277,6 +280,23 @@ pub enum TaskCommand {
   cairn task add \"Write the login form\" --depends T-001,T-002 --criterion \"form validates e-mail\"
   cairn task add \"Handle expired tokens\" --parent T-004 --phase auth")]
     Add(AddArgs),
+
+    /// Change a task's title, description, priority, estimate, criteria, phase, tags or
+    /// external id
+    ///
+    /// Validated like `task add` and logged as TASK_UPDATED (each field old → new). Status,
+    /// parent and dependencies have their own commands. On a COMPLETE or CANCELLED task only
+    /// --title, --description, --tag/--untag and --external-id are accepted: priority,
+    /// estimate, criteria and phase were the plan of work that is now history (velocity and
+    /// phase progress are computed from them). An empty --description, --phase or --external-id
+    /// clears the field.
+    #[command(after_help = "Examples:
+  cairn task edit T-003 --title \"Design the API\"
+  cairn task edit T-003 --priority HIGH --estimate 90
+  cairn task edit T-003 --remove-criterion 2 --add-criterion \"Endpoints documented in docs/api.md\"
+  cairn task edit T-003 --tag backend --untag frontend --external-id GH-42
+  cairn task edit T-003 --phase \"\"            # take it out of its phase")]
+    Edit(EditArgs),
 
     /// List tasks, filtered
     #[command(after_help = "Examples:
@@ -475,6 +495,43 @@ pub struct AddArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct EditArgs {
+    /// The task to change
+    pub id: String,
+    /// New title, at least 3 characters
+    #[arg(long)]
+    pub title: Option<String>,
+    /// New description (empty clears it)
+    #[arg(long, value_name = "TEXT")]
+    pub description: Option<String>,
+    /// CRITICAL, HIGH, MEDIUM or LOW
+    #[arg(long)]
+    pub priority: Option<String>,
+    /// Estimated minutes (1-480)
+    #[arg(long, value_name = "MIN")]
+    pub estimate: Option<u32>,
+    /// Add a completion criterion (repeatable; at least 5 characters, at most 12 in all)
+    #[arg(long = "add-criterion", value_name = "TEXT")]
+    pub add_criteria: Vec<String>,
+    /// Remove criterion N, counting from 1 as `task show` lists them (repeatable; removals
+    /// happen before additions)
+    #[arg(long = "remove-criterion", value_name = "N")]
+    pub remove_criteria: Vec<usize>,
+    /// Move to this phase id (empty takes it out of its phase)
+    #[arg(long)]
+    pub phase: Option<String>,
+    /// Add a tag (repeatable)
+    #[arg(long = "tag", value_name = "TAG")]
+    pub tags: Vec<String>,
+    /// Remove a tag (repeatable)
+    #[arg(long = "untag", value_name = "TAG")]
+    pub untags: Vec<String>,
+    /// The id of this task in another tracker, e.g. GH-42 (empty clears it)
+    #[arg(long = "external-id", value_name = "ID")]
+    pub external_id: Option<String>,
+}
+
+#[derive(Debug, Args)]
 pub struct ListArgs {
     /// Only these statuses, comma-separated
     #[arg(long, value_name = "S,S", value_delimiter = ',')]
@@ -524,10 +581,39 @@ fn positive(text: &str) -> Result<usize, String> {
 
 #[derive(Debug, Subcommand)]
 pub enum PhaseCommand {
-    /// Mark a phase COMPLETE, log PHASE_COMPLETE and write a checkpoint
+    /// Declare a phase (PENDING) in project.json; tasks join it with `--phase ID`
     #[command(after_help = "Examples:
-  cairn phase complete design")]
-    Complete { phase: String },
+  cairn phase add design --name \"Design the API\"
+  cairn task add \"Sketch the endpoints\" --phase design")]
+    Add {
+        /// Phase id: lowercase letters, digits and dashes
+        id: String,
+        /// Display name
+        #[arg(long)]
+        name: String,
+    },
+    /// List the phases with their status and progress (complete/total tasks, open tasks)
+    #[command(after_help = "Examples:
+  cairn phase list
+  cairn --json phase list | jq -r '.[] | select(.status == \"IN_PROGRESS\") | .id'")]
+    List,
+    /// Start a phase: PENDING → IN_PROGRESS (logs PHASE_STARTED)
+    #[command(after_help = "Examples:
+  cairn phase start design")]
+    Start { phase: String },
+    /// Mark a phase COMPLETE, log PHASE_COMPLETE and write a checkpoint
+    ///
+    /// Refused (exit 4) while tasks of the phase are unfinished, naming them; --force completes
+    /// it anyway and lists the tasks still open.
+    #[command(after_help = "Examples:
+  cairn phase complete design
+  cairn phase complete design --force   # even with open tasks")]
+    Complete {
+        phase: String,
+        /// Complete it even though some of its tasks are unfinished
+        #[arg(long)]
+        force: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]

@@ -22,7 +22,7 @@ use std::fmt;
 
 use cairn_domain::orchestration::OrchestrationError;
 use cairn_domain::project::ProjectError;
-use cairn_domain::{DomainError, Error, StoreError};
+use cairn_domain::{DomainError, Error, NextStep, StoreError};
 
 /// The help text of the table above, for `cairn --help`.
 pub const EXIT_CODES_HELP: &str = "Exit codes:
@@ -254,6 +254,10 @@ fn project_kind(e: &ProjectError) -> &'static str {
         CannotDecompose { .. } => "cannot_decompose",
         NotADependency { .. } => "not_a_dependency",
         PhaseClosed { .. } => "phase_closed",
+        FinishedTaskEdit { .. } => "finished_task_edit",
+        PhaseExists { .. } => "phase_exists",
+        PhaseTransition { .. } => "phase_transition",
+        PhaseHasOpenTasks { .. } => "phase_has_open_tasks",
     }
 }
 
@@ -264,7 +268,13 @@ fn project_code(e: &ProjectError) -> (Code, Option<String>) {
             Code::NotFound,
             Some("`cairn task list` shows the task ids".to_owned()),
         ),
-        UnknownPhase { .. } => (Code::NotFound, None),
+        UnknownPhase { .. } => (
+            Code::NotFound,
+            Some(format!(
+                "`{}` declares a phase",
+                cairn_render::command(&NextStep::AddPhase)
+            )),
+        ),
         NoProjects => (Code::NotFound, None),
         AmbiguousProject { .. } => (Code::Usage, None),
         IllegalTransition { task, .. } => (
@@ -282,7 +292,32 @@ fn project_code(e: &ProjectError) -> (Code, Option<String>) {
         | CannotDecompose { .. }
         | NotADependency { .. }
         | PhaseClosed { .. } => (Code::Refused, None),
+        FinishedTaskEdit { .. } => (
+            Code::Refused,
+            Some(format!(
+                "new work is a new task: `{}`",
+                cairn_render::command(&NextStep::AddTask)
+            )),
+        ),
+        PhaseExists { .. } => (Code::AlreadyExists, Some(list_phases_hint())),
+        PhaseTransition { .. } => (Code::Refused, Some(list_phases_hint())),
+        PhaseHasOpenTasks { phase, .. } => (
+            Code::Refused,
+            Some(format!(
+                "`{}` completes it anyway and lists what was left open",
+                cairn_render::command(&NextStep::ForceCompletePhase {
+                    phase: phase.clone()
+                })
+            )),
+        ),
     }
+}
+
+fn list_phases_hint() -> String {
+    format!(
+        "`{}` shows where each phase stands",
+        cairn_render::command(&NextStep::ListPhases)
+    )
 }
 
 fn orchestration_code(e: &OrchestrationError) -> Code {

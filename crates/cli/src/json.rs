@@ -20,7 +20,10 @@
 //! | `task next` | *Task* or `null` |
 //! | `task waves` | `{"waves": [["T-001", …], …], "stuck": ["T-009", …], "first_wave": n\|null}` + the paging fields, paged by task: `first_wave` numbers the page's first wave from 1 |
 //! | `task graph` | `{"format": "mermaid"\|"dot", "graph": "<text>"}` + the paging fields, paged by task (node) |
-//! | `phase complete` | `{"phase": {"id", "name", "status", …}, "checkpoint": N\|null}` |
+//! | `task edit` | *Task* (after the edit) |
+//! | `phase add`, `phase start` | *Phase*: `{"id", "name", "status", …}` as in project.json |
+//! | `phase list` | `[{"id", "name", "status", "tasks": n, "complete": n, "open": ["T-003", …]}, …]` (`tasks` counts leaves, cancelled ones left out; `open` lists unfinished tasks) |
+//! | `phase complete` | `{"phase": Phase, "still_open": ["T-003", …], "checkpoint": N\|null}` (`still_open` is non-empty only with `--force`) |
 //! | `checkpoint list` | *Page of Checkpoint*, oldest first |
 //! | `checkpoint write` | *Checkpoint* |
 //! | `checkpoint restore` | `{"restored": N, "tasks": count}` |
@@ -28,7 +31,7 @@
 //! | `velocity` | `progress/velocity.json`: `{"version", "updated_at", "window", "completed_count", "mean_actual_minutes", "estimate_ratio", "throughput_per_day", "remaining_tasks", "remaining_estimate_minutes", "eta"}` (unknown values `null`) |
 //! | `reconcile` | `{"applied": bool, "reconciled": [Change, …], "stale": [Change, …]}` |
 //! | `doctor` | `{"clean": bool, "findings": [Finding, …], "damaged": [{"path", "detail"}], "debris": [path, …], "torn_log": bool, "repaired": [text, …], "debris_removed": [path, …]}` + the paging fields, which page `findings` (`clean` and the exit code count all of them) |
-//! | `status` | `{"project", "name", "goal", "status", "total", "leaves_total", "leaves_complete", "counts": {STATUS: n, …}, "in_progress": [Ref], "blocked": [Ref + "reason"], "next": [Ref], "phases": [{"id", "status"}]}` |
+//! | `status` | `{"project", "name", "goal", "status", "total", "leaves_total", "leaves_complete", "counts": {STATUS: n, …}, "in_progress": [Ref], "blocked": [Ref + "reason"], "next": [Ref], "phases": [{"id", "status"}], "current_phase": {"id", "name", "status", "tasks", "complete"}\|null, "critical_path": {"tasks": [Ref + "estimate_minutes"], "remaining_minutes": n}}` |
 //! | `prime` | `{"prime": "<text>", "chars": n}` |
 //! | any failure | `{"error": {"kind", "message", "hint", "exit_code"}}`, with that exit code |
 //!
@@ -51,7 +54,7 @@ use serde_json::{Value, json};
 
 use cairn_domain::project::policy::Reconciled;
 use cairn_domain::project::report::Summary;
-use cairn_domain::project::service::{DoctorReport, ReconcileReport};
+use cairn_domain::project::service::{DoctorReport, Outlook, ReconcileReport};
 use cairn_domain::project::store::CheckpointInfo;
 use cairn_domain::project::{TaskId, TaskStatus};
 use cairn_domain::time::format_rfc3339;
@@ -67,6 +70,8 @@ pub const JSON_HELP: &str = "JSON output (--json): one JSON value on stdout, err
   task next                                 a task, or null
   task decompose                            {\"parent\": task, \"children\": [task, ...]}
   init, project show, project set-status    the project, as in project.json
+  phase add, phase start                    the phase, as in project.json
+  phase list                                [phase + \"tasks\", \"complete\", \"open\", ...]
   any failure                               {\"error\": {\"kind\", \"message\", \"hint\", \"exit_code\"}}
   other commands                            an object; see the cairn-cli docs (json.rs)
 
@@ -125,6 +130,23 @@ fn refs(items: &[(TaskId, String)]) -> Vec<Value> {
         .iter()
         .map(|(id, title)| json!({"id": id, "title": title}))
         .collect()
+}
+
+/// `status`: the summary, the current phase and the critical path.
+pub fn outlook(o: &Outlook) -> Value {
+    let mut value = status(&o.summary);
+    value["current_phase"] = json!(o.current_phase.as_ref().map(|p| json!({
+        "id": p.id,
+        "name": p.name,
+        "status": p.status,
+        "tasks": p.tasks,
+        "complete": p.complete,
+    })));
+    value["critical_path"] = json!({
+        "tasks": o.critical_path.iter().map(|(id, title, estimate)| json!({"id": id, "title": title, "estimate_minutes": estimate})).collect::<Vec<_>>(),
+        "remaining_minutes": o.critical_minutes,
+    });
+    value
 }
 
 pub fn status(s: &Summary) -> Value {

@@ -41,4 +41,14 @@ pub enum NextStep {
     Doctor,
     /// Repair what `doctor` can repair.
     DoctorFix,
+    /// Change a task's fields (title, estimate, criteria, …).
+    EditTask { task: TaskId },
+    /// Declare a phase.
+    AddPhase,
+    /// List the phases and where each stands.
+    ListPhases,
+    /// Add a task to a phase.
+    AddTaskToPhase { phase: String },
+    /// Complete a phase although some of its tasks are still open.
+    ForceCompletePhase { phase: String },
 }

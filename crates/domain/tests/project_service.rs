@@ -577,12 +577,23 @@ async fn phase_completion_checkpoints_and_unknown_phases_are_refused() {
         )
         .await
         .expect("add");
+    let open = service.complete_phase(&pid(), "design", false).await;
+    assert!(
+        matches!(
+            &open,
+            Err(Error::Domain(DomainError::Project(
+                ProjectError::PhaseHasOpenTasks { open, .. }
+            ))) if open.len() == 1
+        ),
+        "a phase with open tasks needs force: {open:?}"
+    );
     let committed = service
-        .complete_phase(&pid(), "design")
+        .complete_phase(&pid(), "design", true)
         .await
         .expect("phase");
     assert_eq!(committed.checkpoint, Some(1));
-    let again = service.complete_phase(&pid(), "design").await;
+    assert_eq!(committed.still_open, vec!["T-001".parse().unwrap()]);
+    let again = service.complete_phase(&pid(), "design", true).await;
     assert!(matches!(
         again,
         Err(Error::Domain(DomainError::Project(
@@ -590,7 +601,7 @@ async fn phase_completion_checkpoints_and_unknown_phases_are_refused() {
         )))
     ));
     let unknown = service
-        .complete_phase(&pid(), "nope")
+        .complete_phase(&pid(), "nope", true)
         .await
         .expect_err("unknown phase");
     assert!(

@@ -27,6 +27,11 @@ pub fn command(step: &NextStep) -> String {
         }
         NextStep::Doctor => "cairn doctor".to_owned(),
         NextStep::DoctorFix => "cairn doctor --fix".to_owned(),
+        NextStep::EditTask { task } => format!("cairn task edit {task} --title TITLE …"),
+        NextStep::AddPhase => "cairn phase add ID --name NAME".to_owned(),
+        NextStep::ListPhases => "cairn phase list".to_owned(),
+        NextStep::AddTaskToPhase { phase } => format!("cairn task add TITLE --phase {phase}"),
+        NextStep::ForceCompletePhase { phase } => format!("cairn phase complete {phase} --force"),
         // `NextStep` is non-exhaustive so that new wings can add steps; a step this renderer
         // does not know yet still gets a pointer to the help instead of nothing.
         #[allow(unreachable_patterns)]

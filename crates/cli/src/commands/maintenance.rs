@@ -1,43 +1,21 @@
-//! Phases, checkpoints, the log, velocity, reconciliation, doctor, status and prime.
+//! Checkpoints, the log, velocity, reconciliation, doctor, status and prime.
 
 use std::fmt::Write as _;
 
-use cairn_domain::project::report::{Finding, PRIME_MAX_CHARS};
+use cairn_domain::project::report::{Finding, PRIME_MAX_CHARS, clip};
+use cairn_domain::project::service::Outlook;
 use cairn_domain::project::service::{LogQuery, ReconcileScope};
-use cairn_domain::project::{TaskId, TaskStatus};
+use cairn_domain::project::{ProjectStatus, TaskId, TaskStatus};
 use cairn_domain::time::format_rfc3339;
 use serde_json::{Map, Value, json};
 
 use super::{Ctx, Report};
-use crate::cli::{
-    CheckpointCommand, DoctorArgs, LogArgs, PageArgs, PhaseCommand, PrimeArgs, ReconcileArgs,
-};
+use crate::cli::{CheckpointCommand, DoctorArgs, LogArgs, PageArgs, PrimeArgs, ReconcileArgs};
 use crate::exit::{Code, Failure};
 use crate::json::{self, checkpoint_name};
 use crate::output::{Cell, Table, minutes};
 use crate::page::{Page, json_size};
 use crate::progress::Spinner;
-
-pub fn phase(ctx: &Ctx, command: PhaseCommand) -> Result<Report, Failure> {
-    let PhaseCommand::Complete { phase } = command;
-    let p = ctx.project()?;
-    let committed = ctx.block_on(ctx.service.complete_phase(&p, &phase))?;
-    let record = committed
-        .state
-        .project
-        .phases
-        .iter()
-        .find(|ph| ph.id == phase)
-        .cloned();
-    let value = json!({"phase": record, "checkpoint": committed.checkpoint});
-    ctx.emit(&value, |style| {
-        let mut out = format!("Phase {} is COMPLETE\n", style.bold(&phase));
-        if let Some(n) = committed.checkpoint {
-            let _ = writeln!(out, "{} written", checkpoint_name(n));
-        }
-        out
-    })
-}
 
 pub fn checkpoint(ctx: &Ctx, command: CheckpointCommand) -> Result<Report, Failure> {
     let p = ctx.project()?;
@@ -329,8 +307,9 @@ const STATUS_SECTION: PageArgs = PageArgs {
 
 pub fn status(ctx: &Ctx) -> Result<Report, Failure> {
     let p = ctx.project()?;
-    let s = ctx.block_on(ctx.service.summary(&p))?;
-    ctx.emit(&json::status(&s), |style| {
+    let outlook = ctx.block_on(ctx.service.outlook(&p))?;
+    let s = &outlook.summary;
+    ctx.emit(&json::outlook(&outlook), |style| {
         let mut out = format!("{} — {} [{}]\n", style.bold(&s.project), s.name, s.status);
         let _ = writeln!(out, "Goal: {}", s.goal);
         let pct = (s.leaves_complete * 100)
@@ -365,6 +344,29 @@ pub fn status(ctx: &Ctx) -> Result<Report, Failure> {
                 .map(|(id, st)| format!("{id} {st}"))
                 .collect();
             let _ = writeln!(out, "Phases: {}", phases.join(", "));
+        }
+        if let Some(ph) = &outlook.current_phase {
+            let _ = writeln!(
+                out,
+                "Current phase: {} — {} [{}], {}/{} tasks complete",
+                style.bold(&ph.id),
+                clip(&ph.name, 40),
+                ph.status,
+                ph.complete,
+                ph.tasks
+            );
+        }
+        if s.status == ProjectStatus::Complete.as_str() {
+            let _ = writeln!(
+                out,
+                "{}",
+                style.green(&format!(
+                    "Project complete: {}/{} tasks",
+                    s.leaves_complete, s.leaves_total
+                ))
+            );
+        } else if !outlook.critical_path.is_empty() {
+            let _ = writeln!(out, "Critical path: {}", critical_path(&outlook));
         }
         // A summary, not a listing: each section shows its first rows and where the rest are.
         let mut section = |title: String, rows: Vec<(String, String)>, rest: &str| {
@@ -439,4 +441,27 @@ pub fn prime(ctx: &Ctx, args: PrimeArgs) -> Result<Report, Failure> {
         }
         t
     })
+}
+
+/// How many steps of the critical path `status` names before counting the rest.
+const CRITICAL_PATH_SHOWN: usize = 3;
+
+/// `T-003 Write the guide → T-004 Publish it (2h left)`: a bounded line however long the path.
+fn critical_path(outlook: &Outlook) -> String {
+    let path = &outlook.critical_path;
+    let mut steps: Vec<String> = path
+        .iter()
+        .take(CRITICAL_PATH_SHOWN)
+        .map(|(id, title, _)| format!("{id} {}", clip(title, 32)))
+        .collect();
+    if path.len() > CRITICAL_PATH_SHOWN {
+        steps.push(format!("… {} more", path.len() - CRITICAL_PATH_SHOWN));
+    }
+    let estimated = path.iter().all(|(_, _, estimate)| estimate.is_some());
+    format!(
+        "{} ({}{} left)",
+        steps.join(" → "),
+        if estimated { "" } else { "≈" },
+        minutes(u32::try_from(outlook.critical_minutes).unwrap_or(u32::MAX))
+    )
 }

@@ -1,6 +1,7 @@
 //! Dispatch: every command goes through [`ProjectService`]; nothing here touches a state file.
 
 mod maintenance;
+mod phase;
 mod project;
 mod setup;
 mod task;
@@ -208,7 +209,7 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<Report, Failure> {
         Command::Init(args) => project::init(ctx, args),
         Command::Project(c) => project::run(ctx, c),
         Command::Task(c) => task::run(ctx, c),
-        Command::Phase(c) => maintenance::phase(ctx, c),
+        Command::Phase(c) => phase::run(ctx, c),
         Command::Checkpoint(c) => maintenance::checkpoint(ctx, c),
         Command::Log(args) => maintenance::log(ctx, args),
         Command::Velocity => maintenance::velocity(ctx),

@@ -5,16 +5,18 @@ use std::fmt::Write as _;
 use std::io::Read as _;
 use std::path::Path;
 
+use cairn_domain::NextStep;
 use cairn_domain::project::graph::{self, Index};
 use cairn_domain::project::service::Moved;
 use cairn_domain::project::{
-    Level, MoveDetail, NewTask, ProjectId, Task, TaskDoc, TaskId, TaskStatus,
+    Level, MoveDetail, NewTask, ProjectId, ProjectStatus, Task, TaskDoc, TaskEdit, TaskId,
+    TaskStatus,
 };
 use cairn_domain::time::format_rfc3339;
 use serde_json::json;
 
 use super::{Ctx, Report, not_applicable};
-use crate::cli::{AddArgs, GraphFormat, ListArgs, PageArgs, TaskCommand};
+use crate::cli::{AddArgs, EditArgs, GraphFormat, ListArgs, PageArgs, TaskCommand};
 use crate::exit::{Code, Failure};
 use crate::json::checkpoint_name;
 use crate::output::{Cell, Style, Table, id_list, minutes, task_line};
@@ -25,6 +27,7 @@ pub fn run(ctx: &Ctx, command: TaskCommand) -> Result<Report, Failure> {
     let p = &project;
     match command {
         TaskCommand::Add(args) => add(ctx, p, args),
+        TaskCommand::Edit(args) => edit(ctx, p, args),
         TaskCommand::List(args) => list(ctx, p, args),
         TaskCommand::Show { id } => show(ctx, p, &id.parse()?),
         TaskCommand::Research { id, done, brief } => {
@@ -304,14 +307,62 @@ fn add(ctx: &Ctx, p: &ProjectId, args: AddArgs) -> Result<Report, Failure> {
         estimate_minutes: args.estimate,
         tags: args.tags,
     };
-    let task = ctx.block_on(ctx.service.add_task(p, new))?;
+    let added = ctx.block_on(ctx.service.add_task_reporting(p, new))?;
+    let task = added.task;
     ctx.emit(&task, |style| {
         let mut out = format!("Added {}\n", task_line(style, &task));
+        if let Some(status) = added.project_status {
+            let _ = writeln!(
+                out,
+                "  project {p} was COMPLETE and is {} again: it has open work",
+                style.bold(status.as_str())
+            );
+        }
         if let Some(parent) = &task.parent_id {
             let _ = writeln!(out, "  under {parent}");
         }
         if !task.dependencies.is_empty() {
             let _ = writeln!(out, "  waits on {}", id_list(&task.dependencies));
+        }
+        out
+    })
+}
+
+fn edit(ctx: &Ctx, p: &ProjectId, args: EditArgs) -> Result<Report, Failure> {
+    let id: TaskId = args.id.parse()?;
+    let edit = TaskEdit {
+        title: args.title,
+        description: args.description,
+        priority: args.priority.as_deref().map(str::parse).transpose()?,
+        estimate_minutes: args.estimate,
+        add_criteria: args.add_criteria,
+        remove_criteria: args.remove_criteria,
+        phase_id: args.phase,
+        add_tags: args.tags,
+        remove_tags: args.untags,
+        external_id: args.external_id,
+    };
+    if edit.is_empty() {
+        return Err(Failure::new(
+            Code::Usage,
+            format!("nothing to edit: say what to change in {id}"),
+        )
+        .with_hint(format!(
+            "e.g. `{}`; `cairn task edit --help` lists the fields",
+            cairn_render::command(&NextStep::EditTask { task: id.clone() })
+        )));
+    }
+    let edited = ctx.block_on(ctx.service.edit_task(p, &id, edit))?;
+    ctx.emit(&edited.task, |style| {
+        if edited.changes.is_empty() {
+            return format!(
+                "{}: nothing changed (it already has those values)\n",
+                style.bold(id.as_str())
+            );
+        }
+        let mut out = format!("Edited {}\n", task_line(style, &edited.task));
+        for c in &edited.changes {
+            let _ = writeln!(out, "  {c}");
         }
         out
     })
@@ -646,6 +697,14 @@ fn moved_text(style: &Style, moved: &Moved) -> String {
         .filter(|_| task.status == TaskStatus::Complete)
     {
         let _ = writeln!(out, "  took {}", minutes(m.whole()));
+    }
+    if moved.project_status == Some(ProjectStatus::Complete) {
+        let _ = writeln!(
+            out,
+            "{}",
+            style.green("Project complete: every task is done (the project is now COMPLETE)")
+        );
+        return out;
     }
     let next = match task.status {
         TaskStatus::InResearch => Some(format!(

@@ -1,12 +1,20 @@
 //! Refusals of the project aggregate's rules.
 
-use super::model::{TaskId, TaskStatus};
+use super::model::{PhaseStatus, TaskId, TaskStatus};
 
 fn list(ids: &[TaskId]) -> String {
     ids.iter()
         .map(TaskId::as_str)
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// At most `max` ids, then how many more.
+fn list_some(ids: &[TaskId], max: usize) -> String {
+    if ids.len() <= max {
+        return list(ids);
+    }
+    format!("{} and {} more", list(&ids[..max]), ids.len() - max)
 }
 
 fn statuses(all: &[TaskStatus]) -> String {
@@ -80,6 +88,36 @@ pub enum ProjectError {
 
     #[error("phase `{phase}` is already {status}")]
     PhaseClosed { phase: String, status: String },
+
+    #[error(
+        "{task} is {status}: its {} cannot change any more (on a finished task only the title, description, tags and external id can be edited)",
+        fields.join(", ")
+    )]
+    FinishedTaskEdit {
+        task: TaskId,
+        status: TaskStatus,
+        fields: Vec<String>,
+    },
+
+    #[error("phase `{phase}` already exists")]
+    PhaseExists { phase: String },
+
+    #[error("phase `{phase}` cannot move from {from} to {to} (allowed from {from}: {allowed})")]
+    PhaseTransition {
+        phase: String,
+        from: PhaseStatus,
+        to: PhaseStatus,
+        allowed: String,
+    },
+
+    #[error(
+        "phase `{phase}` still has {} open task{}: {}; finish or cancel {} first, or complete the phase anyway with force",
+        open.len(),
+        if open.len() == 1 { "" } else { "s" },
+        list_some(open, 10),
+        if open.len() == 1 { "it" } else { "them" }
+    )]
+    PhaseHasOpenTasks { phase: String, open: Vec<TaskId> },
 }
 
 impl From<ProjectError> for crate::error::Error {

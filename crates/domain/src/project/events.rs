@@ -91,6 +91,24 @@ pub enum ProjectEvent {
         session_id: String,
         detail: Option<String>,
     },
+    /// A task's fields were edited; each change reads `field: old → new`.
+    TaskUpdated {
+        task: TaskId,
+        changes: Vec<String>,
+    },
+    PhaseAdded {
+        phase: String,
+        name: String,
+    },
+    PhaseStarted {
+        phase: String,
+    },
+    /// Every task is done (COMPLETE or CANCELLED, at least one COMPLETE): the project completed
+    /// by itself. `tasks` counts the completed leaves.
+    ProjectComplete {
+        from: ProjectStatus,
+        tasks: usize,
+    },
 }
 
 /// The heading kind of a log entry.
@@ -125,6 +143,10 @@ pub enum EventKind {
     Session(String),
     /// A kind cairn does not know, written by another tool. Kept as read.
     Other(String),
+    TaskUpdated,
+    PhaseAdded,
+    PhaseStarted,
+    ProjectComplete,
 }
 
 const FIXED_KINDS: &[(EventKind, &str)] = &[
@@ -153,6 +175,10 @@ const FIXED_KINDS: &[(EventKind, &str)] = &[
     (EventKind::LoopIteration, "LOOP_ITERATION"),
     (EventKind::ResearchWritten, "RESEARCH_WRITTEN"),
     (EventKind::Repaired, "REPAIRED"),
+    (EventKind::TaskUpdated, "TASK_UPDATED"),
+    (EventKind::PhaseAdded, "PHASE_ADDED"),
+    (EventKind::PhaseStarted, "PHASE_STARTED"),
+    (EventKind::ProjectComplete, "PROJECT_COMPLETE"),
 ];
 
 impl EventKind {
@@ -224,6 +250,10 @@ impl ProjectEvent {
             ProjectEvent::ResearchWritten { .. } => EventKind::ResearchWritten,
             ProjectEvent::Repaired { .. } => EventKind::Repaired,
             ProjectEvent::Session { hook, .. } => EventKind::Session(hook.to_ascii_uppercase()),
+            ProjectEvent::TaskUpdated { .. } => EventKind::TaskUpdated,
+            ProjectEvent::PhaseAdded { .. } => EventKind::PhaseAdded,
+            ProjectEvent::PhaseStarted { .. } => EventKind::PhaseStarted,
+            ProjectEvent::ProjectComplete { .. } => EventKind::ProjectComplete,
         }
     }
 
@@ -234,7 +264,8 @@ impl ProjectEvent {
             | ProjectEvent::TaskDecomposed { task, .. }
             | ProjectEvent::DependencyAdded { task, .. }
             | ProjectEvent::DependencyRemoved { task, .. }
-            | ProjectEvent::SyncTo { task, .. } => Some(task),
+            | ProjectEvent::SyncTo { task, .. }
+            | ProjectEvent::TaskUpdated { task, .. } => Some(task),
             ProjectEvent::Error { task, .. } | ProjectEvent::Repaired { task, .. } => task.as_ref(),
             _ => None,
         }
@@ -331,6 +362,17 @@ impl ProjectEvent {
                     None => record,
                 }
             }
+            ProjectEvent::TaskUpdated { task, changes } => record
+                .with("task", task)
+                .with("detail", changes.join(CHANGE_SEPARATOR)),
+            ProjectEvent::PhaseAdded { phase, name } => {
+                record.with("phase", phase).with("name", name)
+            }
+            ProjectEvent::PhaseStarted { phase } => record.with("phase", phase),
+            ProjectEvent::ProjectComplete { from, tasks } => record
+                .with("previous_status", from)
+                .with("new_status", ProjectStatus::Complete)
+                .with("tasks", tasks),
         }
     }
 
@@ -436,10 +478,31 @@ impl ProjectEvent {
                 session_id: text("session").unwrap_or_default(),
                 detail: text("detail"),
             },
+            EventKind::TaskUpdated => ProjectEvent::TaskUpdated {
+                task: task()?,
+                changes: record
+                    .get("detail")
+                    .map(|d| d.split(CHANGE_SEPARATOR).map(str::to_owned).collect())
+                    .unwrap_or_default(),
+            },
+            EventKind::PhaseAdded => ProjectEvent::PhaseAdded {
+                phase: text("phase")?,
+                name: text("name").unwrap_or_default(),
+            },
+            EventKind::PhaseStarted => ProjectEvent::PhaseStarted {
+                phase: text("phase")?,
+            },
+            EventKind::ProjectComplete => ProjectEvent::ProjectComplete {
+                from: record.get("previous_status")?.parse().ok()?,
+                tasks: usize::try_from(number("tasks").unwrap_or(0)).ok()?,
+            },
             EventKind::Other(_) => return None,
         })
     }
 }
+
+/// Between the changes of one TASK_UPDATED entry, which the log keeps on one line.
+const CHANGE_SEPARATOR: &str = "; ";
 
 fn join(ids: &[TaskId]) -> String {
     ids.iter()

@@ -5,6 +5,7 @@
 //! - [`tasks`]: creation, moves, decomposition, the completion cascade, dependencies.
 //! - [`graph`]: readiness, `next`, waves, the critical path, cycles.
 //! - [`policy`]: checkpoints, reconciliation on resume, staleness, freshness, velocity.
+//! - [`phases`]: the phase table, phase progress, and the project's own completion.
 //! - [`events`]: typed log events.
 //! - [`limits`]: the longest value cairn writes into each free-text field.
 //! - [`store`]: the [`store::ProjectStore`] port; [`service`]: the use cases.
@@ -14,6 +15,7 @@ pub mod events;
 pub mod graph;
 pub mod limits;
 pub mod model;
+pub mod phases;
 pub mod policy;
 pub mod report;
 pub mod status;
@@ -22,6 +24,7 @@ pub mod tasks;
 pub use error::ProjectError;
 pub use events::{EventKind, ProjectEvent};
 pub use model::*;
+pub use tasks::{FieldChange, TaskEdit};
 pub use tasks::{MoveDetail, NewTask};
 pub mod service;
 pub mod store;

@@ -391,6 +391,17 @@ pub fn prime(state: &ProjectState, header: Option<&str>) -> String {
         "Progress: {}/{} tasks complete ({pct}%)\n",
         s.leaves_complete, s.leaves_total
     ));
+    if let Some(phase) = super::phases::current_phase(&state.project) {
+        let p = super::phases::progress(state, phase);
+        out.push_str(&format!(
+            "Current phase: {} — {} [{}], {}/{} tasks complete\n",
+            clip(&p.id, 40),
+            clip(&p.name, 60),
+            p.status,
+            p.complete,
+            p.tasks
+        ));
+    }
     let tail = "Workflow: `cairn task next` → `cairn task start ID` → `cairn task complete ID`; `cairn task decompose ID --into …` when a task is too big; `cairn task block ID --reason …` when stuck. Never edit .claude/projects/ files by hand.\n";
     let budget = PRIME_MAX_CHARS.saturating_sub(tail.chars().count());
     let sections: [(&str, Vec<String>); 3] = [
@@ -453,7 +464,8 @@ pub fn prime(state: &ProjectState, header: Option<&str>) -> String {
     out
 }
 
-fn clip(text: &str, max: usize) -> String {
+/// `text` on one line, cut to `max` characters with an ellipsis.
+pub fn clip(text: &str, max: usize) -> String {
     let one_line = text.replace(['\n', '\r'], " ");
     if one_line.chars().count() <= max {
         one_line

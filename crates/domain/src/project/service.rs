@@ -18,10 +18,11 @@ use super::events::{EventKind, ProjectEvent};
 use super::graph::{self, Waves};
 use super::limits::{self, Field};
 use super::model::*;
+use super::phases::{self, PhaseProgress};
 use super::policy::{self, Completion, Reconciled, Velocity};
 use super::report::{self, Finding, Summary};
 use super::store::{Changes, CheckpointInfo, Committed, ProjectStore, Recovery, StoreHealth};
-use super::tasks::{MoveDetail, NewTask};
+use super::tasks::{FieldChange, MoveDetail, NewTask, TaskEdit};
 
 /// What `init` needs.
 #[derive(Debug, Clone)]
@@ -44,6 +45,8 @@ pub struct Moved {
     /// Every status change this move caused (cascades included), in order.
     pub changes: Vec<(TaskId, TaskStatus, TaskStatus)>,
     pub checkpoint: Option<u32>,
+    /// The project's new status when this move finished (or reopened) it.
+    pub project_status: Option<ProjectStatus>,
 }
 
 /// What resume reconciliation and the staleness check did (or would do).
@@ -269,17 +272,7 @@ impl ProjectService {
     }
 
     pub async fn add_task(&self, id: &ProjectId, new: NewTask) -> Result<Task, Error> {
-        let at = self.now();
-        let mut created = None;
-        let committed = self
-            .transact(id, at, |state| {
-                let (task, mut events) = state.tasks.add_task(new, at)?;
-                advance_project(state, at, &mut events);
-                created = Some(task);
-                Ok(finish(state, events, false))
-            })
-            .await?;
-        task_in(&committed.state, created.as_ref())
+        Ok(self.add_task_reporting(id, new).await?.task)
     }
 
     /// Moves a task, then runs the completion cascade; checkpoints and velocity follow the policy.
@@ -292,6 +285,7 @@ impl ProjectService {
     ) -> Result<Moved, Error> {
         let at = self.now();
         let mut moves = Vec::new();
+        let mut project_status = None;
         let committed = self
             .transact(id, at, |state| {
                 let mut events = state.tasks.move_task(task, to, detail, at)?;
@@ -305,6 +299,7 @@ impl ProjectService {
                     })
                     .collect();
                 advance_project(state, at, &mut events);
+                project_status = phases::settle_project(state, at, &mut events);
                 Ok(finish(state, events, false))
             })
             .await?;
@@ -317,6 +312,7 @@ impl ProjectService {
             task: task_in(&committed.state, Some(task))?,
             changes: moves,
             checkpoint: committed.checkpoint,
+            project_status,
         })
     }
 
@@ -332,6 +328,7 @@ impl ProjectService {
             .transact(id, at, |state| {
                 let (ids, mut events) = state.tasks.decompose(parent, children, at)?;
                 advance_project(state, at, &mut events);
+                phases::settle_project(state, at, &mut events);
                 created = ids;
                 Ok(finish(state, events, false))
             })
@@ -410,67 +407,6 @@ impl ProjectService {
             })
             .await?;
         Ok(committed.state.project)
-    }
-
-    /// Marks a phase COMPLETE (creating it from the tasks' `phase_id` if the project did not list
-    /// it), logs PHASE_COMPLETE and writes a checkpoint.
-    pub async fn complete_phase(&self, id: &ProjectId, phase: &str) -> Result<Committed, Error> {
-        let at = self.now();
-        let phase = phase.to_owned();
-        self.transact(id, at, move |state| {
-            let known_in_tasks = state
-                .tasks
-                .tasks
-                .iter()
-                .any(|t| t.phase_id.as_deref() == Some(phase.as_str()));
-            let position = state.project.phases.iter().position(|p| p.id == phase);
-            let i = match position {
-                Some(i) => i,
-                None if known_in_tasks => {
-                    state.project.phases.push(Phase {
-                        id: phase.clone(),
-                        name: phase.clone(),
-                        status: PhaseStatus::Pending,
-                        task_ids: None,
-                        extra: Default::default(),
-                    });
-                    state.project.phases.len() - 1
-                }
-                None => {
-                    let mut known: Vec<String> =
-                        state.project.phases.iter().map(|p| p.id.clone()).collect();
-                    for t in &state.tasks.tasks {
-                        if let Some(p) = &t.phase_id
-                            && !known.contains(p)
-                        {
-                            known.push(p.clone());
-                        }
-                    }
-                    let known = if known.is_empty() {
-                        "none yet".to_owned()
-                    } else {
-                        known.join(", ")
-                    };
-                    return Err(ProjectError::UnknownPhase { phase, known }.into());
-                }
-            };
-            let current = state.project.phases[i].status;
-            if matches!(current, PhaseStatus::Complete | PhaseStatus::Skipped) {
-                return Err(ProjectError::PhaseClosed {
-                    phase,
-                    status: current.to_string(),
-                }
-                .into());
-            }
-            state.project.phases[i].status = PhaseStatus::Complete;
-            state.project.updated_at = at;
-            Ok(finish(
-                state,
-                vec![ProjectEvent::PhaseComplete { phase }],
-                true,
-            ))
-        })
-        .await
     }
 
     pub async fn checkpoints(&self, id: &ProjectId) -> Result<Vec<CheckpointInfo>, Error> {
@@ -849,4 +785,267 @@ fn task_in(state: &ProjectState, id: Option<&TaskId>) -> Result<Task, Error> {
         .get(id)
         .cloned()
         .ok_or_else(|| ProjectError::UnknownTask { task: id.clone() }.into())
+}
+
+/// What `add_task_reporting` returns: the task, and the project's new status when adding it
+/// reopened a COMPLETE project.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Added {
+    pub task: Task,
+    pub project_status: Option<ProjectStatus>,
+}
+
+/// What `edit_task` returns: the task after the edit and what changed.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Edited {
+    pub task: Task,
+    pub changes: Vec<FieldChange>,
+}
+
+/// What `complete_phase` returns.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PhaseCompleted {
+    pub phase: Phase,
+    /// Tasks still unfinished when the phase was completed anyway (`force`).
+    pub still_open: Vec<TaskId>,
+    pub checkpoint: Option<u32>,
+}
+
+/// What `status` shows beyond the counts: the current phase and the critical path.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Outlook {
+    pub summary: Summary,
+    pub current_phase: Option<PhaseProgress>,
+    /// The leaves of the critical path, first task first: id, title, estimate.
+    pub critical_path: Vec<(TaskId, String, Option<u32>)>,
+    /// Its remaining estimate; unestimated leaves count as
+    /// [`graph::DEFAULT_ESTIMATE_MINUTES`], as they do when the path is chosen.
+    pub critical_minutes: u64,
+}
+
+/// The phase `phase` as the project knows it, declaring it if only tasks name it; an unknown
+/// phase is refused with the known ones listed.
+fn phase_index(state: &mut ProjectState, phase: &str) -> Result<usize, DomainError> {
+    if let Some(i) = state.project.phases.iter().position(|p| p.id == phase) {
+        return Ok(i);
+    }
+    if state
+        .tasks
+        .tasks
+        .iter()
+        .any(|t| t.phase_id.as_deref() == Some(phase))
+    {
+        state.project.phases.push(phases::undeclared(phase));
+        return Ok(state.project.phases.len() - 1);
+    }
+    let known: Vec<String> = phases::all_phases(state)
+        .into_iter()
+        .map(|p| p.id)
+        .collect();
+    Err(ProjectError::UnknownPhase {
+        phase: phase.to_owned(),
+        known: if known.is_empty() {
+            "none yet".to_owned()
+        } else {
+            known.join(", ")
+        },
+    }
+    .into())
+}
+
+impl ProjectService {
+    /// Adds a task; a COMPLETE project it reopens says so in `project_status`.
+    pub async fn add_task_reporting(&self, id: &ProjectId, new: NewTask) -> Result<Added, Error> {
+        let at = self.now();
+        let mut created = None;
+        let mut project_status = None;
+        let committed = self
+            .transact(id, at, |state| {
+                let (task, mut events) = state.tasks.add_task(new, at)?;
+                advance_project(state, at, &mut events);
+                project_status = phases::settle_project(state, at, &mut events);
+                created = Some(task);
+                Ok(finish(state, events, false))
+            })
+            .await?;
+        Ok(Added {
+            task: task_in(&committed.state, created.as_ref())?,
+            project_status,
+        })
+    }
+
+    /// Edits a task's fields (see [`TaskDoc::edit_task`]); logs TASK_UPDATED when something
+    /// changed.
+    pub async fn edit_task(
+        &self,
+        id: &ProjectId,
+        task: &TaskId,
+        edit: TaskEdit,
+    ) -> Result<Edited, Error> {
+        if edit.is_empty() {
+            return Err(DomainError::invalid("edit", "nothing to change was given").into());
+        }
+        let at = self.now();
+        let mut changes = Vec::new();
+        let committed = self
+            .transact(id, at, |state| {
+                let (changed, events) = state.tasks.edit_task(task, edit)?;
+                changes = changed;
+                Ok(Changes::events(events))
+            })
+            .await?;
+        Ok(Edited {
+            task: task_in(&committed.state, Some(task))?,
+            changes,
+        })
+    }
+
+    /// Declares a phase (PENDING) and logs PHASE_ADDED; an existing id is refused.
+    pub async fn add_phase(&self, id: &ProjectId, phase: &str, name: &str) -> Result<Phase, Error> {
+        let phase = phase.trim().to_owned();
+        if phase.is_empty() {
+            return Err(
+                DomainError::invalid("phase", "give the phase an id, e.g. `design`").into(),
+            );
+        }
+        check_phase_id(&phase)?;
+        let name = name.trim().to_owned();
+        if name.is_empty() {
+            return Err(DomainError::invalid("name", "give the phase a name").into());
+        }
+        let at = self.now();
+        let committed = self
+            .transact(id, at, |state| {
+                if state.project.phases.iter().any(|p| p.id == phase) {
+                    return Err(ProjectError::PhaseExists {
+                        phase: phase.clone(),
+                    }
+                    .into());
+                }
+                state.project.phases.push(Phase {
+                    id: phase.clone(),
+                    name: name.clone(),
+                    status: PhaseStatus::Pending,
+                    task_ids: None,
+                    extra: Default::default(),
+                });
+                state.project.updated_at = at;
+                Ok(Changes::events(vec![ProjectEvent::PhaseAdded {
+                    phase: phase.clone(),
+                    name: name.clone(),
+                }]))
+            })
+            .await?;
+        phase_in(&committed.state.project, &phase)
+    }
+
+    /// Every phase with its progress: the declared ones in order, then those only tasks name.
+    pub async fn phases(&self, id: &ProjectId) -> Result<Vec<PhaseProgress>, Error> {
+        let state = self.load(id).await?;
+        Ok(phases::all_phases(&state)
+            .iter()
+            .map(|p| phases::progress(&state, p))
+            .collect())
+    }
+
+    /// PENDING → IN_PROGRESS; logs PHASE_STARTED.
+    pub async fn start_phase(&self, id: &ProjectId, phase: &str) -> Result<Phase, Error> {
+        let at = self.now();
+        let committed = self
+            .transact(id, at, |state| {
+                let i = phase_index(state, phase)?;
+                phases::check_phase_move(&state.project.phases[i], PhaseStatus::InProgress)?;
+                state.project.phases[i].status = PhaseStatus::InProgress;
+                state.project.updated_at = at;
+                Ok(Changes::events(vec![ProjectEvent::PhaseStarted {
+                    phase: phase.to_owned(),
+                }]))
+            })
+            .await?;
+        phase_in(&committed.state.project, phase)
+    }
+
+    /// Marks a phase COMPLETE (declaring it if only tasks named it), logs PHASE_COMPLETE and
+    /// writes a checkpoint. A phase with unfinished tasks is refused, naming them, unless
+    /// `force`; then they are reported in `still_open`.
+    pub async fn complete_phase(
+        &self,
+        id: &ProjectId,
+        phase: &str,
+        force: bool,
+    ) -> Result<PhaseCompleted, Error> {
+        let at = self.now();
+        let mut still_open = Vec::new();
+        let committed = self
+            .transact(id, at, |state| {
+                let i = phase_index(state, phase)?;
+                phases::check_phase_move(&state.project.phases[i], PhaseStatus::Complete)?;
+                let open = phases::open_tasks(state, &state.project.phases[i]);
+                if !open.is_empty() && !force {
+                    return Err(ProjectError::PhaseHasOpenTasks {
+                        phase: phase.to_owned(),
+                        open,
+                    }
+                    .into());
+                }
+                still_open = open;
+                state.project.phases[i].status = PhaseStatus::Complete;
+                state.project.updated_at = at;
+                Ok(finish(
+                    state,
+                    vec![ProjectEvent::PhaseComplete {
+                        phase: phase.to_owned(),
+                    }],
+                    true,
+                ))
+            })
+            .await?;
+        Ok(PhaseCompleted {
+            phase: phase_in(&committed.state.project, phase)?,
+            still_open,
+            checkpoint: committed.checkpoint,
+        })
+    }
+
+    /// The summary behind `status`, with the current phase and the critical path.
+    pub async fn outlook(&self, id: &ProjectId) -> Result<Outlook, Error> {
+        let state = self.load(id).await?;
+        let current_phase =
+            phases::current_phase(&state.project).map(|p| phases::progress(&state, p));
+        let mut critical_minutes = 0;
+        let critical_path = graph::critical_path(&state.tasks)
+            .into_iter()
+            .filter_map(|t| state.tasks.get(&t))
+            // A parent on the path is the work of its children, which are on it too.
+            .filter(|t| !t.is_parent())
+            .map(|t| {
+                critical_minutes += u64::from(
+                    t.estimate_minutes
+                        .unwrap_or(graph::DEFAULT_ESTIMATE_MINUTES),
+                );
+                (t.id.clone(), t.title.clone(), t.estimate_minutes)
+            })
+            .collect();
+        Ok(Outlook {
+            summary: report::summarize(&state, 5),
+            current_phase,
+            critical_path,
+            critical_minutes,
+        })
+    }
+}
+
+fn phase_in(project: &Project, phase: &str) -> Result<Phase, Error> {
+    project
+        .phases
+        .iter()
+        .find(|p| p.id == phase)
+        .cloned()
+        .ok_or_else(|| {
+            ProjectError::UnknownPhase {
+                phase: phase.to_owned(),
+                known: String::new(),
+            }
+            .into()
+        })
 }

@@ -67,6 +67,64 @@ fn child_level(parent: Level) -> Level {
     }
 }
 
+/// A title, trimmed, at least [`MIN_TITLE_CHARS`] long.
+pub fn check_title(title: &str) -> Result<String, DomainError> {
+    let title = title.trim().to_owned();
+    limits::check(Field::Title, &title)?;
+    if title.chars().count() < MIN_TITLE_CHARS {
+        return Err(DomainError::invalid(
+            "title",
+            format!("`{title}` is too short: a title needs at least {MIN_TITLE_CHARS} characters"),
+        ));
+    }
+    Ok(title)
+}
+
+/// Completion criteria, trimmed, blanks dropped: at most [`MAX_CRITERIA`], each at least
+/// [`MIN_CRITERION_CHARS`] long.
+pub fn check_criteria(criteria: &[String]) -> Result<Vec<String>, DomainError> {
+    let criteria: Vec<String> = criteria
+        .iter()
+        .map(|c| c.trim().to_owned())
+        .filter(|c| !c.is_empty())
+        .collect();
+    limits::check_all(Field::Criterion, &criteria)?;
+    if criteria.len() > MAX_CRITERIA {
+        return Err(DomainError::invalid(
+            "criterion",
+            format!(
+                "{} completion criteria given; at most {MAX_CRITERIA} are allowed",
+                criteria.len()
+            ),
+        ));
+    }
+    if let Some(short) = criteria
+        .iter()
+        .find(|c| c.chars().count() < MIN_CRITERION_CHARS)
+    {
+        return Err(DomainError::invalid(
+            "criterion",
+            format!(
+                "`{short}` is too short: a completion criterion needs at least {MIN_CRITERION_CHARS} characters"
+            ),
+        ));
+    }
+    Ok(criteria)
+}
+
+/// An estimate within 1..=[`MAX_ESTIMATE_MINUTES`].
+pub fn check_estimate(minutes: u32) -> Result<(), DomainError> {
+    if !(1..=MAX_ESTIMATE_MINUTES).contains(&minutes) {
+        return Err(DomainError::invalid(
+            "estimate",
+            format!(
+                "{minutes} minutes is out of range: estimates are 1 to {MAX_ESTIMATE_MINUTES} minutes; decompose bigger work"
+            ),
+        ));
+    }
+    Ok(())
+}
+
 fn unknown(task: &TaskId) -> DomainError {
     ProjectError::UnknownTask { task: task.clone() }.into()
 }
@@ -102,56 +160,14 @@ impl TaskDoc {
         parent: Option<&Task>,
         at: Timestamp,
     ) -> Result<Task, DomainError> {
-        let title = new.title.trim().to_owned();
-        limits::check(Field::Title, &title)?;
-        if title.chars().count() < MIN_TITLE_CHARS {
-            return Err(DomainError::invalid(
-                "title",
-                format!(
-                    "`{title}` is too short: a title needs at least {MIN_TITLE_CHARS} characters"
-                ),
-            ));
-        }
-        let criteria: Vec<String> = new
-            .completion_criteria
-            .iter()
-            .map(|c| c.trim().to_owned())
-            .filter(|c| !c.is_empty())
-            .collect();
-        limits::check_all(Field::Criterion, &criteria)?;
+        let title = check_title(&new.title)?;
+        let criteria = check_criteria(&new.completion_criteria)?;
         limits::check_all(Field::Tag, &new.tags)?;
         if let Some(d) = &new.description {
             limits::check(Field::Description, d.trim())?;
         }
-        if criteria.len() > MAX_CRITERIA {
-            return Err(DomainError::invalid(
-                "criterion",
-                format!(
-                    "{} completion criteria given; at most {MAX_CRITERIA} are allowed",
-                    criteria.len()
-                ),
-            ));
-        }
-        if let Some(short) = criteria
-            .iter()
-            .find(|c| c.chars().count() < MIN_CRITERION_CHARS)
-        {
-            return Err(DomainError::invalid(
-                "criterion",
-                format!(
-                    "`{short}` is too short: a completion criterion needs at least {MIN_CRITERION_CHARS} characters"
-                ),
-            ));
-        }
-        if let Some(minutes) = new.estimate_minutes
-            && !(1..=MAX_ESTIMATE_MINUTES).contains(&minutes)
-        {
-            return Err(DomainError::invalid(
-                "estimate",
-                format!(
-                    "{minutes} minutes is out of range: estimates are 1 to {MAX_ESTIMATE_MINUTES} minutes; decompose bigger work"
-                ),
-            ));
+        if let Some(minutes) = new.estimate_minutes {
+            check_estimate(minutes)?;
         }
         let phase_id = new
             .phase_id
@@ -605,5 +621,280 @@ impl TaskDoc {
             task: id.clone(),
             dependency: on.clone(),
         }])
+    }
+}
+
+/// What `edit` may change on a task; `None`/empty leaves a field as it is. An empty
+/// `description`, `phase_id` or `external_id` clears the field.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct TaskEdit {
+    pub title: Option<String>,
+    pub description: Option<String>,
+    pub priority: Option<Priority>,
+    pub estimate_minutes: Option<u32>,
+    pub add_criteria: Vec<String>,
+    /// 1-based positions in the task's current criteria, removed before any are added.
+    pub remove_criteria: Vec<usize>,
+    pub phase_id: Option<String>,
+    pub add_tags: Vec<String>,
+    pub remove_tags: Vec<String>,
+    pub external_id: Option<String>,
+}
+
+/// Fields that describe or label a task; fixing them never rewrites what happened, so they stay
+/// editable on a COMPLETE or CANCELLED task. Every other field is the plan of the work
+/// (priority, estimate, criteria, phase): after the work is done it is history, and changing it
+/// would skew velocity's estimate accuracy, what "done" meant, and phase progress.
+pub const EDITABLE_WHEN_FINISHED: &[&str] = &["title", "description", "tags", "external_id"];
+
+/// One field an edit changed, old → new, as short text.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct FieldChange {
+    pub field: &'static str,
+    pub from: String,
+    pub to: String,
+}
+
+impl std::fmt::Display for FieldChange {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {} → {}", self.field, self.from, self.to)
+    }
+}
+
+impl TaskEdit {
+    pub fn is_empty(&self) -> bool {
+        *self == TaskEdit::default()
+    }
+
+    /// The fields this edit touches, in a stable order.
+    fn fields(&self) -> Vec<&'static str> {
+        let mut out = Vec::new();
+        let mut touch = |on: bool, name: &'static str| {
+            if on {
+                out.push(name);
+            }
+        };
+        touch(self.title.is_some(), "title");
+        touch(self.description.is_some(), "description");
+        touch(self.priority.is_some(), "priority");
+        touch(self.estimate_minutes.is_some(), "estimate");
+        touch(
+            !self.add_criteria.is_empty() || !self.remove_criteria.is_empty(),
+            "criteria",
+        );
+        touch(self.phase_id.is_some(), "phase");
+        touch(
+            !self.add_tags.is_empty() || !self.remove_tags.is_empty(),
+            "tags",
+        );
+        touch(self.external_id.is_some(), "external_id");
+        out
+    }
+}
+
+/// Log values stay one short line.
+const CHANGE_VALUE_CHARS: usize = 40;
+
+fn shown(value: Option<&str>) -> String {
+    match value.map(str::trim) {
+        None | Some("") => "(none)".to_owned(),
+        Some(v) => super::report::clip(v, CHANGE_VALUE_CHARS),
+    }
+}
+
+fn blank_to_none(text: &str) -> Option<String> {
+    let text = text.trim();
+    (!text.is_empty()).then(|| text.to_owned())
+}
+
+impl TaskDoc {
+    /// Changes a task's descriptive and planning fields (never its status, hierarchy or
+    /// dependencies: those have their own rules). Validated with the rules of [`Self::add_task`];
+    /// on a finished task only [`EDITABLE_WHEN_FINISHED`] fields may change. Returns what
+    /// changed; an edit that changes nothing returns no changes and no event.
+    pub fn edit_task(
+        &mut self,
+        id: &TaskId,
+        edit: TaskEdit,
+    ) -> Result<(Vec<FieldChange>, Vec<ProjectEvent>), DomainError> {
+        let i = self.position(id)?;
+        let task = &self.tasks[i];
+        if task.status.is_terminal() {
+            let refused: Vec<&'static str> = edit
+                .fields()
+                .into_iter()
+                .filter(|f| !EDITABLE_WHEN_FINISHED.contains(f))
+                .collect();
+            if !refused.is_empty() {
+                return Err(ProjectError::FinishedTaskEdit {
+                    task: id.clone(),
+                    status: task.status,
+                    fields: refused.iter().map(|f| (*f).to_owned()).collect(),
+                }
+                .into());
+            }
+        }
+
+        // Work out every new value first, so a refusal leaves the task as it was.
+        let title = edit.title.as_deref().map(check_title).transpose()?;
+        if let Some(minutes) = edit.estimate_minutes {
+            check_estimate(minutes)?;
+        }
+        let criteria = if edit.add_criteria.is_empty() && edit.remove_criteria.is_empty() {
+            None
+        } else {
+            let current = &task.completion_criteria;
+            let mut remove = edit.remove_criteria.clone();
+            remove.sort_unstable();
+            remove.dedup();
+            if let Some(bad) = remove.iter().find(|&&n| n == 0 || n > current.len()) {
+                return Err(DomainError::invalid(
+                    "criterion",
+                    if current.is_empty() {
+                        format!(
+                            "{id} has no completion criteria, so there is no criterion {bad} to remove"
+                        )
+                    } else {
+                        format!(
+                            "{id} has {} completion criteria, numbered 1 to {}; there is no criterion {bad}",
+                            current.len(),
+                            current.len()
+                        )
+                    },
+                ));
+            }
+            let mut kept: Vec<String> = current
+                .iter()
+                .enumerate()
+                .filter(|(k, _)| !remove.contains(&(k + 1)))
+                .map(|(_, c)| c.clone())
+                .collect();
+            if edit.add_criteria.iter().any(|c| c.trim().is_empty()) {
+                return Err(DomainError::invalid(
+                    "criterion",
+                    "an added completion criterion is blank",
+                ));
+            }
+            kept.extend(check_criteria(&edit.add_criteria)?);
+            Some(check_criteria(&kept)?)
+        };
+        let phase = edit.phase_id.as_deref().map(blank_to_none);
+        if let Some(Some(p)) = &phase {
+            check_phase_id(p)?;
+        }
+        let tags = if edit.add_tags.is_empty() && edit.remove_tags.is_empty() {
+            None
+        } else {
+            let mut tags: Vec<String> = task.tags.clone().unwrap_or_default();
+            let removing: Vec<String> = edit
+                .remove_tags
+                .iter()
+                .map(|t| t.trim().to_owned())
+                .collect();
+            tags.retain(|t| !removing.contains(t));
+            for t in edit.add_tags.iter().filter_map(|t| blank_to_none(t)) {
+                if !tags.contains(&t) {
+                    tags.push(t);
+                }
+            }
+            Some(tags)
+        };
+        if let Some(description) = &edit.description {
+            limits::check(Field::Description, description.trim())?;
+        }
+        if let Some(tags) = &tags {
+            limits::check_all(Field::Tag, tags)?;
+        }
+
+        let task = &mut self.tasks[i];
+        let mut changes = Vec::new();
+        let mut note = |field: &'static str, changed: bool, from: String, to: String| {
+            if changed {
+                changes.push(FieldChange { field, from, to });
+            }
+        };
+        if let Some(title) = title {
+            note(
+                "title",
+                title != task.title,
+                shown(Some(&task.title)),
+                shown(Some(&title)),
+            );
+            task.title = title;
+        }
+        if let Some(description) = edit.description.as_deref().map(blank_to_none) {
+            let (from, to) = (
+                shown(task.description.as_deref()),
+                shown(description.as_deref()),
+            );
+            note("description", description != task.description, from, to);
+            task.description = description;
+        }
+        if let Some(priority) = edit.priority {
+            let (from, to) = (task.priority.to_string(), priority.to_string());
+            note("priority", priority != task.priority, from, to);
+            task.priority = priority;
+        }
+        if let Some(minutes) = edit.estimate_minutes {
+            let from = task
+                .estimate_minutes
+                .map_or("(none)".to_owned(), |m| format!("{m}m"));
+            note(
+                "estimate",
+                Some(minutes) != task.estimate_minutes,
+                from,
+                format!("{minutes}m"),
+            );
+            task.estimate_minutes = Some(minutes);
+        }
+        if let Some(criteria) = criteria {
+            // Criteria can be long: the log says how many went and came, `task show` the text.
+            let before = task.completion_criteria.len();
+            let removed = edit.remove_criteria.len().min(before);
+            let added = criteria.len() + removed - before;
+            note(
+                "criteria",
+                criteria != task.completion_criteria,
+                before.to_string(),
+                format!("{} (-{removed}, +{added})", criteria.len()),
+            );
+            task.completion_criteria = criteria;
+        }
+        if let Some(phase) = phase {
+            let (from, to) = (shown(task.phase_id.as_deref()), shown(phase.as_deref()));
+            note("phase", phase != task.phase_id, from, to);
+            task.phase_id = phase;
+        }
+        if let Some(tags) = tags {
+            let before = task.tags.clone().unwrap_or_default();
+            let (from, to) = (
+                shown(Some(&before.join(", "))),
+                shown(Some(&tags.join(", "))),
+            );
+            note("tags", before != tags, from, to);
+            // An absent list stays absent when nothing is left, so files stay as they were.
+            task.tags = if tags.is_empty() && task.tags.is_none() {
+                None
+            } else {
+                Some(tags)
+            };
+        }
+        if let Some(external) = edit.external_id.as_deref().map(blank_to_none) {
+            let (from, to) = (
+                shown(task.external_id.as_deref()),
+                shown(external.as_deref()),
+            );
+            note("external_id", external != task.external_id, from, to);
+            task.external_id = external;
+        }
+        let events = if changes.is_empty() {
+            Vec::new()
+        } else {
+            vec![ProjectEvent::TaskUpdated {
+                task: id.clone(),
+                changes: changes.iter().map(ToString::to_string).collect(),
+            }]
+        };
+        Ok((changes, events))
     }
 }
