@@ -8,10 +8,7 @@ use crate::support::{Repo, code};
 
 /// The log entries of one kind, as `cairn --json log` prints them.
 fn log_of(repo: &Repo, kind: &str) -> Vec<Value> {
-    repo.json(&["log", "--event", kind])
-        .as_array()
-        .expect("log is an array")
-        .clone()
+    repo.items(&["log", "--event", kind])
 }
 
 #[test]
