@@ -144,65 +144,41 @@ impl From<StoreError> for Failure {
 
 impl From<DomainError> for Failure {
     fn from(e: DomainError) -> Self {
-        // The domain's own hint reads better on its own `hint:` line than inside the message.
-        if let DomainError::Project(ProjectError::IllegalTransition {
-            task,
-            from,
-            to,
-            allowed,
-            hint: Some(hint),
-        }) = &e
-        {
-            let plain = ProjectError::IllegalTransition {
-                task: task.clone(),
-                from: *from,
-                to: *to,
-                allowed: allowed.clone(),
-                hint: None,
-            };
-            return Failure::new(Code::Refused, plain.to_string()).with_hint(hint.clone());
-        }
-        let message = e.to_string();
-        let (code, hint) = match &e {
-            DomainError::Invalid { .. } => (Code::Invalid, None),
+        let code = match &e {
+            DomainError::Invalid { .. } => Code::Invalid,
             DomainError::Project(p) => project_code(p),
-            DomainError::Orchestration(o) => (orchestration_code(o), None),
+            DomainError::Orchestration(o) => orchestration_code(o),
             // Not reachable from the project commands; a refusal is the honest default.
-            DomainError::Plan(_) | DomainError::Execution(_) => (Code::Refused, None),
+            DomainError::Plan(_) | DomainError::Execution(_) => Code::Refused,
+        };
+        let steps = match &e {
+            DomainError::Project(p) => p.next_steps(),
+            _ => Vec::new(),
         };
         Failure {
             code,
-            message,
-            hint,
+            message: e.to_string(),
+            hint: (!steps.is_empty()).then(|| cairn_render::commands(&steps)),
         }
     }
 }
 
-fn project_code(e: &ProjectError) -> (Code, Option<String>) {
+fn project_code(e: &ProjectError) -> Code {
     use ProjectError::*;
     match e {
-        UnknownTask { .. } | UnknownDependency { .. } => (
-            Code::NotFound,
-            Some("`cairn task list` shows the task ids".to_owned()),
-        ),
-        UnknownPhase { .. } => (Code::NotFound, None),
-        NoProjects => (Code::NotFound, None),
-        AmbiguousProject { .. } => (Code::Usage, None),
-        IllegalTransition { task, .. } => (
-            Code::Refused,
-            Some(format!("`cairn task show {task}` shows where it stands")),
-        ),
-        ParentNotExecutable { .. } => (
-            Code::Refused,
-            Some("work on its subtasks: `cairn task list` shows them indented under it".to_owned()),
-        ),
-        SelfDependency { .. }
+        UnknownTask { .. } | UnknownDependency { .. } | UnknownPhase { .. } | NoProjects => {
+            Code::NotFound
+        }
+        AmbiguousProject { .. } => Code::Usage,
+        IllegalTransition { .. }
+        | ParentNotExecutable { .. }
+        | SelfDependency { .. }
         | Cycle { .. }
         | DependenciesUnmet { .. }
         | BlockedDescendant { .. }
         | CannotDecompose { .. }
         | NotADependency { .. }
-        | PhaseClosed { .. } => (Code::Refused, None),
+        | PhaseClosed { .. } => Code::Refused,
     }
 }
 
@@ -238,7 +214,6 @@ mod tests {
                     from: TaskStatus::Pending,
                     to: TaskStatus::Complete,
                     allowed: vec![],
-                    hint: None,
                 }
                 .into_failure(),
                 Code::Refused,

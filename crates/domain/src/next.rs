@@ -41,4 +41,8 @@ pub enum NextStep {
     Doctor,
     /// Repair what `doctor` can repair.
     DoctorFix,
+    /// List the tasks, with their ids.
+    ListTasks,
+    /// Show where one task stands.
+    ShowTask { task: TaskId },
 }

@@ -167,8 +167,10 @@ impl Model {
         }
     }
 
-    fn open_and_unblocked(&self, i: usize) -> bool {
-        !matches!(self.tasks[i].status, Complete | Cancelled | Blocked)
+    /// Decomposing leaves the task IN_PROGRESS, so the table must allow it to get there.
+    fn decomposable(&self, i: usize) -> bool {
+        let status = self.tasks[i].status;
+        status == InProgress || TABLE.contains(&(status, InProgress))
     }
 
     /// Applies `op` if the rules allow it; says whether they did.
@@ -193,7 +195,7 @@ impl Model {
                 parent: Some(p),
                 deps,
             } => {
-                if !self.open_and_unblocked(*p) {
+                if !self.decomposable(*p) {
                     return false;
                 }
                 let mut trial = self.clone();
@@ -219,7 +221,7 @@ impl Model {
                 true
             }
             Op::Decompose { task, children } => {
-                if !self.open_and_unblocked(*task) {
+                if !self.decomposable(*task) {
                     return false;
                 }
                 for _ in 0..*children {

@@ -27,6 +27,8 @@ pub fn command(step: &NextStep) -> String {
         }
         NextStep::Doctor => "cairn doctor".to_owned(),
         NextStep::DoctorFix => "cairn doctor --fix".to_owned(),
+        NextStep::ListTasks => "cairn task list".to_owned(),
+        NextStep::ShowTask { task } => format!("cairn task show {task}"),
         // `NextStep` is non-exhaustive so that new wings can add steps; a step this renderer
         // does not know yet still gets a pointer to the help instead of nothing.
         #[allow(unreachable_patterns)]

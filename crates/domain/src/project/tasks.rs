@@ -57,6 +57,23 @@ pub struct MoveDetail {
     pub reason: Option<String>,
 }
 
+impl Level {
+    /// The levels a new task may be given. `phase` and `micro` are read from (and written back
+    /// to) files other tools wrote, but cairn does not create more of them: two spellings of one
+    /// level would split every filter and count.
+    pub const CANONICAL: &'static [Level] = &[
+        Level::Epic,
+        Level::Story,
+        Level::Task,
+        Level::Subtask,
+        Level::MicroTask,
+    ];
+
+    pub fn is_canonical(self) -> bool {
+        Self::CANONICAL.contains(&self)
+    }
+}
+
 fn child_level(parent: Level) -> Level {
     match parent {
         Level::Phase | Level::Epic => Level::Story,
@@ -101,6 +118,18 @@ impl TaskDoc {
         parent: Option<&Task>,
         at: Timestamp,
     ) -> Result<Task, DomainError> {
+        if let Some(level) = new.level
+            && !level.is_canonical()
+        {
+            let names: Vec<&str> = Level::CANONICAL.iter().map(|l| l.as_str()).collect();
+            return Err(DomainError::invalid(
+                "level",
+                format!(
+                    "`{level}` is only kept where another tool wrote it; a new task's level is one of: {}",
+                    names.join(", ")
+                ),
+            ));
+        }
         let title = new.title.trim().to_owned();
         if title.chars().count() < MIN_TITLE_CHARS {
             return Err(DomainError::invalid(
@@ -234,8 +263,9 @@ impl TaskDoc {
         Ok((id, vec![event]))
     }
 
-    /// Splits `parent` into children appended in order; the parent moves to IN_PROGRESS and is
-    /// never executed itself from then on.
+    /// Splits `parent` into children appended in order; the parent moves to IN_PROGRESS (so it
+    /// must be allowed to: not from IN_RESEARCH, BLOCKED or a final status) and is never executed
+    /// itself from then on.
     pub fn decompose(
         &mut self,
         parent: &TaskId,
@@ -244,7 +274,9 @@ impl TaskDoc {
     ) -> Result<(Vec<TaskId>, Vec<ProjectEvent>), DomainError> {
         let p = self.position(parent)?;
         let status = self.tasks[p].status;
-        if status.is_terminal() || status == TaskStatus::Blocked {
+        // The parent ends up IN_PROGRESS, so the status table decides: from IN_RESEARCH (or a
+        // terminal status, or BLOCKED) that move is not allowed, and decomposing does not bypass it.
+        if status != TaskStatus::InProgress && !status::can_move(status, TaskStatus::InProgress) {
             return Err(ProjectError::CannotDecompose {
                 task: parent.clone(),
                 status,
@@ -319,35 +351,23 @@ impl TaskDoc {
         let i = self.position(id)?;
         let task = &self.tasks[i];
         let from = task.status;
-        let illegal = |hint: Option<String>| -> DomainError {
+        let illegal = |allowed: &[TaskStatus]| -> DomainError {
             ProjectError::IllegalTransition {
                 task: id.clone(),
                 from,
                 to,
-                allowed: status::allowed_targets(from).to_vec(),
-                hint,
+                allowed: allowed.to_vec(),
             }
             .into()
         };
         if !status::can_move(from, to) {
-            let hint = match (from, to) {
-                (
-                    TaskStatus::Pending | TaskStatus::Researched,
-                    TaskStatus::Complete | TaskStatus::Validating,
-                ) => Some(format!("start it first: cairn task start {id}")),
-                (
-                    TaskStatus::InResearch,
-                    TaskStatus::InProgress | TaskStatus::Complete | TaskStatus::Validating,
-                ) => Some(format!(
-                    "finish the research first: cairn task research {id} --done, then cairn task start {id}"
-                )),
-                (TaskStatus::Blocked, _) => {
-                    Some(format!("unblock it first: cairn task unblock {id}"))
-                }
-                (from, _) if from.is_terminal() => Some(format!("{from} is final")),
-                _ => None,
+            // The table's IN_PROGRESS exit from BLOCKED is a parent's; a leaf goes back to PENDING.
+            let allowed = if from == TaskStatus::Blocked && !task.is_parent() {
+                &[TaskStatus::Pending]
+            } else {
+                status::allowed_targets(from)
             };
-            return Err(illegal(hint));
+            return Err(illegal(allowed));
         }
         if task.is_parent() {
             // Parents move only by block/unblock/cancel; everything else follows their children.
@@ -364,15 +384,15 @@ impl TaskDoc {
                 .into());
             }
         } else if from == TaskStatus::Blocked && to != TaskStatus::Pending {
-            return Err(illegal(Some(format!(
-                "an unblocked task goes back to PENDING: cairn task unblock {id}"
-            ))));
+            return Err(illegal(&[TaskStatus::Pending]));
         }
         if to == TaskStatus::Blocked && detail.reason.as_deref().is_none_or(|r| r.trim().is_empty())
         {
             return Err(DomainError::invalid(
                 "reason",
-                format!("say why {id} is blocked: cairn task block {id} --reason \"…\""),
+                format!(
+                    "say why {id} is blocked: a blocked task waits for a person, who needs the reason"
+                ),
             ));
         }
         if to == TaskStatus::InProgress
@@ -595,5 +615,149 @@ impl TaskDoc {
             task: id.clone(),
             dependency: on.clone(),
         }])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::{TimeZone, Utc};
+
+    use super::*;
+    use crate::next::NextStep;
+
+    fn at() -> Timestamp {
+        Utc.with_ymd_and_hms(2026, 3, 1, 12, 0, 0)
+            .single()
+            .expect("time")
+    }
+
+    fn doc_with(status: TaskStatus) -> (TaskDoc, TaskId) {
+        let mut doc = TaskDoc::new("rules".parse().expect("project id"));
+        let (id, _) = doc
+            .add_task(NewTask::titled("big task"), at())
+            .expect("add");
+        doc.tasks[0].status = status;
+        (doc, id)
+    }
+
+    fn project_error(e: DomainError) -> ProjectError {
+        match e {
+            DomainError::Project(p) => p,
+            other => panic!("expected a project rule's refusal, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn decompose_follows_the_status_table() {
+        for status in TaskStatus::ALL.iter().copied() {
+            let (mut doc, id) = doc_with(status);
+            let before = doc.clone();
+            let result = doc.decompose(&id, vec![NewTask::titled("part one")], at());
+            let legal = status == TaskStatus::InProgress
+                || status::can_move(status, TaskStatus::InProgress);
+            assert_eq!(
+                result.is_ok(),
+                legal,
+                "decomposing a {status} task: {result:?}"
+            );
+            if legal {
+                assert_eq!(doc.tasks[0].status, TaskStatus::InProgress);
+            } else {
+                assert_eq!(
+                    doc, before,
+                    "a refused decomposition of a {status} task changed the doc"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_task_in_research_is_decomposed_after_its_research_is_recorded() {
+        let (mut doc, id) = doc_with(TaskStatus::InResearch);
+        let refusal = project_error(
+            doc.decompose(&id, vec![NewTask::titled("part one")], at())
+                .expect_err("IN_RESEARCH cannot move to IN_PROGRESS"),
+        );
+        assert!(refusal.to_string().contains("research"), "{refusal}");
+        assert_eq!(
+            refusal.next_steps(),
+            vec![
+                NextStep::FinishResearch { task: id.clone() },
+                NextStep::Decompose { task: id.clone() }
+            ]
+        );
+        // Following the steps works, through a legal path only.
+        doc.move_task(&id, TaskStatus::Researched, MoveDetail::default(), at())
+            .expect("research done");
+        let (_, events) = doc
+            .decompose(&id, vec![NewTask::titled("part one")], at())
+            .expect("decompose");
+        assert!(events.iter().any(|e| matches!(
+            e,
+            ProjectEvent::TaskMoved {
+                from: TaskStatus::Researched,
+                to: TaskStatus::InProgress,
+                ..
+            }
+        )));
+    }
+
+    #[test]
+    fn new_tasks_take_only_the_canonical_levels() {
+        let mut doc = TaskDoc::new("rules".parse().expect("project id"));
+        for level in [Level::Phase, Level::Micro] {
+            let before = doc.clone();
+            let e = doc
+                .add_task(
+                    NewTask {
+                        level: Some(level),
+                        ..NewTask::titled("a task")
+                    },
+                    at(),
+                )
+                .expect_err("non-canonical level");
+            let text = e.to_string();
+            assert!(
+                text.contains("epic, story, task, subtask, micro-task"),
+                "{text}"
+            );
+            assert!(matches!(e, DomainError::Invalid { ref field, .. } if field == "level"));
+            assert_eq!(doc, before);
+        }
+        for level in Level::CANONICAL {
+            doc.add_task(
+                NewTask {
+                    level: Some(*level),
+                    ..NewTask::titled("a task")
+                },
+                at(),
+            )
+            .expect("canonical level");
+        }
+    }
+
+    #[test]
+    fn levels_other_tools_wrote_survive_a_rewrite() {
+        let (mut doc, id) = doc_with(TaskStatus::Pending);
+        doc.tasks[0].level = Level::Phase;
+        doc.decompose(&id, vec![NewTask::titled("part one")], at())
+            .expect("decompose");
+        let json = serde_json::to_value(&doc).expect("serialize");
+        assert_eq!(json["tasks"][0]["level"], "phase");
+        assert_eq!(json["tasks"][1]["level"], "story");
+    }
+
+    #[test]
+    fn a_blocked_leaf_is_told_it_goes_back_to_pending() {
+        let (mut doc, id) = doc_with(TaskStatus::Blocked);
+        let refusal = project_error(
+            doc.move_task(&id, TaskStatus::InProgress, MoveDetail::default(), at())
+                .expect_err("a blocked leaf unblocks to PENDING"),
+        );
+        assert!(matches!(
+            &refusal,
+            ProjectError::IllegalTransition { allowed, .. } if allowed == &[TaskStatus::Pending]
+        ));
+        assert_eq!(refusal.next_steps(), vec![NextStep::Unblock { task: id }]);
     }
 }
