@@ -4,6 +4,7 @@ mod concurrency;
 mod errors;
 mod json_shapes;
 mod lifecycle;
+mod rules;
 mod setup;
 mod snapshots;
 mod support;

@@ -235,6 +235,10 @@ pub fn doctor(ctx: &Ctx, args: DoctorArgs) -> Result<Report, Failure> {
                 cairn_domain::project::report::Severity::Warning => style.yellow("warning"),
             };
             let _ = writeln!(out, "{severity}  {}  {}", f.code, f.message);
+            // Fixable findings share the one `doctor --fix` line below.
+            if !f.fixable && !f.next_steps.is_empty() {
+                let _ = writeln!(out, "         fix: {}", cairn_render::commands(&f.next_steps));
+            }
         }
         for (path, detail) in &report.store.damaged {
             let _ = writeln!(out, "{}  damaged file {path}: {detail}", style.red("error  "));

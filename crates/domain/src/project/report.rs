@@ -5,11 +5,13 @@ use std::collections::{HashMap, HashSet};
 
 use serde::Serialize;
 
+use crate::next::NextStep;
 use crate::time::Timestamp;
 
 use super::events::ProjectEvent;
 use super::graph::{self, Index};
 use super::model::{ProjectState, TaskDoc, TaskId, TaskStatus};
+use super::tasks::settle;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -30,6 +32,8 @@ pub struct Finding {
     pub message: String,
     /// `doctor --fix` can repair it without guessing.
     pub fixable: bool,
+    /// What to do about it: a repair for a fixable finding, else whatever helps a person decide.
+    pub next_steps: Vec<NextStep>,
 }
 
 fn finding(
@@ -45,6 +49,11 @@ fn finding(
         task: task.cloned(),
         message,
         fixable,
+        next_steps: if fixable {
+            vec![NextStep::DoctorFix]
+        } else {
+            Vec::new()
+        },
     }
 }
 
@@ -81,13 +90,16 @@ pub fn diagnose(doc: &TaskDoc) -> Vec<Finding> {
             }
             match index.get(d) {
                 None => out.push(finding(Severity::Error, "dangling-dependency", Some(&t.id), true, format!("{} depends on {d}, which does not exist", t.id))),
-                Some(dep) if dep.status == TaskStatus::Cancelled && t.status.is_open() => out.push(finding(
-                    Severity::Warning,
-                    "cancelled-dependency",
-                    Some(&t.id),
-                    false,
-                    format!("{} depends on cancelled {d} and can never become ready; remove the dependency (cairn task depend {} --on {d} --remove)", t.id, t.id),
-                )),
+                Some(dep) if dep.status == TaskStatus::Cancelled && t.status.is_open() => out.push(Finding {
+                    next_steps: vec![NextStep::RemoveDependency { task: t.id.clone(), on: d.clone() }],
+                    ..finding(
+                        Severity::Warning,
+                        "cancelled-dependency",
+                        Some(&t.id),
+                        false,
+                        format!("{} depends on cancelled {d} and can never become ready; remove the dependency", t.id),
+                    )
+                }),
                 Some(_) => {}
             }
         }
@@ -157,26 +169,30 @@ pub fn diagnose(doc: &TaskDoc) -> Vec<Finding> {
                     ),
                 ));
             }
-            let live: Vec<_> = t
-                .children()
-                .iter()
-                .filter_map(|c| index.get(c))
-                .filter(|c| c.status != TaskStatus::Cancelled)
-                .collect();
-            if t.status == TaskStatus::InProgress
-                && !live.is_empty()
-                && live.iter().all(|c| c.status == TaskStatus::Complete)
-            {
-                out.push(finding(
+            // A file written before the cascades knew their rules (or by another tool) can hold
+            // a parent they would have moved; `doctor --fix` runs them.
+            match settle(t, |c| index.get(c).map(|c| c.status)) {
+                Some((TaskStatus::Complete, _)) => out.push(finding(
                     Severity::Warning,
                     "parent-not-completed",
                     Some(&t.id),
                     true,
                     format!(
-                        "every subtask of {} is complete but {} is still IN_PROGRESS",
-                        t.id, t.id
+                        "every subtask of {} is complete but {} is still {}",
+                        t.id, t.id, t.status
                     ),
-                ));
+                )),
+                Some(_) => out.push(finding(
+                    Severity::Warning,
+                    "parent-not-cancelled",
+                    Some(&t.id),
+                    true,
+                    format!(
+                        "every subtask of {} was cancelled but {} is still {}: nothing is left to do under it, so it can never complete",
+                        t.id, t.id, t.status
+                    ),
+                )),
+                None => {}
             }
         }
     }
@@ -186,7 +202,13 @@ pub fn diagnose(doc: &TaskDoc) -> Vec<Finding> {
             .map(TaskId::as_str)
             .collect::<Vec<_>>()
             .join(" → ");
-        out.push(finding(Severity::Error, "cycle", cycle.first(), false, format!("dependency cycle {path}: remove one of these dependencies with `cairn task depend … --remove`")));
+        out.push(finding(
+            Severity::Error,
+            "cycle",
+            cycle.first(),
+            false,
+            format!("dependency cycle {path}: remove one of these dependencies"),
+        ));
     }
     out
 }
@@ -275,10 +297,15 @@ pub fn repair(doc: &mut TaskDoc, at: Timestamp) -> Vec<ProjectEvent> {
         }
     }
     for e in doc.cascade_all(at) {
-        if let ProjectEvent::TaskMoved { task, .. } = &e {
+        if let ProjectEvent::TaskMoved { task, to, .. } = &e {
+            let detail = if *to == TaskStatus::Complete {
+                "completed: all its subtasks are complete"
+            } else {
+                "cancelled: all its subtasks were cancelled"
+            };
             events.push(ProjectEvent::Repaired {
                 task: Some(task.clone()),
-                detail: "completed: all its subtasks are complete".into(),
+                detail: detail.into(),
             });
         }
         events.push(e);

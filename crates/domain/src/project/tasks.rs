@@ -21,6 +21,10 @@ pub const MIN_CRITERION_CHARS: usize = 5;
 pub const MAX_CRITERIA: usize = 12;
 pub const MAX_ESTIMATE_MINUTES: u32 = 480;
 
+/// The logged reasons of the two cascades.
+pub const COMPLETED_BY_CASCADE: &str = "all subtasks complete";
+pub const CANCELLED_BY_CASCADE: &str = "all its subtasks were cancelled";
+
 /// What a caller supplies to create a task.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct NewTask {
@@ -80,6 +84,34 @@ fn child_level(parent: Level) -> Level {
         Level::Story => Level::Task,
         Level::Task => Level::Subtask,
         Level::Subtask | Level::MicroTask | Level::Micro => Level::MicroTask,
+    }
+}
+
+/// Where the cascade moves `task`, and why; `None` for a leaf, or while a child is still open.
+/// `status_of` looks a child up, so that a caller holding an index does not scan the list.
+pub(crate) fn settle(
+    task: &Task,
+    status_of: impl Fn(&TaskId) -> Option<TaskStatus>,
+) -> Option<(TaskStatus, &'static str)> {
+    if !task.is_parent() {
+        return None;
+    }
+    let mut any_complete = false;
+    for child in task.children() {
+        match status_of(child) {
+            Some(TaskStatus::Complete) => any_complete = true,
+            Some(TaskStatus::Cancelled) => {}
+            _ => return None,
+        }
+    }
+    if any_complete {
+        (task.status == TaskStatus::InProgress)
+            .then_some((TaskStatus::Complete, COMPLETED_BY_CASCADE))
+    } else {
+        // Whatever status the parent is in (another tool may have left it PENDING), the table
+        // decides whether it may be cancelled; BLOCKED may not.
+        status::can_move(task.status, TaskStatus::Cancelled)
+            .then_some((TaskStatus::Cancelled, CANCELLED_BY_CASCADE))
     }
 }
 
@@ -512,8 +544,11 @@ impl TaskDoc {
         Ok(open)
     }
 
-    /// Completes ancestors whose non-cancelled children are all COMPLETE (at least one), up the
-    /// tree. A BLOCKED ancestor stops the cascade: it leaves BLOCKED only by an explicit unblock.
+    /// Settles ancestors whose children are all finished, up the tree: a parent whose
+    /// non-cancelled children are all COMPLETE (at least one) completes; a parent whose children
+    /// were all cancelled is cancelled too, since nothing is left to do under it and it could
+    /// never complete. A BLOCKED ancestor stops the cascade: it leaves BLOCKED only by an
+    /// explicit unblock.
     fn cascade_from(&mut self, i: usize, at: Timestamp, events: &mut Vec<ProjectEvent>) {
         let mut current = Some(i);
         let mut seen = HashSet::new();
@@ -521,19 +556,12 @@ impl TaskDoc {
             if !seen.insert(j) {
                 break;
             }
-            let task = &self.tasks[j];
-            if task.is_parent() && task.status == TaskStatus::InProgress && self.children_done(j) {
-                let reason = Some("all subtasks complete".to_owned());
-                self.set_status(
-                    j,
-                    TaskStatus::Complete,
-                    MoveDetail {
-                        reason,
-                        actual_minutes: None,
-                    },
-                    at,
-                    events,
-                );
+            if let Some((to, reason)) = self.settled(j) {
+                let detail = MoveDetail {
+                    reason: Some(reason.to_owned()),
+                    actual_minutes: None,
+                };
+                self.set_status(j, to, detail, at, events);
             }
             current = self.tasks[j]
                 .parent_id
@@ -542,19 +570,11 @@ impl TaskDoc {
         }
     }
 
-    fn children_done(&self, j: usize) -> bool {
-        let mut any_complete = false;
-        for child in self.tasks[j].children() {
-            match self.get(child).map(|c| c.status) {
-                Some(TaskStatus::Complete) => any_complete = true,
-                Some(TaskStatus::Cancelled) => {}
-                _ => return false,
-            }
-        }
-        any_complete
+    fn settled(&self, j: usize) -> Option<(TaskStatus, &'static str)> {
+        settle(&self.tasks[j], |c| self.get(c).map(|t| t.status))
     }
 
-    /// Re-runs the completion cascade for every parent; used by repairs and after imports.
+    /// Re-runs both cascades for every parent; used by repairs and after imports.
     pub fn cascade_all(&mut self, at: Timestamp) -> Vec<ProjectEvent> {
         let mut events = Vec::new();
         for i in 0..self.tasks.len() {
