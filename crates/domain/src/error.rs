@@ -44,7 +44,7 @@ pub enum StoreError {
     AlreadyExists { what: &'static str, id: String },
 
     #[error(
-        "gave up after {waited_ms} ms waiting for the lock on {lock}: another cairn process is holding it"
+        "gave up after {waited_ms} ms waiting for the lock on {lock}: another process is holding it"
     )]
     LockTimeout { lock: String, waited_ms: u64 },
 

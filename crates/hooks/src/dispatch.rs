@@ -276,7 +276,7 @@ async fn session_start(
         problems.push(format!("recovered: {}", recovery_note(r)));
     }
     let header = session_header(source, &report, checkpoint, &recoveries);
-    let text = report::prime(&state, Some(&header));
+    let text = cairn_render::prime(&report::prime(&state), Some(&header));
     // The process exits right after answering: freeing tens of thousands of small allocations
     // one by one would only delay Claude. The OS reclaims the memory at exit.
     std::mem::forget(state);

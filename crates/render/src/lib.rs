@@ -6,6 +6,7 @@
 //! steps as tool calls instead, and does not use this crate.
 
 use cairn_domain::NextStep;
+use cairn_domain::project::report::Summary;
 
 /// The `cairn` command line that carries out `step`.
 pub fn command(step: &NextStep) -> String {
@@ -45,10 +46,164 @@ pub fn commands(steps: &[NextStep]) -> String {
         .join(", then ")
 }
 
+/// The most characters [`prime`] ever returns, however large the store.
+pub const PRIME_MAX_CHARS: usize = 2_000;
+
+/// How to drive cairn, closing every prime text.
+const WORKFLOW: &str = "Workflow: `cairn task next` → `cairn task start ID` → `cairn task complete ID`; `cairn task decompose ID --into …` when a task is too big; `cairn task block ID --reason …` when stuck. Never edit .claude/projects/ files by hand.\n";
+
+/// Compact context for an agent (`cairn prime`, and what SessionStart injects) from the domain's
+/// [`cairn_domain::project::report::prime`]: what the project is, where it stands, what is
+/// under way or stuck, what to do next, and the commands to do it with. Lists are cut to fit
+/// [`PRIME_MAX_CHARS`], saying how many were left out.
+pub fn prime(s: &Summary, header: Option<&str>) -> String {
+    let mut out = String::new();
+    if let Some(h) = header {
+        out.push_str(h);
+        out.push('\n');
+    }
+    out.push_str(&format!(
+        "cairn project `{}` — {} [{}]\n",
+        s.project,
+        clip(&s.name, 80),
+        s.status
+    ));
+    out.push_str(&format!("Goal: {}\n", clip(&s.goal, 240)));
+    let pct = (s.leaves_complete * 100)
+        .checked_div(s.leaves_total)
+        .unwrap_or(0);
+    out.push_str(&format!(
+        "Progress: {}/{} tasks complete ({pct}%)\n",
+        s.leaves_complete, s.leaves_total
+    ));
+    let budget = PRIME_MAX_CHARS.saturating_sub(WORKFLOW.chars().count());
+    let sections: [(&str, Vec<String>); 3] = [
+        (
+            "In progress",
+            s.in_progress
+                .iter()
+                .map(|(id, t)| format!("{id} {}", clip(t, 90)))
+                .collect(),
+        ),
+        (
+            "Blocked",
+            s.blocked
+                .iter()
+                .map(|(id, t, why)| format!("{id} {} — {}", clip(t, 70), clip(why, 80)))
+                .collect(),
+        ),
+        (
+            "Next ready",
+            s.next
+                .iter()
+                .map(|(id, t)| format!("{id} {}", clip(t, 90)))
+                .collect(),
+        ),
+    ];
+    for (title, items) in sections {
+        if items.is_empty() {
+            continue;
+        }
+        let heading = format!("{title}:\n");
+        if out.chars().count() + heading.chars().count() + 40 > budget {
+            break;
+        }
+        out.push_str(&heading);
+        for (i, item) in items.iter().enumerate() {
+            let line = format!("- {item}\n");
+            let more = format!("- … and {} more\n", items.len() - i);
+            if out.chars().count() + line.chars().count() + more.chars().count() > budget {
+                out.push_str(&more);
+                break;
+            }
+            out.push_str(&line);
+        }
+    }
+    if s.next.is_empty() && s.in_progress.is_empty() {
+        out.push_str(if s.all_complete() {
+            "All tasks are complete.\n"
+        } else {
+            "Nothing is ready: add tasks with `cairn task add`, or unblock one.\n"
+        });
+    }
+    out.push_str(WORKFLOW);
+    // The pieces above are budgeted; this is the hard guarantee.
+    if out.chars().count() > PRIME_MAX_CHARS {
+        out = out.chars().take(PRIME_MAX_CHARS - 1).collect::<String>();
+        out.push('…');
+    }
+    out
+}
+
+/// `text` on one line, cut to `max` characters with an ellipsis.
+fn clip(text: &str, max: usize) -> String {
+    let one_line = text.replace(['\n', '\r'], " ");
+    if one_line.chars().count() <= max {
+        one_line
+    } else {
+        let mut s: String = one_line.chars().take(max.saturating_sub(1)).collect();
+        s.push('…');
+        s
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use cairn_domain::project::TaskId;
+    use std::collections::HashMap;
+
+    fn summary(in_progress: usize, blocked: usize, next: usize) -> Summary {
+        let id = |n: usize| TaskId::from_number(n as u64 + 1);
+        let title = |n: usize| {
+            format!("A long task title number {n} that goes on and on to fill space quickly")
+        };
+        Summary {
+            project: "web".into(),
+            name: "Web app".into(),
+            goal: "Ship it".into(),
+            status: "IN_PROGRESS".into(),
+            counts: HashMap::new(),
+            total: in_progress + blocked + next,
+            leaves_total: in_progress + blocked + next,
+            leaves_complete: 0,
+            in_progress: (0..in_progress).map(|n| (id(n), title(n))).collect(),
+            blocked: (0..blocked)
+                .map(|n| (id(n), title(n), "waiting for review".into()))
+                .collect(),
+            next: (0..next).map(|n| (id(n), title(n))).collect(),
+            phases: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn prime_stays_under_its_budget_and_says_what_it_left_out() {
+        let text = prime(&summary(3000, 400, 5), Some("Session resumed."));
+        assert!(
+            text.chars().count() <= PRIME_MAX_CHARS,
+            "{} chars",
+            text.chars().count()
+        );
+        assert!(
+            text.contains("more"),
+            "cut lists say how many were left out:\n{text}"
+        );
+        assert!(
+            text.starts_with("Session resumed.\ncairn project `web`"),
+            "{text}"
+        );
+        assert!(
+            text.ends_with(WORKFLOW),
+            "the workflow always closes it:\n{text}"
+        );
+    }
+
+    #[test]
+    fn prime_says_when_nothing_is_ready() {
+        let text = prime(&summary(0, 1, 0), None);
+        assert!(text.contains("Blocked:\n- T-001 "), "{text}");
+        assert!(text.contains("Nothing is ready"), "{text}");
+    }
 
     #[test]
     fn task_steps_name_the_task() {

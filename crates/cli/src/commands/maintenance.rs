@@ -2,10 +2,10 @@
 
 use std::fmt::Write as _;
 
-use cairn_domain::project::report::PRIME_MAX_CHARS;
 use cairn_domain::project::service::{LogQuery, ReconcileScope};
 use cairn_domain::project::{TaskId, TaskStatus};
 use cairn_domain::time::format_rfc3339;
+use cairn_render::PRIME_MAX_CHARS;
 use serde_json::{Map, Value, json};
 
 use super::{Ctx, Report};
@@ -354,16 +354,13 @@ pub fn status(ctx: &Ctx) -> Result<Report, Failure> {
                 .map(|(id, t)| (id.to_string(), t.clone()))
                 .collect(),
         );
-        if s.total == 0 {
-            out.push_str(&style.next_step("cairn task add TITLE"));
-        } else if let Some((id, _)) = s.next.first() {
-            out.push('\n');
-            out.push_str(&style.next_step(&format!("cairn task start {id}")));
-        } else if s.in_progress.is_empty() && !s.blocked.is_empty() {
-            out.push('\n');
-            out.push_str(&style.next_step(
-                "nothing is ready until a blocker is resolved: `cairn task unblock ID`",
-            ));
+        let steps = s.next_steps();
+        if !steps.is_empty() {
+            // An empty project's lists are empty too: no blank line to separate from.
+            if s.total > 0 {
+                out.push('\n');
+            }
+            out.push_str(&style.next_step(&cairn_render::commands(&steps)));
         }
         out
     })
@@ -371,7 +368,8 @@ pub fn status(ctx: &Ctx) -> Result<Report, Failure> {
 
 pub fn prime(ctx: &Ctx, args: PrimeArgs) -> Result<Report, Failure> {
     let p = ctx.project()?;
-    let text = ctx.block_on(ctx.service.prime(&p, args.header.as_deref()))?;
+    let summary = ctx.block_on(ctx.service.prime(&p))?;
+    let text = cairn_render::prime(&summary, args.header.as_deref());
     debug_assert!(text.chars().count() <= PRIME_MAX_CHARS);
     let chars = text.chars().count();
     ctx.emit(&json!({"prime": text, "chars": chars}), |_| {

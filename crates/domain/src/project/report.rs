@@ -1,5 +1,6 @@
 //! Read-only views over a project: the integrity diagnosis behind `doctor`, the summary behind
-//! `status`, and `prime`, the compact context handed to an agent.
+//! `status`, and `prime`, the compact context handed to an agent. These are values: the text
+//! each interface shows is rendered outside the domain (`cairn-render` for the CLI and the hook).
 
 use std::collections::{HashMap, HashSet};
 
@@ -330,6 +331,29 @@ pub struct Summary {
     pub phases: Vec<(String, String)>,
 }
 
+impl Summary {
+    /// What to do next, most useful first: add a task to an empty project, start the first ready
+    /// one, or, when only blockers stand in the way, unblock the first.
+    pub fn next_steps(&self) -> Vec<NextStep> {
+        if self.total == 0 {
+            vec![NextStep::AddTask]
+        } else if let Some((task, _)) = self.next.first() {
+            vec![NextStep::Start { task: task.clone() }]
+        } else if let (true, Some((task, _, _))) =
+            (self.in_progress.is_empty(), self.blocked.first())
+        {
+            vec![NextStep::Unblock { task: task.clone() }]
+        } else {
+            Vec::new()
+        }
+    }
+
+    /// Every non-cancelled leaf is complete (and there is at least one).
+    pub fn all_complete(&self) -> bool {
+        self.leaves_total > 0 && self.leaves_complete == self.leaves_total
+    }
+}
+
 pub fn summarize(state: &ProjectState, next_count: usize) -> Summary {
     let doc = &state.tasks;
     let mut counts = HashMap::new();
@@ -391,102 +415,11 @@ pub fn summarize(state: &ProjectState, next_count: usize) -> Summary {
     }
 }
 
-/// The most characters `prime` ever returns, however large the store.
-pub const PRIME_MAX_CHARS: usize = 2_000;
+/// How many ready tasks [`prime`] lists.
+pub const PRIME_NEXT_TASKS: usize = 5;
 
-/// Compact context for an agent: what the project is, where it stands, what is under way or
-/// stuck, what to do next, and the commands to do it with. Lists are cut to fit
-/// [`PRIME_MAX_CHARS`], saying how many were left out.
-pub fn prime(state: &ProjectState, header: Option<&str>) -> String {
-    let s = summarize(state, 5);
-    let mut out = String::new();
-    if let Some(h) = header {
-        out.push_str(h);
-        out.push('\n');
-    }
-    out.push_str(&format!(
-        "cairn project `{}` — {} [{}]\n",
-        s.project,
-        clip(&s.name, 80),
-        s.status
-    ));
-    out.push_str(&format!("Goal: {}\n", clip(&s.goal, 240)));
-    let pct = (s.leaves_complete * 100)
-        .checked_div(s.leaves_total)
-        .unwrap_or(0);
-    out.push_str(&format!(
-        "Progress: {}/{} tasks complete ({pct}%)\n",
-        s.leaves_complete, s.leaves_total
-    ));
-    let tail = "Workflow: `cairn task next` → `cairn task start ID` → `cairn task complete ID`; `cairn task decompose ID --into …` when a task is too big; `cairn task block ID --reason …` when stuck. Never edit .claude/projects/ files by hand.\n";
-    let budget = PRIME_MAX_CHARS.saturating_sub(tail.chars().count());
-    let sections: [(&str, Vec<String>); 3] = [
-        (
-            "In progress",
-            s.in_progress
-                .iter()
-                .map(|(id, t)| format!("{id} {}", clip(t, 90)))
-                .collect(),
-        ),
-        (
-            "Blocked",
-            s.blocked
-                .iter()
-                .map(|(id, t, why)| format!("{id} {} — {}", clip(t, 70), clip(why, 80)))
-                .collect(),
-        ),
-        (
-            "Next ready",
-            s.next
-                .iter()
-                .map(|(id, t)| format!("{id} {}", clip(t, 90)))
-                .collect(),
-        ),
-    ];
-    for (title, items) in sections {
-        if items.is_empty() {
-            continue;
-        }
-        let heading = format!("{title}:\n");
-        if out.chars().count() + heading.chars().count() + 40 > budget {
-            break;
-        }
-        out.push_str(&heading);
-        for (i, item) in items.iter().enumerate() {
-            let line = format!("- {item}\n");
-            let more = format!("- … and {} more\n", items.len() - i);
-            if out.chars().count() + line.chars().count() + more.chars().count() > budget {
-                out.push_str(&more);
-                break;
-            }
-            out.push_str(&line);
-        }
-    }
-    if s.next.is_empty() && s.in_progress.is_empty() {
-        out.push_str(
-            if s.leaves_total > 0 && s.leaves_complete == s.leaves_total {
-                "All tasks are complete.\n"
-            } else {
-                "Nothing is ready: add tasks with `cairn task add`, or unblock one.\n"
-            },
-        );
-    }
-    out.push_str(tail);
-    // The pieces above are budgeted; this is the hard guarantee.
-    if out.chars().count() > PRIME_MAX_CHARS {
-        out = out.chars().take(PRIME_MAX_CHARS - 1).collect::<String>();
-        out.push('…');
-    }
-    out
-}
-
-fn clip(text: &str, max: usize) -> String {
-    let one_line = text.replace(['\n', '\r'], " ");
-    if one_line.chars().count() <= max {
-        one_line
-    } else {
-        let mut s: String = one_line.chars().take(max.saturating_sub(1)).collect();
-        s.push('…');
-        s
-    }
+/// What an agent is told at session start (the text is `cairn_render::prime`): the summary,
+/// with the few next ready tasks.
+pub fn prime(state: &ProjectState) -> Summary {
+    summarize(state, PRIME_NEXT_TASKS)
 }
