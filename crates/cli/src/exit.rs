@@ -14,7 +14,9 @@
 //! | 9 | `cairn doctor` found problems it did not fix |
 //!
 //! A refused command (3–8) changes nothing. Every failure is printed on stderr as
-//! `error: <message>`, followed by `hint: <next step>` where there is one.
+//! `error: <message>`, then one `caused by: <cause>` line per cause (an error's text never
+//! repeats its cause's), then `hint: <next step>` where there is one — a domain refusal's typed
+//! next steps rendered by `cairn_render`.
 
 use std::fmt;
 
@@ -101,7 +103,12 @@ impl From<Error> for Failure {
 
 impl From<StoreError> for Failure {
     fn from(e: StoreError) -> Self {
-        let message = e.to_string();
+        let mut message = e.to_string();
+        // The causes are not repeated in the error's own text: print each on its line.
+        for cause in cairn_render::causes(&e) {
+            message.push_str("\ncaused by: ");
+            message.push_str(&cause);
+        }
         let (code, hint) = match &e {
             StoreError::NotFound { what: "project", .. } => (
                 Code::NotFound,
@@ -257,6 +264,29 @@ mod tests {
         for (failure, code) in cases {
             assert_eq!(failure.code, code, "{failure}");
         }
+    }
+
+    #[test]
+    fn a_store_failure_prints_each_cause_once_on_its_own_line() {
+        let failure: Failure = StoreError::AfterCommit {
+            source: Box::new(StoreError::Io {
+                op: "append to",
+                path: "progress/log.md".into(),
+                source: std::io::Error::new(std::io::ErrorKind::StorageFull, "no space left"),
+            }),
+        }
+        .into();
+        let text = failure.to_string();
+        assert!(
+            text.starts_with(
+                "error: the change was saved, but recording it failed; do not repeat it\n\
+                 caused by: append to progress/log.md\n\
+                 caused by: no space left\n\
+                 hint: "
+            ),
+            "{text}"
+        );
+        assert_eq!(text.matches("no space left").count(), 1, "{text}");
     }
 
     trait IntoFailure {

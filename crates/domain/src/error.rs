@@ -34,7 +34,8 @@ impl DomainError {
     }
 }
 
-/// An adapter failing to read or write. Variants carry the path (or key) and the operation.
+/// An adapter failing to read or write. Variants carry the path (or key) and the operation; a
+/// cause is reached through `source()`, not repeated in the text.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     #[error("{what} `{id}` not found")]
@@ -55,14 +56,15 @@ pub enum StoreError {
     Invalid { path: String, detail: String },
 
     /// The change itself was saved, but what follows it (the checkpoint, the log entry) failed:
-    /// repeating the operation would apply it twice.
-    #[error("the change was saved, but recording it failed: {source}; do not repeat it")]
+    /// repeating the operation would apply it twice. Like every error here that wraps a cause,
+    /// its text does not repeat the cause's: callers print the chain (`source()`).
+    #[error("the change was saved, but recording it failed; do not repeat it")]
     AfterCommit {
         #[source]
         source: Box<StoreError>,
     },
 
-    #[error("{op} {path}: {source}")]
+    #[error("{op} {path}")]
     Io {
         op: &'static str,
         path: String,
