@@ -158,10 +158,7 @@ impl From<DomainError> for Failure {
             // Not reachable from the project commands; a refusal is the honest default.
             DomainError::Plan(_) | DomainError::Execution(_) => Code::Refused,
         };
-        let steps = match &e {
-            DomainError::Project(p) => p.next_steps(),
-            _ => Vec::new(),
-        };
+        let steps = e.next_steps();
         Failure {
             code,
             message: e.to_string(),

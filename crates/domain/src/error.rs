@@ -26,6 +26,18 @@ pub enum DomainError {
 }
 
 impl DomainError {
+    /// What to do about the refusal, first step first (see [`crate::NextStep`]); empty when
+    /// the message says all there is.
+    pub fn next_steps(&self) -> Vec<crate::NextStep> {
+        match self {
+            DomainError::Project(p) => p.next_steps(),
+            DomainError::Invalid { .. }
+            | DomainError::Orchestration(_)
+            | DomainError::Plan(_)
+            | DomainError::Execution(_) => Vec::new(),
+        }
+    }
+
     pub fn invalid(field: impl Into<String>, message: impl Into<String>) -> Self {
         Self::Invalid {
             field: field.into(),
@@ -80,4 +92,15 @@ pub enum Error {
     Domain(#[from] DomainError),
     #[error(transparent)]
     Store(#[from] StoreError),
+}
+
+impl Error {
+    /// A refusal's next steps; a store failure's remedies belong to each interface (they name
+    /// files and processes), so it has none here.
+    pub fn next_steps(&self) -> Vec<crate::NextStep> {
+        match self {
+            Error::Domain(d) => d.next_steps(),
+            Error::Store(_) => Vec::new(),
+        }
+    }
 }
