@@ -78,6 +78,14 @@ fn doctor_reports_and_fixes_a_parent_left_stuck_by_an_older_file() {
         "doctor alone changes nothing"
     );
 
+    let typed = repo.run(&["--json", "doctor"]);
+    let typed: serde_json::Value = serde_json::from_str(&typed.stdout).expect("doctor JSON");
+    assert_eq!(
+        typed["findings"][0]["next_steps"],
+        serde_json::json!([{"action": "doctor_fix"}]),
+        "{typed}"
+    );
+
     let fixed = repo.ok(&["doctor", "--fix"]);
     assert!(
         fixed.contains("T-001: cancelled: all its subtasks were cancelled"),
@@ -137,4 +145,24 @@ fn a_new_task_takes_one_of_the_five_levels() {
     }
     let epic = repo.json(&["task", "add", "Plan the release", "--level", "epic"]);
     assert_eq!(epic["level"], "epic");
+}
+
+#[test]
+fn doctor_names_the_command_that_fixes_what_it_cannot() {
+    let repo = Repo::with_project();
+    let a = repo.add(&["Pick a database"]);
+    let b = repo.add(&["Write the migrations", "--depends", &a]);
+    repo.ok(&["task", "cancel", &a]);
+
+    let found = repo.run(&["doctor"]);
+    assert!(
+        found.stdout.contains("cancelled-dependency")
+            && found
+                .stdout
+                .contains(&format!("fix: cairn task depend {b} --on {a} --remove")),
+        "{}",
+        found.stdout
+    );
+    repo.ok(&["task", "depend", &b, "--on", &a, "--remove"]);
+    assert_eq!(repo.ok(&["doctor"]).lines().count(), 1);
 }
