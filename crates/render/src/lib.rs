@@ -7,6 +7,7 @@
 
 use cairn_domain::NextStep;
 use cairn_domain::project::report::Summary;
+use cairn_domain::project::{TaskDoc, TaskId};
 
 /// The `cairn` command line that carries out `step`.
 pub fn command(step: &NextStep) -> String {
@@ -166,10 +167,62 @@ fn clip(text: &str, max: usize) -> String {
     }
 }
 
+/// `cairn task graph`: Mermaid or Graphviz dot of dependencies (solid) and hierarchy (dotted).
+pub fn graph(doc: &TaskDoc, dot: bool) -> String {
+    let node = |id: &TaskId| id.as_str().replace('-', "_");
+    let mut out = String::new();
+    if dot {
+        out.push_str("digraph tasks {\n  rankdir=LR;\n");
+        for t in &doc.tasks {
+            out.push_str(&format!(
+                "  {} [label=\"{}\\n{}\\n{}\"];\n",
+                node(&t.id),
+                t.id,
+                t.title.replace('"', "'"),
+                t.status
+            ));
+        }
+        for t in &doc.tasks {
+            for d in &t.dependencies {
+                out.push_str(&format!("  {} -> {};\n", node(d), node(&t.id)));
+            }
+            for c in t.children() {
+                out.push_str(&format!(
+                    "  {} -> {} [style=dotted, arrowhead=none];\n",
+                    node(&t.id),
+                    node(c)
+                ));
+            }
+        }
+        out.push_str("}\n");
+    } else {
+        out.push_str("graph LR\n");
+        for t in &doc.tasks {
+            let title = t.title.replace(['"', '[', ']'], "'");
+            out.push_str(&format!(
+                "  {}[\"{} {}<br/>{}\"]\n",
+                node(&t.id),
+                t.id,
+                title,
+                t.status
+            ));
+        }
+        for t in &doc.tasks {
+            for d in &t.dependencies {
+                out.push_str(&format!("  {} --> {}\n", node(d), node(&t.id)));
+            }
+            for c in t.children() {
+                out.push_str(&format!("  {} -.- {}\n", node(&t.id), node(c)));
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use cairn_domain::project::TaskId;
+
     use std::collections::HashMap;
 
     fn summary(in_progress: usize, blocked: usize, next: usize) -> Summary {

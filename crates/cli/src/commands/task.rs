@@ -171,7 +171,7 @@ pub fn run(ctx: &Ctx, command: TaskCommand) -> Result<Report, Failure> {
         TaskCommand::Graph { format } => {
             let state = ctx.block_on(ctx.service.load(p))?;
             let dot = format == GraphFormat::Dot;
-            let text = graph::render_graph(&state.tasks, dot);
+            let text = cairn_render::graph(&state.tasks, dot);
             let name = if dot { "dot" } else { "mermaid" };
             ctx.emit(&json!({"format": name, "graph": text}), |_| text.clone())
         }
