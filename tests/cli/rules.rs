@@ -166,3 +166,30 @@ fn doctor_names_the_command_that_fixes_what_it_cannot() {
     repo.ok(&["task", "depend", &b, "--on", &a, "--remove"]);
     assert_eq!(repo.ok(&["doctor"]).lines().count(), 1);
 }
+
+#[test]
+fn a_refusal_names_the_command_to_run_first() {
+    let repo = Repo::with_project();
+    let id = repo.add(&["Write the changelog"]);
+    let refused = repo.fails(&["task", "complete", &id], code::REFUSED);
+    assert!(
+        refused
+            .stderr
+            .contains("cannot move from PENDING to COMPLETE")
+            && refused
+                .stderr
+                .contains(&format!("hint: cairn task start {id}")),
+        "{}",
+        refused.stderr
+    );
+    assert!(
+        !refused
+            .stderr
+            .lines()
+            .next()
+            .unwrap_or("")
+            .contains("cairn task"),
+        "the message says why in words; the command is on the hint line: {}",
+        refused.stderr
+    );
+}
