@@ -6,6 +6,7 @@ mod errors;
 mod everyday;
 mod json_shapes;
 mod lifecycle;
+mod rules;
 mod setup;
 mod snapshots;
 mod support;

@@ -533,7 +533,7 @@ pub fn profile(args: &[String]) -> Result<(), String> {
     let _ = cairn_domain::project::graph::schedule(&state.tasks);
     step("schedule", t);
     let t = Instant::now();
-    let _ = cairn_domain::project::report::prime(&state, None);
+    let _ = cairn_render::prime(&cairn_domain::project::report::prime(&state), None);
     step("prime", t);
     let t = Instant::now();
     let _ = cairn_domain::project::policy::stale_candidates(&state.tasks, chrono::Utc::now());

@@ -14,15 +14,17 @@
 //! | 9 | `cairn doctor` found problems it did not fix |
 //!
 //! A refused command (3–8) changes nothing. Every failure is printed on stderr as
-//! `error: <message>`, followed by `hint: <next step>` where there is one. Under `--json` it is
-//! printed on stdout instead, as `{"error": {"kind", "message", "hint", "exit_code"}}` (see
-//! [`Failure::to_json`]), with the same exit code.
+//! `error: <message>`, then one `caused by: <cause>` line per cause (an error's text never
+//! repeats its cause's), then `hint: <next step>` where there is one — a domain refusal's typed
+//! next steps rendered by `cairn_render`. Under `--json` it is printed on stdout instead, as
+//! `{"error": {"kind", "message", "hint", "exit_code"}}` (see [`Failure::to_json`]), with the
+//! same exit code.
 
 use std::fmt;
 
 use cairn_domain::orchestration::OrchestrationError;
 use cairn_domain::project::ProjectError;
-use cairn_domain::{DomainError, Error, NextStep, StoreError};
+use cairn_domain::{DomainError, Error, StoreError};
 
 /// The help text of the table above, for `cairn --help`.
 pub const EXIT_CODES_HELP: &str = "Exit codes:
@@ -139,7 +141,12 @@ impl From<Error> for Failure {
 
 impl From<StoreError> for Failure {
     fn from(e: StoreError) -> Self {
-        let message = e.to_string();
+        let mut message = e.to_string();
+        // The causes are not repeated in the error's own text: print each on its line.
+        for cause in cairn_render::causes(&e) {
+            message.push_str("\ncaused by: ");
+            message.push_str(&cause);
+        }
         let kind = match &e {
             StoreError::NotFound { .. } => "not_found",
             StoreError::AlreadyExists { .. } => "already_exists",
@@ -192,27 +199,6 @@ impl From<StoreError> for Failure {
 
 impl From<DomainError> for Failure {
     fn from(e: DomainError) -> Self {
-        // The domain's own hint reads better on its own `hint:` line than inside the message.
-        if let DomainError::Project(ProjectError::IllegalTransition {
-            task,
-            from,
-            to,
-            allowed,
-            hint: Some(hint),
-        }) = &e
-        {
-            let plain = ProjectError::IllegalTransition {
-                task: task.clone(),
-                from: *from,
-                to: *to,
-                allowed: allowed.clone(),
-                hint: None,
-            };
-            return Failure::new(Code::Refused, plain.to_string())
-                .with_hint(hint.clone())
-                .with_kind("illegal_transition");
-        }
-        let message = e.to_string();
         let kind = match &e {
             DomainError::Invalid { .. } => "invalid",
             DomainError::Project(p) => project_kind(p),
@@ -220,18 +206,19 @@ impl From<DomainError> for Failure {
             DomainError::Plan(_) => "plan",
             DomainError::Execution(_) => "execution",
         };
-        let (code, hint) = match &e {
-            DomainError::Invalid { .. } => (Code::Invalid, None),
+        let code = match &e {
+            DomainError::Invalid { .. } => Code::Invalid,
             DomainError::Project(p) => project_code(p),
-            DomainError::Orchestration(o) => (orchestration_code(o), None),
+            DomainError::Orchestration(o) => orchestration_code(o),
             // Not reachable from the project commands; a refusal is the honest default.
-            DomainError::Plan(_) | DomainError::Execution(_) => (Code::Refused, None),
+            DomainError::Plan(_) | DomainError::Execution(_) => Code::Refused,
         };
+        let steps = e.next_steps();
         Failure {
             code,
             kind,
-            message,
-            hint,
+            message: e.to_string(),
+            hint: (!steps.is_empty()).then(|| cairn_render::commands(&steps)),
         }
     }
 }
@@ -261,63 +248,27 @@ fn project_kind(e: &ProjectError) -> &'static str {
     }
 }
 
-fn project_code(e: &ProjectError) -> (Code, Option<String>) {
+fn project_code(e: &ProjectError) -> Code {
     use ProjectError::*;
     match e {
-        UnknownTask { .. } | UnknownDependency { .. } => (
-            Code::NotFound,
-            Some("`cairn task list` shows the task ids".to_owned()),
-        ),
-        UnknownPhase { .. } => (
-            Code::NotFound,
-            Some(format!(
-                "`{}` declares a phase",
-                cairn_render::command(&NextStep::AddPhase)
-            )),
-        ),
-        NoProjects => (Code::NotFound, None),
-        AmbiguousProject { .. } => (Code::Usage, None),
-        IllegalTransition { task, .. } => (
-            Code::Refused,
-            Some(format!("`cairn task show {task}` shows where it stands")),
-        ),
-        ParentNotExecutable { .. } => (
-            Code::Refused,
-            Some("work on its subtasks: `cairn task list` shows them indented under it".to_owned()),
-        ),
-        SelfDependency { .. }
+        UnknownTask { .. } | UnknownDependency { .. } | UnknownPhase { .. } | NoProjects => {
+            Code::NotFound
+        }
+        AmbiguousProject { .. } => Code::Usage,
+        PhaseExists { .. } => Code::AlreadyExists,
+        IllegalTransition { .. }
+        | ParentNotExecutable { .. }
+        | SelfDependency { .. }
         | Cycle { .. }
         | DependenciesUnmet { .. }
         | BlockedDescendant { .. }
         | CannotDecompose { .. }
         | NotADependency { .. }
-        | PhaseClosed { .. } => (Code::Refused, None),
-        FinishedTaskEdit { .. } => (
-            Code::Refused,
-            Some(format!(
-                "new work is a new task: `{}`",
-                cairn_render::command(&NextStep::AddTask)
-            )),
-        ),
-        PhaseExists { .. } => (Code::AlreadyExists, Some(list_phases_hint())),
-        PhaseTransition { .. } => (Code::Refused, Some(list_phases_hint())),
-        PhaseHasOpenTasks { phase, .. } => (
-            Code::Refused,
-            Some(format!(
-                "`{}` completes it anyway and lists what was left open",
-                cairn_render::command(&NextStep::ForceCompletePhase {
-                    phase: phase.clone()
-                })
-            )),
-        ),
+        | PhaseClosed { .. }
+        | FinishedTaskEdit { .. }
+        | PhaseTransition { .. }
+        | PhaseHasOpenTasks { .. } => Code::Refused,
     }
-}
-
-fn list_phases_hint() -> String {
-    format!(
-        "`{}` shows where each phase stands",
-        cairn_render::command(&NextStep::ListPhases)
-    )
 }
 
 fn orchestration_code(e: &OrchestrationError) -> Code {
@@ -352,7 +303,6 @@ mod tests {
                     from: TaskStatus::Pending,
                     to: TaskStatus::Complete,
                     allowed: vec![],
-                    hint: None,
                 }
                 .into_failure(),
                 Code::Refused,
@@ -396,6 +346,29 @@ mod tests {
         for (failure, code) in cases {
             assert_eq!(failure.code, code, "{failure}");
         }
+    }
+
+    #[test]
+    fn a_store_failure_prints_each_cause_once_on_its_own_line() {
+        let failure: Failure = StoreError::AfterCommit {
+            source: Box::new(StoreError::Io {
+                op: "append to",
+                path: "progress/log.md".into(),
+                source: std::io::Error::new(std::io::ErrorKind::StorageFull, "no space left"),
+            }),
+        }
+        .into();
+        let text = failure.to_string();
+        assert!(
+            text.starts_with(
+                "error: the change was saved, but recording it failed; do not repeat it\n\
+                 caused by: append to progress/log.md\n\
+                 caused by: no space left\n\
+                 hint: "
+            ),
+            "{text}"
+        );
+        assert_eq!(text.matches("no space left").count(), 1, "{text}");
     }
 
     trait IntoFailure {

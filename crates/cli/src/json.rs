@@ -37,8 +37,9 @@
 //!
 //! where *Checkpoint* is `{"number": N, "name": "checkpoint-NNN", "written_at": "<RFC 3339>"|null,
 //! "size_bytes": n}`, *Change* is `{"task", "from", "to", "reason"}`, *Finding* is `{"severity":
-//! "error"|"warning", "code", "task": id|null, "message", "fixable": bool}` and *Ref* is `{"id",
-//! "title"}`. `counts` lists every status, zeros included, in the order of the status table.
+//! "error"|"warning", "code", "task": id|null, "message", "fixable": bool, "next_steps": [Step, …]}`,
+//! *Step* is a typed next step, `{"action": "doctor_fix"}` or `{"action": "remove_dependency",
+//! "task", "on"}` (`cairn_domain::NextStep`), and *Ref* is `{"id", "title"}`. `counts` lists every status, zeros included, in the order of the status table.
 //! `completions` prints the shell script whatever `--json` says.
 //!
 //! **Errors under `--json`** go to stdout like any answer, so a program reads one JSON value

@@ -26,6 +26,18 @@ pub enum DomainError {
 }
 
 impl DomainError {
+    /// What to do about the refusal, first step first (see [`crate::NextStep`]); empty when
+    /// the message says all there is.
+    pub fn next_steps(&self) -> Vec<crate::NextStep> {
+        match self {
+            DomainError::Project(p) => p.next_steps(),
+            DomainError::Invalid { .. }
+            | DomainError::Orchestration(_)
+            | DomainError::Plan(_)
+            | DomainError::Execution(_) => Vec::new(),
+        }
+    }
+
     pub fn invalid(field: impl Into<String>, message: impl Into<String>) -> Self {
         Self::Invalid {
             field: field.into(),
@@ -34,7 +46,8 @@ impl DomainError {
     }
 }
 
-/// An adapter failing to read or write. Variants carry the path (or key) and the operation.
+/// An adapter failing to read or write. Variants carry the path (or key) and the operation; a
+/// cause is reached through `source()`, not repeated in the text.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     #[error("{what} `{id}` not found")]
@@ -44,7 +57,7 @@ pub enum StoreError {
     AlreadyExists { what: &'static str, id: String },
 
     #[error(
-        "gave up after {waited_ms} ms waiting for the lock on {lock}: another cairn process is holding it"
+        "gave up after {waited_ms} ms waiting for the lock on {lock}: another process is holding it"
     )]
     LockTimeout { lock: String, waited_ms: u64 },
 
@@ -55,14 +68,15 @@ pub enum StoreError {
     Invalid { path: String, detail: String },
 
     /// The change itself was saved, but what follows it (the checkpoint, the log entry) failed:
-    /// repeating the operation would apply it twice.
-    #[error("the change was saved, but recording it failed: {source}; do not repeat it")]
+    /// repeating the operation would apply it twice. Like every error here that wraps a cause,
+    /// its text does not repeat the cause's: callers print the chain (`source()`).
+    #[error("the change was saved, but recording it failed; do not repeat it")]
     AfterCommit {
         #[source]
         source: Box<StoreError>,
     },
 
-    #[error("{op} {path}: {source}")]
+    #[error("{op} {path}")]
     Io {
         op: &'static str,
         path: String,
@@ -78,4 +92,15 @@ pub enum Error {
     Domain(#[from] DomainError),
     #[error(transparent)]
     Store(#[from] StoreError),
+}
+
+impl Error {
+    /// A refusal's next steps; a store failure's remedies belong to each interface (they name
+    /// files and processes), so it has none here.
+    pub fn next_steps(&self) -> Vec<crate::NextStep> {
+        match self {
+            Error::Domain(d) => d.next_steps(),
+            Error::Store(_) => Vec::new(),
+        }
+    }
 }

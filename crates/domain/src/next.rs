@@ -51,4 +51,8 @@ pub enum NextStep {
     AddTaskToPhase { phase: String },
     /// Complete a phase although some of its tasks are still open.
     ForceCompletePhase { phase: String },
+    /// List the tasks, with their ids.
+    ListTasks,
+    /// Show where one task stands.
+    ShowTask { task: TaskId },
 }

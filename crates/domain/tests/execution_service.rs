@@ -158,7 +158,8 @@ async fn a_fresh_lock_refuses_and_changes_nothing() {
         matches!(&err, ExecutionError::SessionLocked { session, .. } if session == "user-auth-20260205-143022")
     );
     assert!(
-        err.to_string().contains("taken 1h 12m ago") && err.to_string().contains("--force"),
+        err.to_string().contains("taken 1h 12m ago")
+            && err.to_string().contains("forcing the lock"),
         "{err}"
     );
     assert_eq!(store.read_live().await.unwrap(), before);

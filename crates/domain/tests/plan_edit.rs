@@ -66,7 +66,10 @@ fn plan_files_follow_the_lifecycle_matrix() {
         !writable_plan_files(RePlan).contains(&PlanFile::Plan),
         "RE-PLAN must not write plan.md"
     );
-    assert!(reason(decide_edit(Execute, &format!("{DIR}/state.md"), DIR)).contains("cairn plan"));
+    assert!(
+        reason(decide_edit(Execute, &format!("{DIR}/state.md"), DIR))
+            .contains("the plan's own operations")
+    );
     assert!(
         reason(decide_edit(Reflect, &format!("{DIR}/decisions.md"), DIR)).contains("append-only")
     );

@@ -1,10 +1,10 @@
 //! The task aggregate checked against a reference model.
 //!
 //! The reference is a deliberately naive re-statement of SPEC §2: statuses in a Vec, the
-//! transition table as a list of pairs, the completion cascade as a fixpoint over every parent,
-//! and cycles found by peeling sinks (Kahn) rather than the real code's DFS. Random sequences of
-//! add / decompose / depend / move must be accepted or refused identically by both, leave both in
-//! the same state, and keep the invariants after every step.
+//! transition table as a list of pairs, the completion and cancellation cascades as a fixpoint
+//! over every parent, and cycles found by peeling sinks (Kahn) rather than the real code's DFS.
+//! Random sequences of add / decompose / depend / move must be accepted or refused identically by
+//! both, leave both in the same state, and keep the invariants after every step.
 
 use std::collections::HashSet;
 
@@ -147,7 +147,7 @@ impl Model {
             let mut changed = false;
             for i in 0..self.tasks.len() {
                 let t = &self.tasks[i];
-                if t.children.is_empty() || t.status != InProgress {
+                if t.children.is_empty() {
                     continue;
                 }
                 let live: Vec<TaskStatus> = t
@@ -156,8 +156,13 @@ impl Model {
                     .map(|&c| self.tasks[c].status)
                     .filter(|s| *s != Cancelled)
                     .collect();
-                if !live.is_empty() && live.iter().all(|s| *s == Complete) {
+                if t.status == InProgress && !live.is_empty() && live.iter().all(|s| *s == Complete)
+                {
                     self.tasks[i].status = Complete;
+                    changed = true;
+                } else if live.is_empty() && TABLE.contains(&(t.status, Cancelled)) {
+                    // Every child cancelled: nothing is left to do under it.
+                    self.tasks[i].status = Cancelled;
                     changed = true;
                 }
             }
@@ -167,8 +172,10 @@ impl Model {
         }
     }
 
-    fn open_and_unblocked(&self, i: usize) -> bool {
-        !matches!(self.tasks[i].status, Complete | Cancelled | Blocked)
+    /// Decomposing leaves the task IN_PROGRESS, so the table must allow it to get there.
+    fn decomposable(&self, i: usize) -> bool {
+        let status = self.tasks[i].status;
+        status == InProgress || TABLE.contains(&(status, InProgress))
     }
 
     /// Applies `op` if the rules allow it; says whether they did.
@@ -193,7 +200,7 @@ impl Model {
                 parent: Some(p),
                 deps,
             } => {
-                if !self.open_and_unblocked(*p) {
+                if !self.decomposable(*p) {
                     return false;
                 }
                 let mut trial = self.clone();
@@ -219,7 +226,7 @@ impl Model {
                 true
             }
             Op::Decompose { task, children } => {
-                if !self.open_and_unblocked(*task) {
+                if !self.decomposable(*task) {
                     return false;
                 }
                 for _ in 0..*children {
@@ -463,6 +470,15 @@ impl StateMachineTest for Real {
                         c
                     );
                 }
+            }
+            if t.is_parent()
+                && t.status.is_open()
+                && t.status != Blocked
+                && t.children()
+                    .iter()
+                    .all(|c| index.get(c).is_some_and(|c| c.status == Cancelled))
+            {
+                panic!("{} is {} but every subtask was cancelled", t.id, t.status);
             }
             if index.is_ready(t) {
                 assert!(

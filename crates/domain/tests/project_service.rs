@@ -639,7 +639,7 @@ async fn resolve_picks_the_only_or_the_in_progress_project() {
 }
 
 #[tokio::test]
-async fn prime_stays_under_its_budget_with_a_huge_store() {
+async fn prime_summarizes_a_huge_store_with_the_first_ready_tasks() {
     let (service, _) = memory_service().await;
     let store = service.store().clone();
     store
@@ -666,22 +666,13 @@ async fn prime_stays_under_its_budget_with_a_huge_store() {
         )
         .await
         .expect("bulk");
-    let text = service
-        .prime(&pid(), Some("Session resumed."))
-        .await
-        .expect("prime");
-    assert!(
-        text.chars().count() <= 2_000,
-        "{} chars",
-        text.chars().count()
-    );
-    assert!(
-        text.contains("more"),
-        "cut lists say how many were left out:\n{text}"
-    );
-    assert!(
-        text.contains("cairn task next"),
-        "prime tells the agent what to run"
+    let prime = service.prime(&pid()).await.expect("prime");
+    assert_eq!(prime.in_progress.len(), 40);
+    assert_eq!(prime.next.len(), report::PRIME_NEXT_TASKS);
+    assert_eq!(prime.next[0].0, tid(41), "the first ready task leads");
+    assert_eq!(
+        prime.next_steps(),
+        vec![cairn_domain::NextStep::Start { task: tid(41) }]
     );
 }
 

@@ -68,3 +68,186 @@ fn the_tidy_check_can_fail() {
     std::fs::remove_dir_all(&dir).ok();
     assert_eq!(offences.len(), 1, "{offences:?}");
 }
+
+/// The contents of every string literal in `source`, with the line it starts on. Comments (doc
+/// comments included) and char literals are skipped; raw strings are understood.
+fn string_literals(source: &str) -> Vec<(usize, String)> {
+    let chars: Vec<char> = source.chars().collect();
+    let mut out = Vec::new();
+    let mut line = 1;
+    let mut i = 0;
+    let at = |i: usize| chars.get(i).copied().unwrap_or('\0');
+    while i < chars.len() {
+        let c = chars[i];
+        if c == '\n' {
+            line += 1;
+            i += 1;
+        } else if c == '/' && at(i + 1) == '/' {
+            while i < chars.len() && chars[i] != '\n' {
+                i += 1;
+            }
+        } else if c == '/' && at(i + 1) == '*' {
+            let mut depth = 0;
+            while i < chars.len() {
+                if chars[i] == '/' && at(i + 1) == '*' {
+                    depth += 1;
+                    i += 2;
+                } else if chars[i] == '*' && at(i + 1) == '/' {
+                    depth -= 1;
+                    i += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    if chars[i] == '\n' {
+                        line += 1;
+                    }
+                    i += 1;
+                }
+            }
+        } else if c == '\'' {
+            // A char literal ('x', '\n', '\'') or a lifetime ('a): skip the former only.
+            if at(i + 1) == '\\' {
+                i += 2;
+                while i < chars.len() && chars[i] != '\'' {
+                    i += 1;
+                }
+                i += 1;
+            } else if at(i + 2) == '\'' {
+                i += 3;
+            } else {
+                i += 1;
+            }
+        } else if c == '"'
+            || (c == 'r' && matches!(at(i + 1), '"' | '#') && !ident(at_prev(&chars, i)))
+        {
+            let raw = c == 'r';
+            let mut hashes = 0;
+            if raw {
+                i += 1;
+                while at(i) == '#' {
+                    hashes += 1;
+                    i += 1;
+                }
+                if at(i) != '"' {
+                    continue;
+                }
+            }
+            i += 1;
+            let start_line = line;
+            let mut text = String::new();
+            while i < chars.len() {
+                let ch = chars[i];
+                if !raw && ch == '\\' {
+                    text.push(ch);
+                    text.push(at(i + 1));
+                    if at(i + 1) == '\n' {
+                        line += 1;
+                    }
+                    i += 2;
+                    continue;
+                }
+                if ch == '"' && (0..hashes).all(|k| at(i + 1 + k) == '#') {
+                    i += 1 + hashes;
+                    break;
+                }
+                if ch == '\n' {
+                    line += 1;
+                }
+                text.push(ch);
+                i += 1;
+            }
+            out.push((start_line, text));
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
+fn at_prev(chars: &[char], i: usize) -> char {
+    if i == 0 { ' ' } else { chars[i - 1] }
+}
+
+fn ident(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
+/// Command-line syntax in `text`: `cairn <word>` or a `--flag`.
+fn command_syntax(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    for (i, _) in text.match_indices("cairn ") {
+        let before = i.checked_sub(1).map(|b| bytes[b] as char).unwrap_or(' ');
+        if !ident(before) && bytes.get(i + 6).is_some_and(u8::is_ascii_lowercase) {
+            return Some(text[i..].chars().take(24).collect());
+        }
+    }
+    for (i, _) in text.match_indices("--") {
+        let before = i.checked_sub(1).map(|b| bytes[b] as char).unwrap_or(' ');
+        if !ident(before) && before != '-' && bytes.get(i + 2).is_some_and(u8::is_ascii_lowercase) {
+            return Some(text[i..].chars().take(24).collect());
+        }
+    }
+    None
+}
+
+fn scan_for_command_syntax(dir: &Path, offences: &mut Vec<String>) {
+    for entry in std::fs::read_dir(dir).expect("read domain src") {
+        let path = entry.expect("dir entry").path();
+        if path.is_dir() {
+            scan_for_command_syntax(&path, offences);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            let text = std::fs::read_to_string(&path).expect("read source");
+            for (line, literal) in string_literals(&text) {
+                if let Some(found) = command_syntax(&literal) {
+                    offences.push(format!("{}:{line}: `{found}`", path.display()));
+                }
+            }
+        }
+    }
+}
+
+/// Architecture invariant: no presentation in the domain. Refusals and reports carry typed
+/// `NextStep`s; each interface renders them (the CLI and the hook through `cairn-render`), so a
+/// renamed flag touches one renderer and the MCP server can say the same as a tool call.
+#[test]
+fn domain_strings_carry_no_command_syntax() {
+    let mut offences = Vec::new();
+    scan_for_command_syntax(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
+        &mut offences,
+    );
+    assert!(
+        offences.is_empty(),
+        "command syntax in domain string literals; return a NextStep and render it in cairn-render:\n{}",
+        offences.join("\n")
+    );
+}
+
+#[test]
+fn the_command_syntax_check_can_fail() {
+    let source = r##"
+        /// Doc comments may say `cairn task start`, and so may // comments: cairn task next.
+        fn f<'a>(x: &'a str) -> char {
+            let _ = "finish first: cairn task research T-1 --done";
+            let _ = r#"pick one with --project ID"#;
+            let _ = "cairn's own, x--y, -- alone";
+            '"'
+        }
+        const S: &str = "multi \
+            line --force";
+    "##;
+    let found: Vec<String> = string_literals(source)
+        .into_iter()
+        .filter_map(|(line, text)| command_syntax(&text).map(|f| format!("{line}: {f}")))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            "4: cairn task research T-1 ",
+            "5: --project ID",
+            "9: --force"
+        ],
+        "{found:?}"
+    );
+}

@@ -176,7 +176,10 @@ fn with_store(input: &HookInput, deps: &Deps<'_>) -> Handled {
             Err(e) => {
                 return Handled::failed(
                     root.clone(),
-                    format!("which project: {e} (set CAIRN_PROJECT to choose)"),
+                    format!(
+                        "which project: {} (set CAIRN_PROJECT to choose)",
+                        cairn_render::error_chain(&e)
+                    ),
                 );
             }
         };
@@ -192,7 +195,7 @@ fn with_store(input: &HookInput, deps: &Deps<'_>) -> Handled {
             _ => record(&service, &id, input).await.map(|()| None),
         };
         let output = result.unwrap_or_else(|e| {
-            problems.push(e.to_string());
+            problems.push(cairn_render::error_chain(&e));
             None
         });
         for r in service.take_recoveries() {
@@ -254,17 +257,20 @@ async fn session_start(
                 report = done;
                 state = service.load(id).await?;
             }
-            Err(e) => problems.push(format!("reconciliation: {e}")),
+            Err(e) => problems.push(format!("reconciliation: {}", cairn_render::error_chain(&e))),
         }
     }
     if let Err(e) = service.clean_debris(id).await {
-        problems.push(format!("debris cleanup: {e}"));
+        problems.push(format!("debris cleanup: {}", cairn_render::error_chain(&e)));
     }
     let checkpoint = if source == "compact" {
         match service.checkpoints(id).await {
             Ok(list) => list.last().map(|c| c.number),
             Err(e) => {
-                problems.push(format!("listing checkpoints: {e}"));
+                problems.push(format!(
+                    "listing checkpoints: {}",
+                    cairn_render::error_chain(&e)
+                ));
                 None
             }
         }
@@ -276,7 +282,7 @@ async fn session_start(
         problems.push(format!("recovered: {}", recovery_note(r)));
     }
     let header = session_header(source, &report, checkpoint, &recoveries);
-    let text = report::prime(&state, Some(&header));
+    let text = cairn_render::prime(&report::prime(&state), Some(&header));
     // The process exits right after answering: freeing tens of thousands of small allocations
     // one by one would only delay Claude. The OS reclaims the memory at exit.
     std::mem::forget(state);
@@ -292,7 +298,10 @@ async fn session_start(
         .record_session_event(id, "START", session_id(input), Some(detail))
         .await
     {
-        problems.push(format!("logging the session start: {e}"));
+        problems.push(format!(
+            "logging the session start: {}",
+            cairn_render::error_chain(&e)
+        ));
     }
     Ok(HookOutput::session_context(text))
 }

@@ -2,11 +2,12 @@
 
 use std::fmt::Write as _;
 
-use cairn_domain::project::report::{Finding, PRIME_MAX_CHARS, clip};
+use cairn_domain::project::report::{Finding, clip};
 use cairn_domain::project::service::Outlook;
 use cairn_domain::project::service::{LogQuery, ReconcileScope};
 use cairn_domain::project::{ProjectStatus, TaskId, TaskStatus};
 use cairn_domain::time::format_rfc3339;
+use cairn_render::PRIME_MAX_CHARS;
 use serde_json::{Map, Value, json};
 
 use super::{Ctx, Report};
@@ -256,6 +257,10 @@ pub fn doctor(ctx: &Ctx, args: DoctorArgs) -> Result<Report, Failure> {
                 cairn_domain::project::report::Severity::Warning => style.yellow("warning"),
             };
             let _ = writeln!(out, "{severity}  {}  {}", f.code, f.message);
+            // Fixable findings share the one `doctor --fix` line below.
+            if !f.fixable && !f.next_steps.is_empty() {
+                let _ = writeln!(out, "         fix: {}", cairn_render::commands(&f.next_steps));
+            }
         }
         for (path, detail) in &report.store.damaged {
             let _ = writeln!(out, "{}  damaged file {path}: {detail}", style.red("error  "));
@@ -414,16 +419,13 @@ pub fn status(ctx: &Ctx) -> Result<Report, Failure> {
                 .collect(),
             "`cairn task ready`",
         );
-        if s.total == 0 {
-            out.push_str(&style.next_step("cairn task add TITLE"));
-        } else if let Some((id, _)) = s.next.first() {
-            out.push('\n');
-            out.push_str(&style.next_step(&format!("cairn task start {id}")));
-        } else if s.in_progress.is_empty() && !s.blocked.is_empty() {
-            out.push('\n');
-            out.push_str(&style.next_step(
-                "nothing is ready until a blocker is resolved: `cairn task unblock ID`",
-            ));
+        let steps = s.next_steps();
+        if !steps.is_empty() {
+            // An empty project's lists are empty too: no blank line to separate from.
+            if s.total > 0 {
+                out.push('\n');
+            }
+            out.push_str(&style.next_step(&cairn_render::commands(&steps)));
         }
         out
     })
@@ -431,7 +433,8 @@ pub fn status(ctx: &Ctx) -> Result<Report, Failure> {
 
 pub fn prime(ctx: &Ctx, args: PrimeArgs) -> Result<Report, Failure> {
     let p = ctx.project()?;
-    let text = ctx.block_on(ctx.service.prime(&p, args.header.as_deref()))?;
+    let summary = ctx.block_on(ctx.service.prime(&p))?;
+    let text = cairn_render::prime(&summary, args.header.as_deref());
     debug_assert!(text.chars().count() <= PRIME_MAX_CHARS);
     let chars = text.chars().count();
     ctx.emit(&json!({"prime": text, "chars": chars}), |_| {

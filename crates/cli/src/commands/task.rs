@@ -235,7 +235,7 @@ fn graph(
         tasks: page.items.clone(),
         ..state.tasks.clone()
     };
-    let text = graph::render_graph(&shown, dot);
+    let text = cairn_render::graph(&shown, dot);
     let name = if dot { "dot" } else { "mermaid" };
     let mut value = page.fields();
     value.insert("format".into(), json!(name));
@@ -680,11 +680,19 @@ fn moved_text(style: &Style, moved: &Moved) -> String {
             arrow(*from, *to)
         );
     }
-    for (other, from, to) in moved.changes.iter().filter(|(t, _, _)| t != &task.id) {
-        let why = if *to == TaskStatus::Complete {
-            " (all its subtasks are complete)"
-        } else {
-            ""
+    // Subtasks cancelled with their parent come before the task's own change; the parents a
+    // cascade moved come after it.
+    let own = moved.changes.iter().position(|(t, _, _)| t == &task.id);
+    for (at, (other, from, to)) in moved.changes.iter().enumerate() {
+        if Some(at) == own {
+            continue;
+        }
+        let why = match to {
+            TaskStatus::Complete => " (all its subtasks are complete)",
+            TaskStatus::Cancelled if own.is_some_and(|own| at > own) => {
+                " (all its subtasks were cancelled)"
+            }
+            _ => "",
         };
         let _ = writeln!(out, "  also {other}: {}{why}", arrow(*from, *to));
     }

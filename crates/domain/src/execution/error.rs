@@ -18,7 +18,7 @@ pub enum ExecutionError {
 
     #[error(
         "execution session `{session}` holds the lock ({age}); a lock is stale only after {stale_after_hours} h. \
-         If that session is really dead, start again with --force"
+         If that session is really dead, start again forcing the lock"
     )]
     SessionLocked {
         session: String,

@@ -196,7 +196,7 @@ mod tests {
             .unwrap_err();
         let text = err.to_string();
         assert!(
-            text.contains("taken 1h 12m ago") && text.contains("--force") && text.contains("4 h"),
+            text.contains("taken 1h 12m ago") && text.contains("forcing") && text.contains("4 h"),
             "{text}"
         );
     }

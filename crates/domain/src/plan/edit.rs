@@ -260,17 +260,17 @@ fn strip_dir(target: &NormalPath, dir: &NormalPath, case_insensitive: bool) -> O
 pub fn decide_edit(state: PlanState, target_path: &str, plan_dir: &str) -> EditVerdict {
     let target = match normalise(target_path) {
         Ok(path) => path,
-        Err(why) => return EditVerdict::deny(format!("cairn cannot place the edit target: {why}")),
+        Err(why) => return EditVerdict::deny(format!("the edit target cannot be placed: {why}")),
     };
     let dir = match normalise(plan_dir) {
         Ok(path) => path,
         Err(why) => {
-            return EditVerdict::deny(format!("cairn cannot place the plan directory: {why}"));
+            return EditVerdict::deny(format!("the plan directory cannot be placed: {why}"));
         }
     };
     if target.root.is_empty() != dir.root.is_empty() {
         return EditVerdict::deny(format!(
-            "cairn cannot tell whether `{target_path}` lies inside the plan directory `{plan_dir}`: \
+            "there is no telling whether `{target_path}` lies inside the plan directory `{plan_dir}`: \
              one path is relative and the other absolute"
         ));
     }
@@ -281,11 +281,11 @@ pub fn decide_edit(state: PlanState, target_path: &str, plan_dir: &str) -> EditV
             match PlanFile::classify(&relative, case_insensitive) {
                 Some(file) if writable.contains(&file) => EditVerdict::Allow,
                 Some(PlanFile::State) => EditVerdict::deny(
-                    "state.md is cairn's record of the plan; change it with `cairn plan` commands \
-                     (transition, step, fix, fail, change), never by editing it",
+                    "state.md is cairn's record of the plan; it changes through the plan's own \
+                     operations (transition, step, fix, fail, change), never by editing it",
                 ),
                 Some(PlanFile::Decisions) => EditVerdict::deny(
-                    "decisions.md is append-only; add an entry with `cairn plan decide`, never by editing it",
+                    "decisions.md is append-only; add an entry by recording a decision, never by editing it",
                 ),
                 other => {
                     let allowed: Vec<&str> = writable.iter().map(|f| f.describe()).collect();

@@ -1,6 +1,11 @@
 //! Refusals of the project aggregate's rules.
+//!
+//! Each says in words why the rule refused; what to do about it is typed
+//! ([`ProjectError::next_steps`]) so that each interface says it in its own terms.
 
-use super::model::{PhaseStatus, TaskId, TaskStatus};
+use crate::next::NextStep;
+
+use super::model::{PhaseStatus, ProjectId, TaskId, TaskStatus};
 
 fn list(ids: &[TaskId]) -> String {
     ids.iter()
@@ -30,13 +35,17 @@ fn statuses(all: &[TaskStatus]) -> String {
 
 #[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
 pub enum ProjectError {
-    #[error("{task} cannot move from {from} to {to} (allowed from {from}: {}){}", statuses(allowed), hint.as_deref().map(|h| format!("; {h}")).unwrap_or_default())]
+    /// `allowed` is what this task may move to: the table's row, narrowed by the structural
+    /// rules (a BLOCKED leaf goes back to PENDING only).
+    #[error(
+        "{task} cannot move from {from} to {to} (allowed from {from}: {})",
+        statuses(allowed)
+    )]
     IllegalTransition {
         task: TaskId,
         from: TaskStatus,
         to: TaskStatus,
         allowed: Vec<TaskStatus>,
-        hint: Option<String>,
     },
 
     #[error("no task {task} in this project")]
@@ -52,7 +61,7 @@ pub enum ProjectError {
     Cycle { cycle: Vec<TaskId> },
 
     #[error(
-        "{task} is waiting on unfinished dependencies: {}; finish those first (see `cairn task ready`)",
+        "{task} is waiting on unfinished dependencies: {}; finish those first",
         list(waiting_on)
     )]
     DependenciesUnmet {
@@ -69,7 +78,9 @@ pub enum ProjectError {
     #[error("cannot cancel {task}: its subtask {blocked} is BLOCKED; unblock it first")]
     BlockedDescendant { task: TaskId, blocked: TaskId },
 
-    #[error("cannot decompose {task}: it is {status}")]
+    /// A decomposed parent is IN_PROGRESS, so only a task that may move there (or is there)
+    /// can be decomposed.
+    #[error("cannot decompose {task}: {}", decompose_refusal(*status))]
     CannotDecompose { task: TaskId, status: TaskStatus },
 
     #[error("{task} does not depend on {dependency}")]
@@ -78,12 +89,10 @@ pub enum ProjectError {
     #[error("no phase `{phase}` in this project (phases: {known})")]
     UnknownPhase { phase: String, known: String },
 
-    #[error(
-        "no project in this repository yet: create one with `cairn init --id ID --name NAME --goal GOAL`"
-    )]
+    #[error("no project in this repository yet: create one first")]
     NoProjects,
 
-    #[error("several projects here ({}); pick one with --project ID", choices.join(", "))]
+    #[error("several projects here ({}); say which one to use", choices.join(", "))]
     AmbiguousProject { choices: Vec<String> },
 
     #[error("phase `{phase}` is already {status}")]
@@ -118,6 +127,82 @@ pub enum ProjectError {
         if open.len() == 1 { "it" } else { "them" }
     )]
     PhaseHasOpenTasks { phase: String, open: Vec<TaskId> },
+}
+
+fn decompose_refusal(status: TaskStatus) -> String {
+    match status {
+        TaskStatus::InResearch => {
+            "its research is under way, and IN_RESEARCH cannot move to IN_PROGRESS, where a \
+             decomposed parent stands; record the research as done first"
+                .to_owned()
+        }
+        TaskStatus::Blocked => "it is BLOCKED; unblock it first".to_owned(),
+        s if s.is_terminal() => format!("it is {s}, which is final"),
+        s => format!("it is {s}, which cannot move to IN_PROGRESS"),
+    }
+}
+
+impl ProjectError {
+    /// What to do about the refusal, first step first; empty when nothing obvious helps.
+    pub fn next_steps(&self) -> Vec<NextStep> {
+        use ProjectError::*;
+        match self {
+            IllegalTransition { task, from, to, .. } => transition_steps(task, *from, *to),
+            UnknownTask { .. } | UnknownDependency { .. } => vec![NextStep::ListTasks],
+            DependenciesUnmet { .. } => vec![NextStep::ListReady],
+            ParentNotExecutable { task, .. } => vec![NextStep::ShowTask { task: task.clone() }],
+            BlockedDescendant { blocked, .. } => vec![NextStep::Unblock {
+                task: blocked.clone(),
+            }],
+            CannotDecompose { task, status } => match status {
+                TaskStatus::InResearch => vec![
+                    NextStep::FinishResearch { task: task.clone() },
+                    NextStep::Decompose { task: task.clone() },
+                ],
+                TaskStatus::Blocked => vec![
+                    NextStep::Unblock { task: task.clone() },
+                    NextStep::Decompose { task: task.clone() },
+                ],
+                _ => Vec::new(),
+            },
+            NoProjects => vec![NextStep::InitProject],
+            AmbiguousProject { choices } => vec![NextStep::ChooseProject {
+                choices: choices
+                    .iter()
+                    .filter_map(|c| c.parse::<ProjectId>().ok())
+                    .collect(),
+            }],
+            SelfDependency { .. }
+            | Cycle { .. }
+            | NotADependency { .. }
+            | PhaseClosed { .. } => Vec::new(),
+            UnknownPhase { .. } => vec![NextStep::ListPhases],
+            FinishedTaskEdit { .. } => vec![NextStep::AddTask],
+            PhaseExists { .. } | PhaseTransition { .. } => vec![NextStep::ListPhases],
+            PhaseHasOpenTasks { phase, .. } => vec![NextStep::ForceCompletePhase {
+                phase: phase.clone(),
+            }],
+        }
+    }
+}
+
+fn transition_steps(task: &TaskId, from: TaskStatus, to: TaskStatus) -> Vec<NextStep> {
+    let task = task.clone();
+    match (from, to) {
+        (TaskStatus::Blocked, _) => vec![NextStep::Unblock { task }],
+        (
+            TaskStatus::Pending | TaskStatus::Researched,
+            TaskStatus::Complete | TaskStatus::Validating,
+        ) => vec![NextStep::Start { task }],
+        (
+            TaskStatus::InResearch,
+            TaskStatus::InProgress | TaskStatus::Complete | TaskStatus::Validating,
+        ) => vec![
+            NextStep::FinishResearch { task: task.clone() },
+            NextStep::Start { task },
+        ],
+        _ => vec![NextStep::ShowTask { task }],
+    }
 }
 
 impl From<ProjectError> for crate::error::Error {

@@ -1,15 +1,18 @@
 //! Read-only views over a project: the integrity diagnosis behind `doctor`, the summary behind
-//! `status`, and `prime`, the compact context handed to an agent.
+//! `status`, and `prime`, the compact context handed to an agent. These are values: the text
+//! each interface shows is rendered outside the domain (`cairn-render` for the CLI and the hook).
 
 use std::collections::{HashMap, HashSet};
 
 use serde::Serialize;
 
+use crate::next::NextStep;
 use crate::time::Timestamp;
 
 use super::events::ProjectEvent;
 use super::graph::{self, Index};
 use super::model::{ProjectState, TaskDoc, TaskId, TaskStatus};
+use super::tasks::settle;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -30,6 +33,8 @@ pub struct Finding {
     pub message: String,
     /// `doctor --fix` can repair it without guessing.
     pub fixable: bool,
+    /// What to do about it: a repair for a fixable finding, else whatever helps a person decide.
+    pub next_steps: Vec<NextStep>,
 }
 
 fn finding(
@@ -45,6 +50,11 @@ fn finding(
         task: task.cloned(),
         message,
         fixable,
+        next_steps: if fixable {
+            vec![NextStep::DoctorFix]
+        } else {
+            Vec::new()
+        },
     }
 }
 
@@ -81,13 +91,16 @@ pub fn diagnose(doc: &TaskDoc) -> Vec<Finding> {
             }
             match index.get(d) {
                 None => out.push(finding(Severity::Error, "dangling-dependency", Some(&t.id), true, format!("{} depends on {d}, which does not exist", t.id))),
-                Some(dep) if dep.status == TaskStatus::Cancelled && t.status.is_open() => out.push(finding(
-                    Severity::Warning,
-                    "cancelled-dependency",
-                    Some(&t.id),
-                    false,
-                    format!("{} depends on cancelled {d} and can never become ready; remove the dependency (cairn task depend {} --on {d} --remove)", t.id, t.id),
-                )),
+                Some(dep) if dep.status == TaskStatus::Cancelled && t.status.is_open() => out.push(Finding {
+                    next_steps: vec![NextStep::RemoveDependency { task: t.id.clone(), on: d.clone() }],
+                    ..finding(
+                        Severity::Warning,
+                        "cancelled-dependency",
+                        Some(&t.id),
+                        false,
+                        format!("{} depends on cancelled {d} and can never become ready; remove the dependency", t.id),
+                    )
+                }),
                 Some(_) => {}
             }
         }
@@ -157,26 +170,30 @@ pub fn diagnose(doc: &TaskDoc) -> Vec<Finding> {
                     ),
                 ));
             }
-            let live: Vec<_> = t
-                .children()
-                .iter()
-                .filter_map(|c| index.get(c))
-                .filter(|c| c.status != TaskStatus::Cancelled)
-                .collect();
-            if t.status == TaskStatus::InProgress
-                && !live.is_empty()
-                && live.iter().all(|c| c.status == TaskStatus::Complete)
-            {
-                out.push(finding(
+            // A file written before the cascades knew their rules (or by another tool) can hold
+            // a parent they would have moved; `doctor --fix` runs them.
+            match settle(t, |c| index.get(c).map(|c| c.status)) {
+                Some((TaskStatus::Complete, _)) => out.push(finding(
                     Severity::Warning,
                     "parent-not-completed",
                     Some(&t.id),
                     true,
                     format!(
-                        "every subtask of {} is complete but {} is still IN_PROGRESS",
-                        t.id, t.id
+                        "every subtask of {} is complete but {} is still {}",
+                        t.id, t.id, t.status
                     ),
-                ));
+                )),
+                Some(_) => out.push(finding(
+                    Severity::Warning,
+                    "parent-not-cancelled",
+                    Some(&t.id),
+                    true,
+                    format!(
+                        "every subtask of {} was cancelled but {} is still {}: nothing is left to do under it, so it can never complete",
+                        t.id, t.id, t.status
+                    ),
+                )),
+                None => {}
             }
         }
     }
@@ -186,7 +203,13 @@ pub fn diagnose(doc: &TaskDoc) -> Vec<Finding> {
             .map(TaskId::as_str)
             .collect::<Vec<_>>()
             .join(" → ");
-        out.push(finding(Severity::Error, "cycle", cycle.first(), false, format!("dependency cycle {path}: remove one of these dependencies with `cairn task depend … --remove`")));
+        out.push(finding(
+            Severity::Error,
+            "cycle",
+            cycle.first(),
+            false,
+            format!("dependency cycle {path}: remove one of these dependencies"),
+        ));
     }
     out
 }
@@ -275,10 +298,15 @@ pub fn repair(doc: &mut TaskDoc, at: Timestamp) -> Vec<ProjectEvent> {
         }
     }
     for e in doc.cascade_all(at) {
-        if let ProjectEvent::TaskMoved { task, .. } = &e {
+        if let ProjectEvent::TaskMoved { task, to, .. } = &e {
+            let detail = if *to == TaskStatus::Complete {
+                "completed: all its subtasks are complete"
+            } else {
+                "cancelled: all its subtasks were cancelled"
+            };
             events.push(ProjectEvent::Repaired {
                 task: Some(task.clone()),
-                detail: "completed: all its subtasks are complete".into(),
+                detail: detail.into(),
             });
         }
         events.push(e);
@@ -301,6 +329,32 @@ pub struct Summary {
     pub blocked: Vec<(TaskId, String, String)>,
     pub next: Vec<(TaskId, String)>,
     pub phases: Vec<(String, String)>,
+    /// The phase under way (else the first pending one), with its progress.
+    #[serde(skip)]
+    pub current_phase: Option<super::phases::PhaseProgress>,
+}
+
+impl Summary {
+    /// What to do next, most useful first: add a task to an empty project, start the first ready
+    /// one, or, when only blockers stand in the way, unblock the first.
+    pub fn next_steps(&self) -> Vec<NextStep> {
+        if self.total == 0 {
+            vec![NextStep::AddTask]
+        } else if let Some((task, _)) = self.next.first() {
+            vec![NextStep::Start { task: task.clone() }]
+        } else if let (true, Some((task, _, _))) =
+            (self.in_progress.is_empty(), self.blocked.first())
+        {
+            vec![NextStep::Unblock { task: task.clone() }]
+        } else {
+            Vec::new()
+        }
+    }
+
+    /// Every non-cancelled leaf is complete (and there is at least one).
+    pub fn all_complete(&self) -> bool {
+        self.leaves_total > 0 && self.leaves_complete == self.leaves_total
+    }
 }
 
 pub fn summarize(state: &ProjectState, next_count: usize) -> Summary {
@@ -361,107 +415,9 @@ pub fn summarize(state: &ProjectState, next_count: usize) -> Summary {
             .iter()
             .map(|p| (p.id.clone(), p.status.to_string()))
             .collect(),
+        current_phase: super::phases::current_phase(&state.project)
+            .map(|phase| super::phases::progress(state, phase)),
     }
-}
-
-/// The most characters `prime` ever returns, however large the store.
-pub const PRIME_MAX_CHARS: usize = 2_000;
-
-/// Compact context for an agent: what the project is, where it stands, what is under way or
-/// stuck, what to do next, and the commands to do it with. Lists are cut to fit
-/// [`PRIME_MAX_CHARS`], saying how many were left out.
-pub fn prime(state: &ProjectState, header: Option<&str>) -> String {
-    let s = summarize(state, 5);
-    let mut out = String::new();
-    if let Some(h) = header {
-        out.push_str(h);
-        out.push('\n');
-    }
-    out.push_str(&format!(
-        "cairn project `{}` — {} [{}]\n",
-        s.project,
-        clip(&s.name, 80),
-        s.status
-    ));
-    out.push_str(&format!("Goal: {}\n", clip(&s.goal, 240)));
-    let pct = (s.leaves_complete * 100)
-        .checked_div(s.leaves_total)
-        .unwrap_or(0);
-    out.push_str(&format!(
-        "Progress: {}/{} tasks complete ({pct}%)\n",
-        s.leaves_complete, s.leaves_total
-    ));
-    if let Some(phase) = super::phases::current_phase(&state.project) {
-        let p = super::phases::progress(state, phase);
-        out.push_str(&format!(
-            "Current phase: {} — {} [{}], {}/{} tasks complete\n",
-            clip(&p.id, 40),
-            clip(&p.name, 60),
-            p.status,
-            p.complete,
-            p.tasks
-        ));
-    }
-    let tail = "Workflow: `cairn task next` → `cairn task start ID` → `cairn task complete ID`; `cairn task decompose ID --into …` when a task is too big; `cairn task block ID --reason …` when stuck. Never edit .claude/projects/ files by hand.\n";
-    let budget = PRIME_MAX_CHARS.saturating_sub(tail.chars().count());
-    let sections: [(&str, Vec<String>); 3] = [
-        (
-            "In progress",
-            s.in_progress
-                .iter()
-                .map(|(id, t)| format!("{id} {}", clip(t, 90)))
-                .collect(),
-        ),
-        (
-            "Blocked",
-            s.blocked
-                .iter()
-                .map(|(id, t, why)| format!("{id} {} — {}", clip(t, 70), clip(why, 80)))
-                .collect(),
-        ),
-        (
-            "Next ready",
-            s.next
-                .iter()
-                .map(|(id, t)| format!("{id} {}", clip(t, 90)))
-                .collect(),
-        ),
-    ];
-    for (title, items) in sections {
-        if items.is_empty() {
-            continue;
-        }
-        let heading = format!("{title}:\n");
-        if out.chars().count() + heading.chars().count() + 40 > budget {
-            break;
-        }
-        out.push_str(&heading);
-        for (i, item) in items.iter().enumerate() {
-            let line = format!("- {item}\n");
-            let more = format!("- … and {} more\n", items.len() - i);
-            if out.chars().count() + line.chars().count() + more.chars().count() > budget {
-                out.push_str(&more);
-                break;
-            }
-            out.push_str(&line);
-        }
-    }
-    if s.next.is_empty() && s.in_progress.is_empty() {
-        out.push_str(
-            if s.leaves_total > 0 && s.leaves_complete == s.leaves_total {
-                "All tasks are complete.\n"
-            } else {
-                "Nothing is ready: add tasks with `cairn task add`, or unblock one.\n"
-            },
-        );
-    }
-    out.push_str(tail);
-    // The pieces above are budgeted; this is the hard guarantee.
-    if out.chars().count() > PRIME_MAX_CHARS {
-        out = out.chars().take(PRIME_MAX_CHARS - 1).collect::<String>();
-        out.push('…');
-    }
-    out
 }
 
 /// `text` on one line, cut to `max` characters with an ellipsis.
@@ -474,4 +430,13 @@ pub fn clip(text: &str, max: usize) -> String {
         s.push('…');
         s
     }
+}
+
+/// How many ready tasks [`prime`] lists.
+pub const PRIME_NEXT_TASKS: usize = 5;
+
+/// What an agent is told at session start (the text is `cairn_render::prime`): the summary,
+/// with the few next ready tasks.
+pub fn prime(state: &ProjectState) -> Summary {
+    summarize(state, PRIME_NEXT_TASKS)
 }

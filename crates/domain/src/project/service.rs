@@ -652,8 +652,9 @@ impl ProjectService {
         Ok(report::summarize(&self.load(id).await?, 5))
     }
 
-    pub async fn prime(&self, id: &ProjectId, header: Option<&str>) -> Result<String, Error> {
-        Ok(report::prime(&self.load(id).await?, header))
+    /// What an agent is told at session start; `cairn_render::prime` makes the text.
+    pub async fn prime(&self, id: &ProjectId) -> Result<Summary, Error> {
+        Ok(report::prime(&self.load(id).await?))
     }
 
     pub async fn clean_debris(&self, id: &ProjectId) -> Result<Vec<String>, Error> {

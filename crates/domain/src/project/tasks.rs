@@ -22,6 +22,10 @@ pub const MIN_CRITERION_CHARS: usize = 5;
 pub const MAX_CRITERIA: usize = 12;
 pub const MAX_ESTIMATE_MINUTES: u32 = 480;
 
+/// The logged reasons of the two cascades.
+pub const COMPLETED_BY_CASCADE: &str = "all subtasks complete";
+pub const CANCELLED_BY_CASCADE: &str = "all its subtasks were cancelled";
+
 /// What a caller supplies to create a task.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct NewTask {
@@ -56,6 +60,23 @@ pub struct MoveDetail {
     pub actual_minutes: Option<u32>,
     /// For BLOCKED (required) and free text otherwise.
     pub reason: Option<String>,
+}
+
+impl Level {
+    /// The levels a new task may be given. `phase` and `micro` are read from (and written back
+    /// to) files other tools wrote, but cairn does not create more of them: two spellings of one
+    /// level would split every filter and count.
+    pub const CANONICAL: &'static [Level] = &[
+        Level::Epic,
+        Level::Story,
+        Level::Task,
+        Level::Subtask,
+        Level::MicroTask,
+    ];
+
+    pub fn is_canonical(self) -> bool {
+        Self::CANONICAL.contains(&self)
+    }
 }
 
 fn child_level(parent: Level) -> Level {
@@ -125,6 +146,34 @@ pub fn check_estimate(minutes: u32) -> Result<(), DomainError> {
     Ok(())
 }
 
+/// Where the cascade moves `task`, and why; `None` for a leaf, or while a child is still open.
+/// `status_of` looks a child up, so that a caller holding an index does not scan the list.
+pub(crate) fn settle(
+    task: &Task,
+    status_of: impl Fn(&TaskId) -> Option<TaskStatus>,
+) -> Option<(TaskStatus, &'static str)> {
+    if !task.is_parent() {
+        return None;
+    }
+    let mut any_complete = false;
+    for child in task.children() {
+        match status_of(child) {
+            Some(TaskStatus::Complete) => any_complete = true,
+            Some(TaskStatus::Cancelled) => {}
+            _ => return None,
+        }
+    }
+    if any_complete {
+        (task.status == TaskStatus::InProgress)
+            .then_some((TaskStatus::Complete, COMPLETED_BY_CASCADE))
+    } else {
+        // Whatever status the parent is in (another tool may have left it PENDING), the table
+        // decides whether it may be cancelled; BLOCKED may not.
+        status::can_move(task.status, TaskStatus::Cancelled)
+            .then_some((TaskStatus::Cancelled, CANCELLED_BY_CASCADE))
+    }
+}
+
 fn unknown(task: &TaskId) -> DomainError {
     ProjectError::UnknownTask { task: task.clone() }.into()
 }
@@ -160,6 +209,18 @@ impl TaskDoc {
         parent: Option<&Task>,
         at: Timestamp,
     ) -> Result<Task, DomainError> {
+        if let Some(level) = new.level
+            && !level.is_canonical()
+        {
+            let names: Vec<&str> = Level::CANONICAL.iter().map(|l| l.as_str()).collect();
+            return Err(DomainError::invalid(
+                "level",
+                format!(
+                    "`{level}` is only kept where another tool wrote it; a new task's level is one of: {}",
+                    names.join(", ")
+                ),
+            ));
+        }
         let title = check_title(&new.title)?;
         let criteria = check_criteria(&new.completion_criteria)?;
         limits::check_all(Field::Tag, &new.tags)?;
@@ -257,8 +318,9 @@ impl TaskDoc {
         Ok((id, vec![event]))
     }
 
-    /// Splits `parent` into children appended in order; the parent moves to IN_PROGRESS and is
-    /// never executed itself from then on.
+    /// Splits `parent` into children appended in order; the parent moves to IN_PROGRESS (so it
+    /// must be allowed to: not from IN_RESEARCH, BLOCKED or a final status) and is never executed
+    /// itself from then on.
     pub fn decompose(
         &mut self,
         parent: &TaskId,
@@ -267,7 +329,9 @@ impl TaskDoc {
     ) -> Result<(Vec<TaskId>, Vec<ProjectEvent>), DomainError> {
         let p = self.position(parent)?;
         let status = self.tasks[p].status;
-        if status.is_terminal() || status == TaskStatus::Blocked {
+        // The parent ends up IN_PROGRESS, so the status table decides: from IN_RESEARCH (or a
+        // terminal status, or BLOCKED) that move is not allowed, and decomposing does not bypass it.
+        if status != TaskStatus::InProgress && !status::can_move(status, TaskStatus::InProgress) {
             return Err(ProjectError::CannotDecompose {
                 task: parent.clone(),
                 status,
@@ -345,35 +409,23 @@ impl TaskDoc {
         }
         let task = &self.tasks[i];
         let from = task.status;
-        let illegal = |hint: Option<String>| -> DomainError {
+        let illegal = |allowed: &[TaskStatus]| -> DomainError {
             ProjectError::IllegalTransition {
                 task: id.clone(),
                 from,
                 to,
-                allowed: status::allowed_targets(from).to_vec(),
-                hint,
+                allowed: allowed.to_vec(),
             }
             .into()
         };
         if !status::can_move(from, to) {
-            let hint = match (from, to) {
-                (
-                    TaskStatus::Pending | TaskStatus::Researched,
-                    TaskStatus::Complete | TaskStatus::Validating,
-                ) => Some(format!("start it first: cairn task start {id}")),
-                (
-                    TaskStatus::InResearch,
-                    TaskStatus::InProgress | TaskStatus::Complete | TaskStatus::Validating,
-                ) => Some(format!(
-                    "finish the research first: cairn task research {id} --done, then cairn task start {id}"
-                )),
-                (TaskStatus::Blocked, _) => {
-                    Some(format!("unblock it first: cairn task unblock {id}"))
-                }
-                (from, _) if from.is_terminal() => Some(format!("{from} is final")),
-                _ => None,
+            // The table's IN_PROGRESS exit from BLOCKED is a parent's; a leaf goes back to PENDING.
+            let allowed = if from == TaskStatus::Blocked && !task.is_parent() {
+                &[TaskStatus::Pending]
+            } else {
+                status::allowed_targets(from)
             };
-            return Err(illegal(hint));
+            return Err(illegal(allowed));
         }
         if task.is_parent() {
             // Parents move only by block/unblock/cancel; everything else follows their children.
@@ -390,15 +442,15 @@ impl TaskDoc {
                 .into());
             }
         } else if from == TaskStatus::Blocked && to != TaskStatus::Pending {
-            return Err(illegal(Some(format!(
-                "an unblocked task goes back to PENDING: cairn task unblock {id}"
-            ))));
+            return Err(illegal(&[TaskStatus::Pending]));
         }
         if to == TaskStatus::Blocked && detail.reason.as_deref().is_none_or(|r| r.trim().is_empty())
         {
             return Err(DomainError::invalid(
                 "reason",
-                format!("say why {id} is blocked: cairn task block {id} --reason \"…\""),
+                format!(
+                    "say why {id} is blocked: a blocked task waits for a person, who needs the reason"
+                ),
             ));
         }
         if to == TaskStatus::InProgress
@@ -518,8 +570,11 @@ impl TaskDoc {
         Ok(open)
     }
 
-    /// Completes ancestors whose non-cancelled children are all COMPLETE (at least one), up the
-    /// tree. A BLOCKED ancestor stops the cascade: it leaves BLOCKED only by an explicit unblock.
+    /// Settles ancestors whose children are all finished, up the tree: a parent whose
+    /// non-cancelled children are all COMPLETE (at least one) completes; a parent whose children
+    /// were all cancelled is cancelled too, since nothing is left to do under it and it could
+    /// never complete. A BLOCKED ancestor stops the cascade: it leaves BLOCKED only by an
+    /// explicit unblock.
     fn cascade_from(&mut self, i: usize, at: Timestamp, events: &mut Vec<ProjectEvent>) {
         let mut current = Some(i);
         let mut seen = HashSet::new();
@@ -527,19 +582,12 @@ impl TaskDoc {
             if !seen.insert(j) {
                 break;
             }
-            let task = &self.tasks[j];
-            if task.is_parent() && task.status == TaskStatus::InProgress && self.children_done(j) {
-                let reason = Some("all subtasks complete".to_owned());
-                self.set_status(
-                    j,
-                    TaskStatus::Complete,
-                    MoveDetail {
-                        reason,
-                        actual_minutes: None,
-                    },
-                    at,
-                    events,
-                );
+            if let Some((to, reason)) = self.settled(j) {
+                let detail = MoveDetail {
+                    reason: Some(reason.to_owned()),
+                    actual_minutes: None,
+                };
+                self.set_status(j, to, detail, at, events);
             }
             current = self.tasks[j]
                 .parent_id
@@ -548,19 +596,11 @@ impl TaskDoc {
         }
     }
 
-    fn children_done(&self, j: usize) -> bool {
-        let mut any_complete = false;
-        for child in self.tasks[j].children() {
-            match self.get(child).map(|c| c.status) {
-                Some(TaskStatus::Complete) => any_complete = true,
-                Some(TaskStatus::Cancelled) => {}
-                _ => return false,
-            }
-        }
-        any_complete
+    fn settled(&self, j: usize) -> Option<(TaskStatus, &'static str)> {
+        settle(&self.tasks[j], |c| self.get(c).map(|t| t.status))
     }
 
-    /// Re-runs the completion cascade for every parent; used by repairs and after imports.
+    /// Re-runs both cascades for every parent; used by repairs and after imports.
     pub fn cascade_all(&mut self, at: Timestamp) -> Vec<ProjectEvent> {
         let mut events = Vec::new();
         for i in 0..self.tasks.len() {
@@ -896,5 +936,149 @@ impl TaskDoc {
             }]
         };
         Ok((changes, events))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::{TimeZone, Utc};
+
+    use super::*;
+    use crate::next::NextStep;
+
+    fn at() -> Timestamp {
+        Utc.with_ymd_and_hms(2026, 3, 1, 12, 0, 0)
+            .single()
+            .expect("time")
+    }
+
+    fn doc_with(status: TaskStatus) -> (TaskDoc, TaskId) {
+        let mut doc = TaskDoc::new("rules".parse().expect("project id"));
+        let (id, _) = doc
+            .add_task(NewTask::titled("big task"), at())
+            .expect("add");
+        doc.tasks[0].status = status;
+        (doc, id)
+    }
+
+    fn project_error(e: DomainError) -> ProjectError {
+        match e {
+            DomainError::Project(p) => p,
+            other => panic!("expected a project rule's refusal, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn decompose_follows_the_status_table() {
+        for status in TaskStatus::ALL.iter().copied() {
+            let (mut doc, id) = doc_with(status);
+            let before = doc.clone();
+            let result = doc.decompose(&id, vec![NewTask::titled("part one")], at());
+            let legal = status == TaskStatus::InProgress
+                || status::can_move(status, TaskStatus::InProgress);
+            assert_eq!(
+                result.is_ok(),
+                legal,
+                "decomposing a {status} task: {result:?}"
+            );
+            if legal {
+                assert_eq!(doc.tasks[0].status, TaskStatus::InProgress);
+            } else {
+                assert_eq!(
+                    doc, before,
+                    "a refused decomposition of a {status} task changed the doc"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_task_in_research_is_decomposed_after_its_research_is_recorded() {
+        let (mut doc, id) = doc_with(TaskStatus::InResearch);
+        let refusal = project_error(
+            doc.decompose(&id, vec![NewTask::titled("part one")], at())
+                .expect_err("IN_RESEARCH cannot move to IN_PROGRESS"),
+        );
+        assert!(refusal.to_string().contains("research"), "{refusal}");
+        assert_eq!(
+            refusal.next_steps(),
+            vec![
+                NextStep::FinishResearch { task: id.clone() },
+                NextStep::Decompose { task: id.clone() }
+            ]
+        );
+        // Following the steps works, through a legal path only.
+        doc.move_task(&id, TaskStatus::Researched, MoveDetail::default(), at())
+            .expect("research done");
+        let (_, events) = doc
+            .decompose(&id, vec![NewTask::titled("part one")], at())
+            .expect("decompose");
+        assert!(events.iter().any(|e| matches!(
+            e,
+            ProjectEvent::TaskMoved {
+                from: TaskStatus::Researched,
+                to: TaskStatus::InProgress,
+                ..
+            }
+        )));
+    }
+
+    #[test]
+    fn new_tasks_take_only_the_canonical_levels() {
+        let mut doc = TaskDoc::new("rules".parse().expect("project id"));
+        for level in [Level::Phase, Level::Micro] {
+            let before = doc.clone();
+            let e = doc
+                .add_task(
+                    NewTask {
+                        level: Some(level),
+                        ..NewTask::titled("a task")
+                    },
+                    at(),
+                )
+                .expect_err("non-canonical level");
+            let text = e.to_string();
+            assert!(
+                text.contains("epic, story, task, subtask, micro-task"),
+                "{text}"
+            );
+            assert!(matches!(e, DomainError::Invalid { ref field, .. } if field == "level"));
+            assert_eq!(doc, before);
+        }
+        for level in Level::CANONICAL {
+            doc.add_task(
+                NewTask {
+                    level: Some(*level),
+                    ..NewTask::titled("a task")
+                },
+                at(),
+            )
+            .expect("canonical level");
+        }
+    }
+
+    #[test]
+    fn levels_other_tools_wrote_survive_a_rewrite() {
+        let (mut doc, id) = doc_with(TaskStatus::Pending);
+        doc.tasks[0].level = Level::Phase;
+        doc.decompose(&id, vec![NewTask::titled("part one")], at())
+            .expect("decompose");
+        let json = serde_json::to_value(&doc).expect("serialize");
+        assert_eq!(json["tasks"][0]["level"], "phase");
+        assert_eq!(json["tasks"][1]["level"], "story");
+    }
+
+    #[test]
+    fn a_blocked_leaf_is_told_it_goes_back_to_pending() {
+        let (mut doc, id) = doc_with(TaskStatus::Blocked);
+        let refusal = project_error(
+            doc.move_task(&id, TaskStatus::InProgress, MoveDetail::default(), at())
+                .expect_err("a blocked leaf unblocks to PENDING"),
+        );
+        assert!(matches!(
+            &refusal,
+            ProjectError::IllegalTransition { allowed, .. } if allowed == &[TaskStatus::Pending]
+        ));
+        assert_eq!(refusal.next_steps(), vec![NextStep::Unblock { task: id }]);
     }
 }
