@@ -20,7 +20,7 @@ use std::fmt;
 
 use cairn_domain::orchestration::OrchestrationError;
 use cairn_domain::project::ProjectError;
-use cairn_domain::{DomainError, Error, StoreError};
+use cairn_domain::{DomainError, Entity, Error, Report, StoreError};
 
 /// The help text of the table above, for `cairn --help`.
 pub const EXIT_CODES_HELP: &str = "Exit codes:
@@ -101,13 +101,14 @@ impl From<Error> for Failure {
 
 impl From<StoreError> for Failure {
     fn from(e: StoreError) -> Self {
-        let message = e.to_string();
+        // The whole chain: variants carrying a source leave its text out of their own message.
+        let message = Report(&e).to_string();
         let (code, hint) = match &e {
-            StoreError::NotFound { what: "project", .. } => (
+            StoreError::NotFound { entity: Entity::Project, .. } => (
                 Code::NotFound,
                 Some("`cairn project list` shows the projects here; `cairn init` creates one".to_owned()),
             ),
-            StoreError::NotFound { what: "checkpoint", .. } => (
+            StoreError::NotFound { entity: Entity::Checkpoint, .. } => (
                 Code::NotFound,
                 Some("`cairn checkpoint list` shows the checkpoints that exist".to_owned()),
             ),
@@ -226,7 +227,7 @@ mod tests {
         let cases: Vec<(Failure, Code)> = vec![
             (
                 StoreError::NotFound {
-                    what: "project",
+                    entity: Entity::Project,
                     id: "x".into(),
                 }
                 .into(),
@@ -265,7 +266,7 @@ mod tests {
             ),
             (
                 StoreError::AlreadyExists {
-                    what: "project",
+                    entity: Entity::Project,
                     id: "x".into(),
                 }
                 .into(),

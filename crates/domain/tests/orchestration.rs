@@ -6,7 +6,6 @@ use std::sync::Arc;
 use cairn_domain::orchestration::archive::{
     ArchiveBlocker, ArchivedFile, Location, archive_blockers, archive_plan, verify_archive,
 };
-use cairn_domain::orchestration::contract::run_orchestration_store_contract;
 use cairn_domain::orchestration::hook_state::{
     HOOK_STATE_MAX_AGE, HookStateDir, hook_dir_to_remove_at_end, hook_dirs_to_prune,
 };
@@ -864,14 +863,14 @@ fn hook_dirs_older_than_two_hours_are_pruned() {
 
 // ---- store contract and service -----------------------------------------------------------
 
-#[tokio::test]
-async fn memory_store_honours_the_contract() {
-    run_orchestration_store_contract(&mut || Fresh {
+fn fresh() -> Fresh<dyn OrchestrationStore> {
+    Fresh {
         store: Arc::new(MemoryOrchestrationStore::new()),
         guard: Box::new(()),
-    })
-    .await;
+    }
 }
+
+cairn_domain::orchestration_store_contract!(memory_store_contract, fresh);
 
 fn service() -> (
     OrchestrationService,

@@ -11,7 +11,7 @@ use cairn_domain::project::service::{InitProject, ProjectService, ReconcileScope
 use cairn_domain::project::store::*;
 use cairn_domain::project::*;
 use cairn_domain::time::Timestamp;
-use cairn_domain::{DomainError, Error, StoreError};
+use cairn_domain::{DomainError, Entity, Error, StoreError};
 use chrono::{Duration, TimeZone, Utc};
 use mockall::predicate::always;
 
@@ -19,7 +19,7 @@ mockall::mock! {
     /// The port's methods minus the mutation closure, which mockall cannot hold (it borrows the
     /// caller's locals): the interactions are what these tests are about.
     Port {
-        fn list_projects(&self) -> Result<Vec<ProjectId>, StoreError>;
+        fn list(&self) -> Result<Vec<ProjectId>, StoreError>;
         fn load_project(&self, id: &ProjectId) -> Result<Project, StoreError>;
         fn load(&self, id: &ProjectId) -> Result<Loaded, StoreError>;
         fn transact(&self, id: &ProjectId) -> Result<Committed, Error>;
@@ -31,25 +31,28 @@ mockall::mock! {
 
 struct Mocked(MockPort);
 
-fn unexpected(what: &'static str) -> StoreError {
-    StoreError::NotFound {
-        what,
-        id: "not expected by this test".into(),
+impl std::fmt::Debug for Mocked {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Mocked")
     }
+}
+
+fn unexpected(method: &'static str) -> StoreError {
+    StoreError::not_found(Entity::Project, format!("unexpected call to {method}"))
 }
 
 #[async_trait]
 impl ProjectStore for Mocked {
-    async fn list_projects(&self) -> Result<Vec<ProjectId>, StoreError> {
-        self.0.list_projects()
+    async fn list(&self) -> Result<Vec<ProjectId>, StoreError> {
+        self.0.list()
     }
-    async fn create_project(
+    async fn create(
         &self,
         _: &Project,
         _: Timestamp,
         _: Vec<ProjectEvent>,
     ) -> Result<(), StoreError> {
-        Err(unexpected("create_project"))
+        Err(unexpected("create"))
     }
     async fn load_project(&self, id: &ProjectId) -> Result<Project, StoreError> {
         self.0.load_project(id)

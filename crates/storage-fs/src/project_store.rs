@@ -36,7 +36,7 @@ use cairn_domain::project::store::{
 };
 use cairn_domain::project::{Project, ProjectEvent, ProjectId, ProjectState, TaskDoc, TaskId};
 use cairn_domain::time::Timestamp;
-use cairn_domain::{Error, StoreError};
+use cairn_domain::{Entity, Error, StoreError};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -100,7 +100,7 @@ impl FsProjectStore {
 
     fn layout(&self, id: &ProjectId) -> Result<ProjectLayout, StoreError> {
         ProjectLayout::new(&self.root, id.as_str()).map_err(|e| StoreError::NotFound {
-            what: "project",
+            entity: Entity::Project,
             id: e.to_string(),
         })
     }
@@ -110,7 +110,7 @@ impl FsProjectStore {
         let layout = self.layout(id)?;
         if !layout.project_json().is_file() {
             return Err(StoreError::NotFound {
-                what: "project",
+                entity: Entity::Project,
                 id: id.to_string(),
             });
         }
@@ -127,7 +127,7 @@ impl FsProjectStore {
         let path = layout
             .research_file(task.as_str())
             .map_err(|e| StoreError::NotFound {
-                what: "task",
+                entity: Entity::Task,
                 id: e.to_string(),
             })?;
         Ok((layout, path))
@@ -495,14 +495,14 @@ fn std_duration(d: chrono::Duration) -> Duration {
 
 #[async_trait]
 impl ProjectStore for FsProjectStore {
-    async fn list_projects(&self) -> Result<Vec<ProjectId>, StoreError> {
+    async fn list(&self) -> Result<Vec<ProjectId>, StoreError> {
         Ok(layout::list_project_ids(&self.root)?
             .into_iter()
             .filter_map(|id| ProjectId::try_from(id).ok())
             .collect())
     }
 
-    async fn create_project(
+    async fn create(
         &self,
         project: &Project,
         at: Timestamp,
@@ -513,7 +513,7 @@ impl ProjectStore for FsProjectStore {
         let _guard = self.lock(&layout)?;
         if layout.project_json().exists() {
             return Err(StoreError::AlreadyExists {
-                what: "project",
+                entity: Entity::Project,
                 id: project.id.to_string(),
             });
         }

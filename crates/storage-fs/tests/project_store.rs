@@ -4,7 +4,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use cairn_domain::ports::{FixedClock, Fresh};
-use cairn_domain::project::contract::run_project_store_contract;
+use cairn_domain::project::contract;
 use cairn_domain::project::service::{InitProject, ProjectService};
 use cairn_domain::project::store::{Changes, ProjectStore};
 use cairn_domain::project::{
@@ -14,6 +14,8 @@ use cairn_domain::{Error, StoreError};
 use cairn_storage_fs::FsProjectStore;
 use chrono::{TimeZone, Utc};
 
+mod support;
+
 fn clock() -> Arc<FixedClock> {
     Arc::new(FixedClock::new(
         Utc.with_ymd_and_hms(2026, 5, 6, 7, 8, 9)
@@ -22,17 +24,54 @@ fn clock() -> Arc<FixedClock> {
     ))
 }
 
-#[tokio::test]
-async fn fs_store_honours_the_contract() {
-    run_project_store_contract(&mut || {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let store = FsProjectStore::new(dir.path());
-        Fresh {
-            store: Arc::new(store) as Arc<dyn ProjectStore>,
-            guard: Box::new(dir),
+fn fresh() -> Fresh<dyn ProjectStore> {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = FsProjectStore::new(dir.path());
+    Fresh {
+        store: Arc::new(store),
+        guard: Box::new(dir),
+    }
+}
+
+cairn_domain::project_store_contract!(fs_contract, fresh);
+
+/// The body of every child process of [`fs_contract_processes_lose_no_update`]; a no-op in an
+/// ordinary run (see `support/mod.rs`).
+#[test]
+fn child_process_entry() {
+    let Some(call) = support::child_call() else {
+        return;
+    };
+    match call.role.as_str() {
+        "contract-writer" => {
+            let (writer, updates) = call.arg.split_once('/').expect("writer/updates");
+            let store = FsProjectStore::new(&call.dir);
+            support::block_on(contract::concurrency_writer(
+                &store,
+                writer.parse().expect("a writer number"),
+                updates.parse().expect("an update count"),
+            ));
         }
-    })
-    .await;
+        other => panic!("unknown child role {other}"),
+    }
+}
+
+/// The contract's concurrency check with a process per writer instead of a thread: the lock
+/// must serialise writers that share nothing but the files.
+#[test]
+fn fs_contract_processes_lose_no_update() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = FsProjectStore::new(dir.path());
+    support::block_on(contract::concurrency_setup(&store));
+    let args: Vec<String> = (0..contract::WRITERS)
+        .map(|w| format!("{w}/{}", contract::UPDATES))
+        .collect();
+    support::run_together("contract-writer", dir.path(), &args);
+    support::block_on(contract::concurrency_verify(
+        &store,
+        contract::WRITERS,
+        contract::UPDATES,
+    ));
 }
 
 struct Fixture {

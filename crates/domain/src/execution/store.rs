@@ -14,7 +14,7 @@ use super::lock::LockFile;
 use super::progress::Progress;
 use super::state::LiveSession;
 use super::task_log::TaskLogRow;
-use crate::error::{DomainError, Error};
+use crate::error::{DomainError, Error, StoreError};
 
 /// A decision taken on the live session as the adapter holds it.
 pub type Decide<'a, T> = Box<dyn FnOnce(&LiveSession) -> Result<T, DomainError> + Send + 'a>;
@@ -74,11 +74,11 @@ pub struct Finale {
 /// return `StoreError::NotFound { what: "live execution session", .. }` otherwise, before calling
 /// their closure.
 #[async_trait]
-pub trait ExecutionSessionStore: Send + Sync {
+pub trait ExecutionSessionStore: std::fmt::Debug + Send + Sync {
     /// Reads the live directory. Never fails because a file is damaged (files are parsed
     /// leniently); an empty or missing directory is an empty [`LiveSession`].
     /// Errors: `StoreError::Io` when the directory cannot be read.
-    async fn read_live(&self) -> Result<LiveSession, Error>;
+    async fn load(&self) -> Result<LiveSession, StoreError>;
 
     /// Starts a session. Inside the critical section: reads the live directory, calls `decide`,
     /// then, if the plan names an archive, moves every leftover there, and writes the lock,
@@ -99,7 +99,7 @@ pub trait ExecutionSessionStore: Send + Sync {
 
     /// Writes (replaces) `context-task-{task_id}.md`. `task_id` must be a plain path segment
     /// (`StoreError::Invalid` otherwise). Errors: `NotFound` without a live session; `Io`.
-    async fn write_task_context(&self, task_id: &str, text: &str) -> Result<(), Error>;
+    async fn write_task_context(&self, task_id: &str, text: &str) -> Result<(), StoreError>;
 
     /// Rewrites `execution_context.md`, then deletes the per-task context files named in the
     /// update (only after the new context is written, so a crash loses no learnings; a file
@@ -120,12 +120,12 @@ pub trait ExecutionSessionStore: Send + Sync {
     /// Returns whether anything was moved; an empty live directory creates no archive.
     /// Errors: `AlreadyExists` if the archive exists and there is something to move; `Invalid` for
     /// a name that is not a plain path segment; `Io`.
-    async fn archive_live(&self, dir_name: &str) -> Result<bool, Error>;
+    async fn archive(&self, dir_name: &str) -> Result<bool, StoreError>;
 
     /// Names of the archived sessions (every directory beside the live one), sorted.
-    async fn list_archives(&self) -> Result<Vec<String>, Error>;
+    async fn list_archived(&self) -> Result<Vec<String>, StoreError>;
 
-    /// Reads an archive the way [`read_live`](Self::read_live) reads the live directory.
+    /// Reads an archive the way [`load`](Self::load) reads the live directory.
     /// Errors: `NotFound` if there is no such archive; `Io`.
-    async fn read_archive(&self, dir_name: &str) -> Result<LiveSession, Error>;
+    async fn load_archived(&self, dir_name: &str) -> Result<LiveSession, StoreError>;
 }

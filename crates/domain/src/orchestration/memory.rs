@@ -11,9 +11,7 @@ use super::archive::{
 };
 use super::model::{Session, SessionId};
 use super::store::{ArchivePreparation, OrchestrationStore, SessionMutation};
-use crate::error::{Error, StoreError};
-
-const WHAT: &str = "active orchestration session";
+use crate::error::{Entity, Error, StoreError};
 
 #[derive(Debug, Default)]
 pub struct MemoryOrchestrationStore {
@@ -70,22 +68,22 @@ impl MemoryOrchestrationStore {
 
 #[async_trait]
 impl OrchestrationStore for MemoryOrchestrationStore {
-    async fn load_active(&self) -> Result<Option<Session>, Error> {
+    async fn load(&self) -> Result<Option<Session>, StoreError> {
         Ok(self.lock().active.clone())
     }
 
-    async fn create_active(&self, session: Session) -> Result<Session, Error> {
+    async fn create(&self, session: Session) -> Result<Session, StoreError> {
         let mut inner = self.lock();
         if let Some(active) = &inner.active {
             return Err(StoreError::AlreadyExists {
-                what: WHAT,
+                entity: Entity::Session,
                 id: active.id().to_string(),
             }
             .into());
         }
         if inner.archived.contains_key(session.id()) {
             return Err(StoreError::AlreadyExists {
-                what: "archived orchestration session",
+                entity: Entity::ArchivedSession,
                 id: session.id().to_string(),
             }
             .into());
@@ -94,7 +92,7 @@ impl OrchestrationStore for MemoryOrchestrationStore {
         Ok(session)
     }
 
-    async fn update_active(&self, mutation: SessionMutation<'_>) -> Result<Session, Error> {
+    async fn transact(&self, mutation: SessionMutation<'_>) -> Result<Session, Error> {
         let mut inner = self.lock();
         let Some(active) = &inner.active else {
             return Err(not_found());
@@ -105,10 +103,7 @@ impl OrchestrationStore for MemoryOrchestrationStore {
         Ok(changed)
     }
 
-    async fn archive_active(
-        &self,
-        prepare: ArchivePreparation<'_>,
-    ) -> Result<ArchiveOutcome, Error> {
+    async fn archive(&self, prepare: ArchivePreparation<'_>) -> Result<ArchiveOutcome, Error> {
         let mut inner = self.lock();
         let Some(active) = &inner.active else {
             return Err(not_found());
@@ -117,7 +112,7 @@ impl OrchestrationStore for MemoryOrchestrationStore {
         let plan = prepare(&mut session)?;
         if inner.archived.contains_key(session.id()) {
             return Err(StoreError::AlreadyExists {
-                what: "archived orchestration session",
+                entity: Entity::ArchivedSession,
                 id: session.id().to_string(),
             }
             .into());
@@ -131,7 +126,7 @@ impl OrchestrationStore for MemoryOrchestrationStore {
             .find(|m| inner.documents.contains(&m.from) && inner.documents.contains(&m.to))
         {
             return Err(StoreError::AlreadyExists {
-                what: "archived document",
+                entity: Entity::ArchivedDocument,
                 id: taken.to.to_string(),
             }
             .into());
@@ -163,18 +158,18 @@ impl OrchestrationStore for MemoryOrchestrationStore {
         })
     }
 
-    async fn list_archived(&self) -> Result<Vec<SessionId>, Error> {
+    async fn list_archived(&self) -> Result<Vec<SessionId>, StoreError> {
         Ok(self.lock().archived.keys().cloned().collect())
     }
 
-    async fn load_archived(&self, id: &SessionId) -> Result<Option<Session>, Error> {
+    async fn load_archived(&self, id: &SessionId) -> Result<Option<Session>, StoreError> {
         Ok(self.lock().archived.get(id).cloned())
     }
 }
 
 fn not_found() -> Error {
     StoreError::NotFound {
-        what: WHAT,
+        entity: Entity::Session,
         id: ACTIVE_SESSION_PATH.to_owned(),
     }
     .into()

@@ -95,13 +95,13 @@ pub struct StoreHealth {
 /// serialised per project (the adapter's critical section); readers never wait for writers and
 /// always see a complete state, old or new, never a mix.
 #[async_trait]
-pub trait ProjectStore: Send + Sync {
+pub trait ProjectStore: std::fmt::Debug + Send + Sync {
     /// Ids of every project in the store, sorted. An empty store has none.
-    async fn list_projects(&self) -> Result<Vec<ProjectId>, StoreError>;
+    async fn list(&self) -> Result<Vec<ProjectId>, StoreError>;
 
     /// Creates a project with no tasks and starts its log with `events`.
     /// Errors: `AlreadyExists` if a project with that id exists (nothing is changed).
-    async fn create_project(
+    async fn create(
         &self,
         project: &Project,
         at: Timestamp,
@@ -201,4 +201,31 @@ pub trait ProjectStore: Send + Sync {
 
     /// Checks the stored files without changing them.
     async fn health(&self, id: &ProjectId, now: Timestamp) -> Result<StoreHealth, StoreError>;
+}
+
+impl<'s> dyn ProjectStore + 's {
+    /// [`ProjectStore::transact`] for a mutation that also computes a value (the task it created,
+    /// the moves it made): returns the commit and that value. The one place the value is carried
+    /// out of the boxed closure, so that services never smuggle results through captures.
+    pub async fn transact_with<T: Send>(
+        &self,
+        id: &ProjectId,
+        at: Timestamp,
+        mutation: impl FnOnce(&mut ProjectState) -> Result<(Changes, T), DomainError> + Send,
+    ) -> Result<(Committed, T), Error> {
+        let mut value = None;
+        let slot = &mut value;
+        let committed = self
+            .transact(
+                id,
+                at,
+                Box::new(move |state| {
+                    let (changes, out) = mutation(state)?;
+                    *slot = Some(out);
+                    Ok(changes)
+                }),
+            )
+            .await?;
+        Ok((committed, crate::ports::ran(value)))
+    }
 }
