@@ -179,3 +179,50 @@ impl std::fmt::Display for Report<'_> {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn io() -> StoreError {
+        StoreError::Io {
+            op: "append to",
+            path: "progress/log.md".into(),
+            source: std::io::Error::other("disk full"),
+        }
+    }
+
+    #[test]
+    fn a_cause_is_printed_once_by_the_report_and_never_by_its_wrapper() {
+        let error = io().after_commit();
+        let own = error.to_string();
+        assert!(
+            !own.contains("disk full") && !own.contains("log.md"),
+            "AfterCommit must leave its source to the chain: {own}"
+        );
+        let report = Report(&error).to_string();
+        assert_eq!(
+            report,
+            "the change was saved, but recording it failed; do not repeat it: append to progress/log.md: disk full"
+        );
+        assert_eq!(report.matches("disk full").count(), 1);
+    }
+
+    #[test]
+    fn after_commit_is_not_wrapped_twice() {
+        let twice = io().after_commit().after_commit();
+        assert!(
+            matches!(&twice, StoreError::AfterCommit { source } if matches!(**source, StoreError::Io { .. })),
+            "{twice:?}"
+        );
+        assert!(twice.is_after_commit());
+    }
+
+    #[test]
+    fn not_found_names_its_entity_as_before() {
+        assert_eq!(
+            StoreError::not_found(Entity::Project, "demo").to_string(),
+            "project `demo` not found"
+        );
+    }
+}

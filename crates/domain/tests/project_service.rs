@@ -60,13 +60,17 @@ impl ProjectStore for Mocked {
     async fn load(&self, id: &ProjectId) -> Result<Loaded, StoreError> {
         self.0.load(id)
     }
+    /// The mock supplies the state before the transaction; the mutation runs on it as a real
+    /// store would run it, so that what the service computes in it comes back.
     async fn transact(
         &self,
         id: &ProjectId,
         _: Timestamp,
-        _: Mutation<'_>,
+        mutation: Mutation<'_>,
     ) -> Result<Committed, Error> {
-        self.0.transact(id)
+        let mut committed = self.0.transact(id)?;
+        mutation(&mut committed.state)?;
+        Ok(committed)
     }
     async fn append_log(
         &self,
@@ -179,6 +183,58 @@ async fn a_store_validation_failure_stops_the_use_case_before_any_other_write() 
     assert!(
         matches!(result, Err(Error::Store(StoreError::Invalid { .. }))),
         "{result:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_velocity_refresh_failing_after_a_saved_completion_says_the_move_was_saved() {
+    let (memory, _) = memory_service().await;
+    memory
+        .add_task(&pid(), NewTask::titled("finish me"))
+        .await
+        .expect("add");
+    memory
+        .move_task(
+            &pid(),
+            &tid(1),
+            TaskStatus::InProgress,
+            MoveDetail::default(),
+        )
+        .await
+        .expect("start");
+    let before = memory.load(&pid()).await.expect("load");
+    let mut store = MockPort::new();
+    store.expect_transact().times(1).returning(move |_| {
+        Ok(Committed {
+            state: before.clone(),
+            checkpoint: None,
+            recovered: None,
+        })
+    });
+    store.expect_read_log().times(1).returning(|_, _| {
+        Ok(LogRead {
+            records: vec![],
+            torn_tail: None,
+        })
+    });
+    store.expect_write_velocity().times(1).returning(|_, _| {
+        Err(StoreError::Io {
+            op: "write",
+            path: "progress/velocity.json".into(),
+            source: std::io::Error::other("disk full"),
+        })
+    });
+    let service = ProjectService::new(Arc::new(Mocked(store)), Arc::new(FixedClock::new(t0())));
+    let result = service
+        .move_task(&pid(), &tid(1), TaskStatus::Complete, MoveDetail::default())
+        .await;
+    assert!(
+        matches!(
+            &result,
+            Err(Error::Store(StoreError::AfterCommit { source }))
+                if matches!(**source, StoreError::Io { .. })
+        ),
+        "the move is saved, so its caller must be told not to repeat it: {result:?}"
     );
 }
 
