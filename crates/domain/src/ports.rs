@@ -1,10 +1,36 @@
 //! The ports: everything the domain needs from the outside world.
 //!
 //! Two small synchronous ports ([`Clock`], [`IdGen`]) stand in for the wall clock and randomness.
-//! The Storage ports (one per aggregate) are `#[async_trait]` traits, dyn-compatible and `Send +
-//! Sync`, so that one trait serves the filesystem adapter, the in-memory adapter, a future database
-//! adapter and the long-running servers alike. Each lives beside its aggregate:
-//! [`crate::project::store::ProjectStore`] and the session and plan stores.
+//! The Storage ports (one per aggregate) are `#[async_trait]` traits, dyn-compatible and `Debug +
+//! Send + Sync`, so that one trait serves the filesystem adapter, the in-memory adapter, a future
+//! database adapter and the long-running servers alike. Each lives beside its aggregate:
+//! [`crate::project::store::ProjectStore`], [`crate::orchestration::store::OrchestrationStore`],
+//! [`crate::execution::store::ExecutionSessionStore`] and [`crate::plan::store::PlanStore`].
+//!
+//! # One convention for the four Storage ports
+//!
+//! - **Names.** `load` reads the aggregate, `create` makes it, `list` lists them, `transact` is
+//!   the read-modify-write that runs a domain mutation inside the adapter's critical section,
+//!   `archive` moves the live aggregate into the archive, `list_archived` / `load_archived` read
+//!   the archive. Operations with no general counterpart keep a verb of their own
+//!   (`record_task`, `append_decision`, `write_checkpoint`, …).
+//! - **Errors.** Reads and plain writes return [`StoreError`](crate::StoreError); only methods
+//!   that run a domain closure return [`Error`](crate::Error) (`Error::Domain` is the closure's
+//!   refusal, and then nothing was written). "Not found" and "already exists" name a typed
+//!   [`Entity`](crate::Entity).
+//! - **Committed means committed.** Once a method has saved its change, any later failure of the
+//!   same call (a log entry, a checkpoint, a second file) is
+//!   [`StoreError::AfterCommit`](crate::StoreError::AfterCommit): the caller must not repeat
+//!   it. Each method's documentation says which of its errors can be `AfterCommit`; an adapter
+//!   whose writes are all-or-nothing (the in-memory ones) never returns it.
+//! - **Values out of a transaction.** The dyn method takes a boxed closure; `transact_with` on
+//!   `dyn Port` (written once per port) hands back whatever the closure computed beside the
+//!   commit, so services never smuggle results out through captured variables.
+//! - **Adapters** are named `Memory*` (in the domain, with the `testkit` feature), `Fs*`
+//!   (`cairn-storage-fs`) and, later, `Pg*`.
+//! - **Contract.** Every port has a suite in `<aggregate>/contract.rs`; each check is its own
+//!   `#[test]`, generated per adapter by the port's macro (`project_store_contract!`, …), and
+//!   includes a no-lost-update check on OS threads.
 
 use crate::time::Timestamp;
 

@@ -41,7 +41,7 @@ pub trait PlanStore: std::fmt::Debug + Send + Sync {
     /// fails [`super::id::parse_pointer`] is `StoreError::Corrupt` naming the pointer file.
     async fn current(&self) -> Result<Option<PlanId>, StoreError>;
 
-    /// Points the pointer at `id`. `StoreError::NotFound` (what = "plan") if there is no such
+    /// Points the pointer at `id`. `StoreError::NotFound` (entity `Plan`) if there is no such
     /// plan; the pointer is then unchanged.
     async fn set_current(&self, id: &PlanId) -> Result<(), StoreError>;
 
@@ -56,16 +56,19 @@ pub trait PlanStore: std::fmt::Debug + Send + Sync {
     /// pointer names an active plan, unless `force`; a dangling pointer or one naming a closed
     /// plan is simply replaced. `StoreError::AlreadyExists` if a plan with this id exists.
     /// Nothing is written when it refuses. Returns the id the pointer named before, if it named
-    /// an existing plan.
+    /// an existing plan. `AfterCommit` when the plan directory was written but the pointer
+    /// could not be moved to it.
     async fn create(&self, plan: &PlanRecord, force: bool) -> Result<Option<PlanId>, Error>;
 
-    /// Reads one plan's record. `StoreError::NotFound` (what = "plan") if there is no such plan.
+    /// Reads one plan's record. `StoreError::NotFound` (entity `Plan`) if there is no such plan.
     async fn load(&self, id: &PlanId) -> Result<PlanRecord, StoreError>;
 
     /// Reads the record, runs `mutation` on it and, if it succeeds, writes the record and
     /// appends the decisions it returned, numbered on from the highest number in the log, all
     /// under one lock. Returns the record as written and the appended decisions. On a refused
-    /// mutation nothing changes. `StoreError::NotFound` if there is no such plan.
+    /// mutation nothing changes. `StoreError::NotFound` if there is no such plan;
+    /// `StoreError::AfterCommit` when the record was written but a decision could not be
+    /// appended (the transition happened: do not take it again).
     async fn transact(
         &self,
         id: &PlanId,
@@ -86,7 +89,8 @@ pub trait PlanStore: std::fmt::Debug + Send + Sync {
     async fn decisions(&self, id: &PlanId) -> Result<Vec<Decision>, StoreError>;
 
     /// The current text of one of the plan's documents. `StoreError::NotFound` if there is no
-    /// such plan or the document does not exist (yet), with what = the document's file name.
+    /// such plan (entity `Plan`) or the document does not exist yet (entity `PlanDocument`, id
+    /// `<plan>/<file>`).
     async fn read_document(
         &self,
         id: &PlanId,
@@ -94,7 +98,7 @@ pub trait PlanStore: std::fmt::Debug + Send + Sync {
     ) -> Result<String, StoreError>;
 
     /// Every plan, oldest first (ids sort by creation date), with `current` set on the one the
-    /// pointer names.
+    /// pointer names. Errors: `Io`.
     async fn list(&self) -> Result<Vec<PlanSummary>, StoreError>;
 }
 
