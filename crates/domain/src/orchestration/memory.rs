@@ -75,18 +75,13 @@ impl OrchestrationStore for MemoryOrchestrationStore {
     async fn create(&self, session: Session) -> Result<Session, StoreError> {
         let mut inner = self.lock();
         if let Some(active) = &inner.active {
-            return Err(StoreError::AlreadyExists {
-                entity: Entity::Session,
-                id: active.id().to_string(),
-            }
-            .into());
+            return Err(StoreError::already_exists(Entity::Session, active.id()));
         }
         if inner.archived.contains_key(session.id()) {
-            return Err(StoreError::AlreadyExists {
-                entity: Entity::ArchivedSession,
-                id: session.id().to_string(),
-            }
-            .into());
+            return Err(StoreError::already_exists(
+                Entity::ArchivedSession,
+                session.id(),
+            ));
         }
         inner.active = Some(session.clone());
         Ok(session)
@@ -111,11 +106,7 @@ impl OrchestrationStore for MemoryOrchestrationStore {
         let mut session = active.clone();
         let plan = prepare(&mut session)?;
         if inner.archived.contains_key(session.id()) {
-            return Err(StoreError::AlreadyExists {
-                entity: Entity::ArchivedSession,
-                id: session.id().to_string(),
-            }
-            .into());
+            return Err(StoreError::already_exists(Entity::ArchivedSession, session.id()).into());
         }
         let documents = plan
             .moves
