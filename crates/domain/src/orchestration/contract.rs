@@ -98,6 +98,7 @@ macro_rules! orchestration_store_contract {
             create_and_load,
             update,
             archive,
+            transact_with_returns_the_mutation_value,
             concurrent_updates_lose_nothing,
         );
     };
@@ -429,4 +430,30 @@ pub async fn concurrent_updates_lose_nothing(store: Arc<dyn OrchestrationStore>)
         concurrency_writer(&*store, writer, UPDATES).await;
     });
     concurrency_verify(&*store, WRITERS, UPDATES).await;
+}
+
+pub async fn transact_with_returns_the_mutation_value(store: Arc<dyn OrchestrationStore>) {
+    let created = store.create(sample("valued")).await;
+    assert!(
+        created.is_ok(),
+        "create on a fresh store must succeed: {created:?}"
+    );
+    let result = store
+        .transact_with(|s| {
+            s.start_phase(1, &[], at(10)).map_err(DomainError::from)?;
+            Ok(s.state.phases.len())
+        })
+        .await;
+    let Ok((session, phases)) = result else {
+        panic!("a valid update must succeed: {result:?}")
+    };
+    assert_eq!(
+        (phases, session.state.phases[0].status.as_str()),
+        (2, "in_progress"),
+        "transact_with must hand back what the mutation computed, with the session as written"
+    );
+    assert!(
+        matches!(store.load().await, Ok(Some(s)) if s == session),
+        "the session returned is the one written"
+    );
 }
