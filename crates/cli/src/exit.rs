@@ -24,7 +24,7 @@ use std::fmt;
 
 use cairn_domain::orchestration::OrchestrationError;
 use cairn_domain::project::ProjectError;
-use cairn_domain::{DomainError, Error, StoreError};
+use cairn_domain::{DomainError, Entity, Error, StoreError};
 
 /// The help text of the table above, for `cairn --help`.
 pub const EXIT_CODES_HELP: &str = "Exit codes:
@@ -157,11 +157,11 @@ impl From<StoreError> for Failure {
             StoreError::Io { .. } => "io",
         };
         let (code, hint) = match &e {
-            StoreError::NotFound { what: "project", .. } => (
+            StoreError::NotFound { entity: Entity::Project, .. } => (
                 Code::NotFound,
                 Some("`cairn project list` shows the projects here; `cairn init` creates one".to_owned()),
             ),
-            StoreError::NotFound { what: "checkpoint", .. } => (
+            StoreError::NotFound { entity: Entity::Checkpoint, .. } => (
                 Code::NotFound,
                 Some("`cairn checkpoint list` shows the checkpoints that exist".to_owned()),
             ),
@@ -291,7 +291,7 @@ mod tests {
         let cases: Vec<(Failure, Code)> = vec![
             (
                 StoreError::NotFound {
-                    what: "project",
+                    entity: Entity::Project,
                     id: "x".into(),
                 }
                 .into(),
@@ -329,7 +329,7 @@ mod tests {
             ),
             (
                 StoreError::AlreadyExists {
-                    what: "project",
+                    entity: Entity::Project,
                     id: "x".into(),
                 }
                 .into(),

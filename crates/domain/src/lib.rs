@@ -25,5 +25,5 @@ pub mod project;
 pub mod tasklist;
 pub mod time;
 
-pub use error::{DomainError, Error, StoreError};
+pub use error::{DomainError, Entity, Error, Report, StoreError};
 pub use next::NextStep;

@@ -1,17 +1,16 @@
-//! The ExecutionSessionStore contract, run against the in-memory adapter.
+//! The ExecutionSessionStore contract, run against the in-memory adapter: one test per check.
 
 use std::sync::Arc;
 
 use cairn_domain::execution::ExecutionSessionStore;
-use cairn_domain::execution::contract::run_execution_session_store_contract;
 use cairn_domain::execution::memory::MemoryExecutionSessionStore;
 use cairn_domain::ports::Fresh;
 
-#[tokio::test]
-async fn memory_store_honours_the_contract() {
-    run_execution_session_store_contract(&mut || Fresh {
-        store: Arc::new(MemoryExecutionSessionStore::new()) as Arc<dyn ExecutionSessionStore>,
+fn fresh() -> Fresh<dyn ExecutionSessionStore> {
+    Fresh {
+        store: Arc::new(MemoryExecutionSessionStore::new()),
         guard: Box::new(()),
-    })
-    .await;
+    }
 }
+
+cairn_domain::execution_session_store_contract!(memory, fresh);

@@ -389,8 +389,8 @@ impl StateMachineTest for LifecycleTest {
     fn check_invariants(sut: &Sut, model: &Model) {
         let (live, archives) = sut.runtime.block_on(async {
             (
-                sut.store.read_live().await.unwrap(),
-                sut.store.list_archives().await.unwrap(),
+                sut.store.load().await.unwrap(),
+                sut.store.list_archived().await.unwrap(),
             )
         });
         assert_eq!(

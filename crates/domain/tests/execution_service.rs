@@ -106,7 +106,7 @@ async fn a_whole_session_from_start_to_archive() {
     assert!(progress.active.is_empty());
     assert_eq!(progress.completed[0].result, TaskOutcome::Pass);
     assert_eq!(service.merge_wave_context().await.unwrap(), ["1"]);
-    let live = store.read_live().await.unwrap();
+    let live = store.load().await.unwrap();
     assert_eq!(live.context.unwrap().task_history[0].task_id, "1");
     assert!(live.task_contexts.is_empty());
 
@@ -134,9 +134,9 @@ async fn a_whole_session_from_start_to_archive() {
         ),
         (1, 1, 0)
     );
-    assert!(store.read_live().await.unwrap().is_empty());
+    assert!(store.load().await.unwrap().is_empty());
     let archived = store
-        .read_archive("user-auth-20260205-143022")
+        .load_archived("user-auth-20260205-143022")
         .await
         .unwrap();
     assert_eq!(archived.progress.unwrap().status, ProgressStatus::Complete);
@@ -151,7 +151,7 @@ async fn a_whole_session_from_start_to_archive() {
 async fn a_fresh_lock_refuses_and_changes_nothing() {
     let (store, clock, service) = setup();
     service.start(request(false)).await.unwrap();
-    let before = store.read_live().await.unwrap();
+    let before = store.load().await.unwrap();
     clock.advance(TimeDelta::minutes(72));
     let err = execution_error(service.start(request(false)).await.unwrap_err());
     assert!(
@@ -162,8 +162,8 @@ async fn a_fresh_lock_refuses_and_changes_nothing() {
             && err.to_string().contains("forcing the lock"),
         "{err}"
     );
-    assert_eq!(store.read_live().await.unwrap(), before);
-    assert!(store.list_archives().await.unwrap().is_empty());
+    assert_eq!(store.load().await.unwrap(), before);
+    assert!(store.list_archived().await.unwrap().is_empty());
 }
 
 #[tokio::test]
@@ -179,7 +179,7 @@ async fn a_stale_session_is_archived_as_interrupted_and_its_tasks_recovered() {
         .write_task_context("3", "- half-done insight\n")
         .await
         .unwrap();
-    let mut seeded = store.read_live().await.unwrap();
+    let mut seeded = store.load().await.unwrap();
     seeded
         .context
         .as_mut()
@@ -201,7 +201,7 @@ async fn a_stale_session_is_archived_as_interrupted_and_its_tasks_recovered() {
         outcome.inherited_from.as_deref(),
         Some("interrupted-20260205-183022")
     );
-    let live = store.read_live().await.unwrap();
+    let live = store.load().await.unwrap();
     assert_eq!(live.session_id(), Some("user-auth-20260205-183022"));
     let context = live.context.unwrap();
     assert_eq!(
@@ -211,7 +211,7 @@ async fn a_stale_session_is_archived_as_interrupted_and_its_tasks_recovered() {
     );
     assert!(context.task_history.is_empty());
     let archived = store
-        .read_archive("interrupted-20260205-183022")
+        .load_archived("interrupted-20260205-183022")
         .await
         .unwrap();
     assert!(
@@ -249,13 +249,7 @@ async fn a_new_session_inherits_from_the_most_recent_archive() {
         "nothing to recover without leftovers"
     );
     assert_eq!(
-        store
-            .read_live()
-            .await
-            .unwrap()
-            .context
-            .unwrap()
-            .key_decisions,
+        store.load().await.unwrap().context.unwrap().key_decisions,
         ["Chose Zod"]
     );
 }

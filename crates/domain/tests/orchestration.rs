@@ -6,7 +6,6 @@ use std::sync::Arc;
 use cairn_domain::orchestration::archive::{
     ArchiveBlocker, ArchivedFile, Location, archive_blockers, archive_plan, verify_archive,
 };
-use cairn_domain::orchestration::contract::run_orchestration_store_contract;
 use cairn_domain::orchestration::hook_state::{
     HOOK_STATE_MAX_AGE, HookStateDir, hook_dir_to_remove_at_end, hook_dirs_to_prune,
 };
@@ -864,13 +863,89 @@ fn hook_dirs_older_than_two_hours_are_pruned() {
 
 // ---- store contract and service -----------------------------------------------------------
 
-#[tokio::test]
-async fn memory_store_honours_the_contract() {
-    run_orchestration_store_contract(&mut || Fresh {
+fn fresh() -> Fresh<dyn OrchestrationStore> {
+    Fresh {
         store: Arc::new(MemoryOrchestrationStore::new()),
         guard: Box::new(()),
-    })
-    .await;
+    }
+}
+
+cairn_domain::orchestration_store_contract!(memory_store_contract, fresh);
+
+/// An adapter that reads, decides and writes in three steps instead of one critical section:
+/// the lost update the contract's concurrency check exists to catch.
+#[derive(Debug, Default)]
+struct RacyStore(MemoryOrchestrationStore);
+
+#[async_trait::async_trait]
+impl OrchestrationStore for RacyStore {
+    async fn load(&self) -> Result<Option<Session>, StoreError> {
+        self.0.load().await
+    }
+    async fn create(&self, session: Session) -> Result<Session, StoreError> {
+        self.0.create(session).await
+    }
+    async fn transact(
+        &self,
+        mutation: cairn_domain::orchestration::store::SessionMutation<'_>,
+    ) -> Result<Session, Error> {
+        let mut next = self
+            .0
+            .load()
+            .await?
+            .ok_or_else(|| StoreError::not_found(cairn_domain::Entity::Session, "active"))?;
+        mutation(&mut next)?;
+        // Another writer gets in here.
+        std::thread::sleep(std::time::Duration::from_millis(1));
+        let written = next.clone();
+        self.0
+            .transact(Box::new(move |s| {
+                *s = written;
+                Ok(())
+            }))
+            .await?;
+        Ok(next)
+    }
+    async fn archive(
+        &self,
+        prepare: cairn_domain::orchestration::store::ArchivePreparation<'_>,
+    ) -> Result<cairn_domain::orchestration::archive::ArchiveOutcome, Error> {
+        self.0.archive(prepare).await
+    }
+    async fn list_archived(&self) -> Result<Vec<SessionId>, StoreError> {
+        self.0.list_archived().await
+    }
+    async fn load_archived(&self, id: &SessionId) -> Result<Option<Session>, StoreError> {
+        self.0.load_archived(id).await
+    }
+}
+
+fn racy() -> Fresh<dyn OrchestrationStore> {
+    Fresh {
+        store: Arc::new(RacyStore::default()),
+        guard: Box::new(()),
+    }
+}
+
+#[test]
+fn the_concurrency_check_catches_a_store_that_loses_updates() {
+    let caught = std::panic::catch_unwind(|| {
+        cairn_domain::ports::run_check(
+            racy,
+            cairn_domain::orchestration::contract::concurrent_updates_lose_nothing,
+        );
+    });
+    let Err(payload) = caught else {
+        panic!("a read-then-write store must fail the no-lost-update check")
+    };
+    let message = payload
+        .downcast_ref::<String>()
+        .cloned()
+        .unwrap_or_default();
+    assert!(
+        message.contains("none may be lost"),
+        "it must fail on the lost update itself, not on something else: {message}"
+    );
 }
 
 fn service() -> (

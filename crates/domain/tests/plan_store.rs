@@ -2,8 +2,7 @@
 
 use std::sync::Arc;
 
-use cairn_domain::plan::contract::run_plan_store_contract;
-use cairn_domain::plan::memory::InMemoryPlanStore;
+use cairn_domain::plan::memory::MemoryPlanStore;
 use cairn_domain::plan::{
     BudgetOverrun, Change, ChangeKind, EditVerdict, PlanDocument, PlanError, PlanService,
     PlanState, PlanStore, StrikeVerdict, UserApproval,
@@ -12,17 +11,17 @@ use cairn_domain::ports::{FixedClock, Fresh, SeqIds};
 use cairn_domain::{DomainError, Error};
 use chrono::{TimeZone, Utc};
 
-#[tokio::test]
-async fn in_memory_store_passes_the_contract() {
-    run_plan_store_contract(&mut || Fresh {
-        store: Arc::new(InMemoryPlanStore::new()) as Arc<dyn PlanStore>,
+fn fresh() -> Fresh<dyn PlanStore> {
+    Fresh {
+        store: Arc::new(MemoryPlanStore::new()),
         guard: Box::new(()),
-    })
-    .await;
+    }
 }
 
-fn service() -> (PlanService, Arc<InMemoryPlanStore>) {
-    let store = Arc::new(InMemoryPlanStore::new());
+cairn_domain::plan_store_contract!(memory_store_contract, fresh);
+
+fn service() -> (PlanService, Arc<MemoryPlanStore>) {
+    let store = Arc::new(MemoryPlanStore::new());
     let clock = Arc::new(FixedClock::new(
         Utc.with_ymd_and_hms(2026, 2, 14, 9, 0, 0).unwrap(),
     ));

@@ -1,17 +1,16 @@
-//! The project store contract, run against the in-memory adapter.
+//! The project store contract, run against the in-memory adapter: one test per check.
 
 use std::sync::Arc;
 
 use cairn_domain::ports::Fresh;
-use cairn_domain::project::contract::run_project_store_contract;
 use cairn_domain::project::memory::MemoryProjectStore;
 use cairn_domain::project::store::ProjectStore;
 
-#[tokio::test]
-async fn memory_store_honours_the_contract() {
-    run_project_store_contract(&mut || Fresh {
-        store: Arc::new(MemoryProjectStore::new()) as Arc<dyn ProjectStore>,
+fn fresh() -> Fresh<dyn ProjectStore> {
+    Fresh {
+        store: Arc::new(MemoryProjectStore::new()),
         guard: Box::new(()),
-    })
-    .await;
+    }
 }
+
+cairn_domain::project_store_contract!(memory, fresh);

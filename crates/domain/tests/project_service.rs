@@ -11,7 +11,7 @@ use cairn_domain::project::service::{InitProject, ProjectService, ReconcileScope
 use cairn_domain::project::store::*;
 use cairn_domain::project::*;
 use cairn_domain::time::Timestamp;
-use cairn_domain::{DomainError, Error, StoreError};
+use cairn_domain::{DomainError, Entity, Error, StoreError};
 use chrono::{Duration, TimeZone, Utc};
 use mockall::predicate::always;
 
@@ -19,7 +19,7 @@ mockall::mock! {
     /// The port's methods minus the mutation closure, which mockall cannot hold (it borrows the
     /// caller's locals): the interactions are what these tests are about.
     Port {
-        fn list_projects(&self) -> Result<Vec<ProjectId>, StoreError>;
+        fn list(&self) -> Result<Vec<ProjectId>, StoreError>;
         fn load_project(&self, id: &ProjectId) -> Result<Project, StoreError>;
         fn load(&self, id: &ProjectId) -> Result<Loaded, StoreError>;
         fn transact(&self, id: &ProjectId) -> Result<Committed, Error>;
@@ -31,25 +31,28 @@ mockall::mock! {
 
 struct Mocked(MockPort);
 
-fn unexpected(what: &'static str) -> StoreError {
-    StoreError::NotFound {
-        what,
-        id: "not expected by this test".into(),
+impl std::fmt::Debug for Mocked {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Mocked")
     }
+}
+
+fn unexpected(method: &'static str) -> StoreError {
+    StoreError::not_found(Entity::Project, format!("unexpected call to {method}"))
 }
 
 #[async_trait]
 impl ProjectStore for Mocked {
-    async fn list_projects(&self) -> Result<Vec<ProjectId>, StoreError> {
-        self.0.list_projects()
+    async fn list(&self) -> Result<Vec<ProjectId>, StoreError> {
+        self.0.list()
     }
-    async fn create_project(
+    async fn create(
         &self,
         _: &Project,
         _: Timestamp,
         _: Vec<ProjectEvent>,
     ) -> Result<(), StoreError> {
-        Err(unexpected("create_project"))
+        Err(unexpected("create"))
     }
     async fn load_project(&self, id: &ProjectId) -> Result<Project, StoreError> {
         self.0.load_project(id)
@@ -57,13 +60,17 @@ impl ProjectStore for Mocked {
     async fn load(&self, id: &ProjectId) -> Result<Loaded, StoreError> {
         self.0.load(id)
     }
+    /// The mock supplies the state before the transaction; the mutation runs on it as a real
+    /// store would run it, so that what the service computes in it comes back.
     async fn transact(
         &self,
         id: &ProjectId,
         _: Timestamp,
-        _: Mutation<'_>,
+        mutation: Mutation<'_>,
     ) -> Result<Committed, Error> {
-        self.0.transact(id)
+        let mut committed = self.0.transact(id)?;
+        mutation(&mut committed.state)?;
+        Ok(committed)
     }
     async fn append_log(
         &self,
@@ -176,6 +183,58 @@ async fn a_store_validation_failure_stops_the_use_case_before_any_other_write() 
     assert!(
         matches!(result, Err(Error::Store(StoreError::Invalid { .. }))),
         "{result:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_velocity_refresh_failing_after_a_saved_completion_says_the_move_was_saved() {
+    let (memory, _) = memory_service().await;
+    memory
+        .add_task(&pid(), NewTask::titled("finish me"))
+        .await
+        .expect("add");
+    memory
+        .move_task(
+            &pid(),
+            &tid(1),
+            TaskStatus::InProgress,
+            MoveDetail::default(),
+        )
+        .await
+        .expect("start");
+    let before = memory.load(&pid()).await.expect("load");
+    let mut store = MockPort::new();
+    store.expect_transact().times(1).returning(move |_| {
+        Ok(Committed {
+            state: before.clone(),
+            checkpoint: None,
+            recovered: None,
+        })
+    });
+    store.expect_read_log().times(1).returning(|_, _| {
+        Ok(LogRead {
+            records: vec![],
+            torn_tail: None,
+        })
+    });
+    store.expect_write_velocity().times(1).returning(|_, _| {
+        Err(StoreError::Io {
+            op: "write",
+            path: "progress/velocity.json".into(),
+            source: std::io::Error::other("disk full"),
+        })
+    });
+    let service = ProjectService::new(Arc::new(Mocked(store)), Arc::new(FixedClock::new(t0())));
+    let result = service
+        .move_task(&pid(), &tid(1), TaskStatus::Complete, MoveDetail::default())
+        .await;
+    assert!(
+        matches!(
+            &result,
+            Err(Error::Store(StoreError::AfterCommit { source }))
+                if matches!(**source, StoreError::Io { .. })
+        ),
+        "the move is saved, so its caller must be told not to repeat it: {result:?}"
     );
 }
 

@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::SystemTime;
 
-use cairn_domain::error::Error;
+use cairn_domain::error::{Error, Report};
 use cairn_domain::ports::Clock;
 use cairn_domain::project::ProjectId;
 use cairn_domain::project::policy::Reconciled;
@@ -178,7 +178,7 @@ fn with_store(input: &HookInput, deps: &Deps<'_>) -> Handled {
                     root.clone(),
                     format!(
                         "which project: {} (set CAIRN_PROJECT to choose)",
-                        cairn_render::error_chain(&e)
+                        Report(&e)
                     ),
                 );
             }
@@ -195,7 +195,7 @@ fn with_store(input: &HookInput, deps: &Deps<'_>) -> Handled {
             _ => record(&service, &id, input).await.map(|()| None),
         };
         let output = result.unwrap_or_else(|e| {
-            problems.push(cairn_render::error_chain(&e));
+            problems.push(Report(&e).to_string());
             None
         });
         for r in service.take_recoveries() {
@@ -257,20 +257,17 @@ async fn session_start(
                 report = done;
                 state = service.load(id).await?;
             }
-            Err(e) => problems.push(format!("reconciliation: {}", cairn_render::error_chain(&e))),
+            Err(e) => problems.push(format!("reconciliation: {}", Report(&e))),
         }
     }
     if let Err(e) = service.clean_debris(id).await {
-        problems.push(format!("debris cleanup: {}", cairn_render::error_chain(&e)));
+        problems.push(format!("debris cleanup: {}", Report(&e)));
     }
     let checkpoint = if source == "compact" {
         match service.checkpoints(id).await {
             Ok(list) => list.last().map(|c| c.number),
             Err(e) => {
-                problems.push(format!(
-                    "listing checkpoints: {}",
-                    cairn_render::error_chain(&e)
-                ));
+                problems.push(format!("listing checkpoints: {}", Report(&e)));
                 None
             }
         }
@@ -298,10 +295,7 @@ async fn session_start(
         .record_session_event(id, "START", session_id(input), Some(detail))
         .await
     {
-        problems.push(format!(
-            "logging the session start: {}",
-            cairn_render::error_chain(&e)
-        ));
+        problems.push(format!("logging the session start: {}", Report(&e)));
     }
     Ok(HookOutput::session_context(text))
 }

@@ -52,18 +52,6 @@ pub fn commands(steps: &[NextStep]) -> String {
         .join(", then ")
 }
 
-/// An error and its causes on one line, `outer: cause: root cause`, for logs. Errors here carry
-/// their cause as `source()` without repeating its text, so printing only the outer error would
-/// lose the cause.
-pub fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
-    let mut out = error.to_string();
-    for cause in causes(error) {
-        out.push_str(": ");
-        out.push_str(&cause);
-    }
-    out
-}
-
 /// The texts of `error`'s causes, outermost first (the CLI prints them as `caused by:` lines).
 pub fn causes(error: &(dyn std::error::Error + 'static)) -> Vec<String> {
     std::iter::successors(error.source(), |e| e.source())
@@ -276,7 +264,7 @@ mod tests {
     }
 
     #[test]
-    fn an_error_chain_keeps_every_cause_once() {
+    fn causes_are_listed_once_outermost_first() {
         let io = std::io::Error::new(std::io::ErrorKind::PermissionDenied, "permission denied");
         let error = cairn_domain::StoreError::AfterCommit {
             source: Box::new(cairn_domain::StoreError::Io {
@@ -285,10 +273,6 @@ mod tests {
                 source: io,
             }),
         };
-        assert_eq!(
-            error_chain(&error),
-            "the change was saved, but recording it failed; do not repeat it: append to log.md: permission denied"
-        );
         assert_eq!(causes(&error), ["append to log.md", "permission denied"]);
     }
 

@@ -20,7 +20,7 @@
 use crate::atomic::{create_temp_file, discard, write_and_sync};
 use crate::failpoints::failpoint;
 use crate::{fsync_dir, io_error};
-use cairn_domain::StoreError;
+use cairn_domain::{Entity, StoreError};
 use std::fs;
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
@@ -177,13 +177,13 @@ pub fn read(dir: &Path, number: u64) -> Result<Vec<u8>, StoreError> {
             .find(|checkpoint| checkpoint.number == number)
             .map(|checkpoint| checkpoint.path)
             .ok_or_else(|| StoreError::NotFound {
-                what: "checkpoint",
+                entity: Entity::Checkpoint,
                 id: number.to_string(),
             })?
     };
     fs::read(&path).map_err(|source| match source.kind() {
         ErrorKind::NotFound => StoreError::NotFound {
-            what: "checkpoint",
+            entity: Entity::Checkpoint,
             id: number.to_string(),
         },
         _ => StoreError::Io {
@@ -408,8 +408,8 @@ mod tests {
         assert!(list(&d.checkpoints).unwrap().is_empty());
         assert!(prune(&d.checkpoints, 10).unwrap().is_empty());
         match read(&d.checkpoints, 4).unwrap_err() {
-            StoreError::NotFound { what, id } => {
-                assert_eq!((what, id.as_str()), ("checkpoint", "4"))
+            StoreError::NotFound { entity, id } => {
+                assert_eq!((entity, id.as_str()), (Entity::Checkpoint, "4"))
             }
             other => panic!("expected NotFound, got {other:?}"),
         }

@@ -39,7 +39,7 @@ use cairn_domain::project::{
     Project, ProjectEvent, ProjectId, ProjectState, Task, TaskDoc, TaskId,
 };
 use cairn_domain::time::Timestamp;
-use cairn_domain::{Error, StoreError};
+use cairn_domain::{Entity, Error, StoreError};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -103,7 +103,7 @@ impl FsProjectStore {
 
     fn layout(&self, id: &ProjectId) -> Result<ProjectLayout, StoreError> {
         ProjectLayout::new(&self.root, id.as_str()).map_err(|e| StoreError::NotFound {
-            what: "project",
+            entity: Entity::Project,
             id: e.to_string(),
         })
     }
@@ -113,7 +113,7 @@ impl FsProjectStore {
         let layout = self.layout(id)?;
         if !layout.project_json().is_file() {
             return Err(StoreError::NotFound {
-                what: "project",
+                entity: Entity::Project,
                 id: id.to_string(),
             });
         }
@@ -130,7 +130,7 @@ impl FsProjectStore {
         let path = layout
             .research_file(task.as_str())
             .map_err(|e| StoreError::NotFound {
-                what: "task",
+                entity: Entity::Task,
                 id: e.to_string(),
             })?;
         Ok((layout, path))
@@ -632,14 +632,14 @@ fn std_duration(d: chrono::Duration) -> Duration {
 
 #[async_trait]
 impl ProjectStore for FsProjectStore {
-    async fn list_projects(&self) -> Result<Vec<ProjectId>, StoreError> {
+    async fn list(&self) -> Result<Vec<ProjectId>, StoreError> {
         Ok(layout::list_project_ids(&self.root)?
             .into_iter()
             .filter_map(|id| ProjectId::try_from(id).ok())
             .collect())
     }
 
-    async fn create_project(
+    async fn create(
         &self,
         project: &Project,
         at: Timestamp,
@@ -650,7 +650,7 @@ impl ProjectStore for FsProjectStore {
         let _guard = self.lock(&layout)?;
         if layout.project_json().exists() {
             return Err(StoreError::AlreadyExists {
-                what: "project",
+                entity: Entity::Project,
                 id: project.id.to_string(),
             });
         }
@@ -663,7 +663,8 @@ impl ProjectStore for FsProjectStore {
         atomic::write_atomic(&layout.temp_dir(), &layout.tasks_json(), &tasks)?;
         // project.json last: its existence is what makes the project exist.
         atomic::write_atomic(&layout.temp_dir(), &layout.project_json(), &record)?;
-        append(&layout, at, &events)
+        // The project exists now: a create repeated after a failed log entry would be refused.
+        append(&layout, at, &events).map_err(StoreError::after_commit)
     }
 
     async fn load_project(&self, id: &ProjectId) -> Result<Project, StoreError> {
@@ -716,7 +717,15 @@ impl ProjectStore for FsProjectStore {
             put_tasks(&layout, bytes)?;
         }
         if let Some(bytes) = &project_bytes {
-            atomic::write_atomic(&layout.temp_dir(), &project_path, bytes)?;
+            // With the tasks already replaced, the change is partly saved: repeating it would
+            // apply the task half twice.
+            atomic::write_atomic(&layout.temp_dir(), &project_path, bytes).map_err(|e| {
+                if tasks_bytes.is_some() {
+                    e.after_commit()
+                } else {
+                    e
+                }
+            })?;
         }
         // The commit point is behind us: a crash from here on keeps the new state and loses at
         // most the checkpoint and log entries of a transaction nobody was told had succeeded.
@@ -747,9 +756,7 @@ impl ProjectStore for FsProjectStore {
             append(&layout, at, &events)?;
             Ok::<_, StoreError>(checkpoint)
         })()
-        .map_err(|e| StoreError::AfterCommit {
-            source: Box::new(e),
-        })?;
+        .map_err(StoreError::after_commit)?;
         Ok(Committed {
             state: next,
             checkpoint,
@@ -870,16 +877,20 @@ impl ProjectStore for FsProjectStore {
         };
         let written =
             checkpoints::create_next(&layout.temp_dir(), &layout.checkpoints_dir(), &bytes)?;
-        checkpoints::prune(&layout.checkpoints_dir(), CHECKPOINT_RETENTION)?;
+        // The checkpoint exists from here on: a failure must not invite a second one.
         let number = u32::try_from(written.number).unwrap_or(u32::MAX);
-        append(
-            &layout,
-            at,
-            &[ProjectEvent::CheckpointWritten {
-                number,
-                tasks: task_count,
-            }],
-        )?;
+        checkpoints::prune(&layout.checkpoints_dir(), CHECKPOINT_RETENTION)
+            .and_then(|_| {
+                append(
+                    &layout,
+                    at,
+                    &[ProjectEvent::CheckpointWritten {
+                        number,
+                        tasks: task_count,
+                    }],
+                )
+            })
+            .map_err(StoreError::after_commit)?;
         Ok(CheckpointInfo {
             number,
             written_at: Some(at),
@@ -939,15 +950,19 @@ impl ProjectStore for FsProjectStore {
             }
         }
         write_tasks(&layout, &doc, None)?;
-        // Prune only after the new content is in place, so the restored number is never removed
-        // before it was read.
-        checkpoints::prune(&layout.checkpoints_dir(), CHECKPOINT_RETENTION)?;
-        events.push(ProjectEvent::CheckpointRestored {
-            number,
-            tasks: doc.tasks.len(),
-        });
-        append(&layout, at, &events)?;
-        let project = read_project(&layout.project_json())?;
+        // The restore is saved from here on: what follows failing must not invite a repeat.
+        let project = (|| {
+            // Prune only after the new content is in place, so the restored number is never
+            // removed before it was read.
+            checkpoints::prune(&layout.checkpoints_dir(), CHECKPOINT_RETENTION)?;
+            events.push(ProjectEvent::CheckpointRestored {
+                number,
+                tasks: doc.tasks.len(),
+            });
+            append(&layout, at, &events)?;
+            read_project(&layout.project_json())
+        })()
+        .map_err(StoreError::after_commit)?;
         Ok(Committed {
             state: ProjectState {
                 project,

@@ -2,12 +2,10 @@
 //! a random moment, or runs out of file size, and a fresh look at the files must find every
 //! durability promise kept.
 //!
-//! **How the children are made.** Every child is this same test binary, re-executed with
-//! `--exact child_process_entry --nocapture --test-threads=1` and its role in `CAIRN_CRASH_CHILD`
-//! (see [`child_process_entry`]). Going through libtest's own command line — rather than a
-//! `harness = false` binary with its own `main` — keeps the target listable and runnable by both
-//! `cargo test` and cargo-nextest. Failpoints are read once per process, which is one reason each
-//! crash gets its own child; the other is that only a real process can be SIGKILLed.
+//! **How the children are made.** Every child is this same test binary, re-executed (see
+//! `support/mod.rs`, shared with the other tests that need processes, and
+//! [`child_process_entry`]). Failpoints are read once per process, which is one reason each crash
+//! gets its own child; the other is that only a real process can be SIGKILLed.
 //!
 //! **Knobs.** `CAIRN_CRASH_KILLS` sets how many writers the SIGKILL test kills (default
 //! [`DEFAULT_KILLS`]; `cargo xtask crash --kills N` sets it), `CAIRN_CRASH_SEED` replays the
@@ -38,14 +36,9 @@ use cairn_storage_fs::schema::{self, SchemaKind};
 use cairn_storage_fs::{FsProjectStore, SystemClock, atomic, checkpoints, lock, progress_log};
 use chrono::TimeZone;
 
-/// The name of the `#[test]` that children run; `--exact` selects it.
-const CHILD_TEST: &str = "child_process_entry";
-/// The child's role. Unset means "not a child": [`child_process_entry`] then does nothing.
-const ROLE_ENV: &str = "CAIRN_CRASH_CHILD";
-/// The directory a child works in (a scratch directory, or the repository root of a store).
-const DIR_ENV: &str = "CAIRN_CRASH_DIR";
-/// A role-specific argument (a writer's name and seed, a task count, …).
-const ARG_ENV: &str = "CAIRN_CRASH_ARG";
+mod support;
+use support::{ChildCall, block_on, child_call, child_command, describe};
+
 /// How many SIGKILLs [`sigkilled_writers_lose_no_acknowledged_update`] deals.
 const KILLS_ENV: &str = "CAIRN_CRASH_KILLS";
 /// Replays a kill schedule.
@@ -70,11 +63,9 @@ const NEW: &[u8] = b"{\"tasks\": [\"new\", \"and longer\"]}\n";
 /// returns at once and passes, doing nothing.
 #[test]
 fn child_process_entry() {
-    let Ok(role) = std::env::var(ROLE_ENV) else {
+    let Some(ChildCall { role, dir, arg }) = child_call() else {
         return;
     };
-    let dir = PathBuf::from(std::env::var_os(DIR_ENV).expect("a child needs CAIRN_CRASH_DIR"));
-    let arg = std::env::var(ARG_ENV).unwrap_or_default();
     match role.as_str() {
         "atomic" => atomic::write_atomic(&dir.join("temp"), &dir.join("tasks.json"), NEW).unwrap(),
         "log" => progress_log::append(&dir.join("log.md"), &record()).unwrap(),
@@ -121,13 +112,6 @@ fn say(line: &str) {
     if writeln!(out, "{line}").and_then(|()| out.flush()).is_err() {
         std::process::exit(0);
     }
-}
-
-fn block_on<F: std::future::Future>(future: F) -> F::Output {
-    tokio::runtime::Builder::new_current_thread()
-        .build()
-        .expect("a current-thread runtime")
-        .block_on(future)
 }
 
 fn service(root: &Path) -> ProjectService {
@@ -232,24 +216,6 @@ impl Rng {
 // ---------------------------------------------------------------------------------------------
 // The parent side: starting and judging children.
 
-fn child_command(role: &str, dir: &Path, arg: &str) -> Command {
-    let mut command = Command::new(std::env::current_exe().expect("the test binary"));
-    command
-        .args([
-            "--exact",
-            CHILD_TEST,
-            "--nocapture",
-            "--test-threads=1",
-            "--quiet",
-        ])
-        .env(ROLE_ENV, role)
-        .env(DIR_ENV, dir)
-        .env(ARG_ENV, arg)
-        .env_remove(FAILPOINT_ENV)
-        .stdin(Stdio::null());
-    command
-}
-
 /// Runs a child to its end and returns what it did.
 fn run_child(role: &str, dir: &Path, arg: &str, failpoint: Option<&str>) -> Output {
     let mut command = child_command(role, dir, arg);
@@ -257,15 +223,6 @@ fn run_child(role: &str, dir: &Path, arg: &str, failpoint: Option<&str>) -> Outp
         command.env(FAILPOINT_ENV, name);
     }
     command.output().expect("run the child")
-}
-
-fn describe(output: &Output) -> String {
-    format!(
-        "{:?}\n--- stdout\n{}--- stderr\n{}",
-        output.status,
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    )
 }
 
 fn assert_died_of(status: ExitStatus, signal: i32, what: &str, stderr: &str) {

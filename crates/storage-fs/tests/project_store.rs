@@ -3,8 +3,8 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use cairn_domain::ports::{FixedClock, Fresh};
-use cairn_domain::project::contract::run_project_store_contract;
+use cairn_domain::ports::{Clock, FixedClock, Fresh};
+use cairn_domain::project::contract;
 use cairn_domain::project::service::{InitProject, ProjectService};
 use cairn_domain::project::store::{Changes, ProjectStore};
 use cairn_domain::project::{
@@ -14,6 +14,8 @@ use cairn_domain::{Error, StoreError};
 use cairn_storage_fs::FsProjectStore;
 use chrono::{TimeZone, Utc};
 
+mod support;
+
 fn clock() -> Arc<FixedClock> {
     Arc::new(FixedClock::new(
         Utc.with_ymd_and_hms(2026, 5, 6, 7, 8, 9)
@@ -22,17 +24,54 @@ fn clock() -> Arc<FixedClock> {
     ))
 }
 
-#[tokio::test]
-async fn fs_store_honours_the_contract() {
-    run_project_store_contract(&mut || {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let store = FsProjectStore::new(dir.path());
-        Fresh {
-            store: Arc::new(store) as Arc<dyn ProjectStore>,
-            guard: Box::new(dir),
+fn fresh() -> Fresh<dyn ProjectStore> {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = FsProjectStore::new(dir.path());
+    Fresh {
+        store: Arc::new(store),
+        guard: Box::new(dir),
+    }
+}
+
+cairn_domain::project_store_contract!(fs_contract, fresh);
+
+/// The body of every child process of [`fs_contract_processes_lose_no_update`]; a no-op in an
+/// ordinary run (see `support/mod.rs`).
+#[test]
+fn child_process_entry() {
+    let Some(call) = support::child_call() else {
+        return;
+    };
+    match call.role.as_str() {
+        "contract-writer" => {
+            let (writer, updates) = call.arg.split_once('/').expect("writer/updates");
+            let store = FsProjectStore::new(&call.dir);
+            support::block_on(contract::concurrency_writer(
+                &store,
+                writer.parse().expect("a writer number"),
+                updates.parse().expect("an update count"),
+            ));
         }
-    })
-    .await;
+        other => panic!("unknown child role {other}"),
+    }
+}
+
+/// The contract's concurrency check with a process per writer instead of a thread: the lock
+/// must serialise writers that share nothing but the files.
+#[test]
+fn fs_contract_processes_lose_no_update() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = FsProjectStore::new(dir.path());
+    support::block_on(contract::concurrency_setup(&store));
+    let args: Vec<String> = (0..contract::WRITERS)
+        .map(|w| format!("{w}/{}", contract::UPDATES))
+        .collect();
+    support::run_together("contract-writer", dir.path(), &args);
+    support::block_on(contract::concurrency_verify(
+        &store,
+        contract::WRITERS,
+        contract::UPDATES,
+    ));
 }
 
 struct Fixture {
@@ -459,6 +498,97 @@ async fn damage_without_a_usable_checkpoint_is_refused_on_read_and_write_and_tou
             assert!(f.service.take_recoveries().is_empty(), "{what}");
         }
     }
+}
+
+fn demo_project() -> cairn_domain::project::Project {
+    cairn_domain::project::Project {
+        id: "demo".parse().expect("id"),
+        name: "Demo".into(),
+        goal: "Exercise the disk adapter".into(),
+        kind: ProjectType::Software,
+        status: cairn_domain::project::ProjectStatus::Ready,
+        phases: Vec::new(),
+        created_at: clock().now(),
+        updated_at: clock().now(),
+        extra: Default::default(),
+    }
+}
+
+/// Makes the progress log unwritable by putting a directory where the file goes.
+fn block_the_log(root: &Path) {
+    let log = cairn_storage_fs::layout::ProjectLayout::new(root, "demo")
+        .expect("layout")
+        .log_md();
+    if log.exists() {
+        std::fs::remove_file(&log).expect("remove the log");
+    }
+    std::fs::create_dir_all(&log).expect("a directory in the log's place");
+}
+
+fn assert_after_commit<T: std::fmt::Debug>(result: Result<T, StoreError>, what: &str) {
+    assert!(
+        matches!(&result, Err(StoreError::AfterCommit { source }) if matches!(**source, StoreError::Io { .. })),
+        "{what}: the change is saved, so the failure must be AfterCommit, got {result:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_create_whose_log_entry_fails_is_saved_and_says_so() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = FsProjectStore::new(dir.path());
+    block_the_log(dir.path());
+    let project = demo_project();
+    let created = store
+        .create(
+            &project,
+            clock().now(),
+            vec![cairn_domain::project::ProjectEvent::ProjectCreated {
+                project: project.id.clone(),
+                name: project.name.clone(),
+            }],
+        )
+        .await;
+    assert_after_commit(created, "create");
+    assert_eq!(
+        store
+            .load_project(&project.id)
+            .await
+            .expect("the project exists"),
+        project
+    );
+}
+
+#[tokio::test]
+async fn a_checkpoint_whose_log_entry_fails_is_saved_and_says_so() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = FsProjectStore::new(dir.path());
+    let project = demo_project();
+    store
+        .create(&project, clock().now(), vec![])
+        .await
+        .expect("create");
+    (&store as &dyn ProjectStore)
+        .transact_with(&project.id, clock().now(), |state: &mut ProjectState| {
+            let (_, events) = state
+                .tasks
+                .add_task(NewTask::titled("kept by the checkpoint"), clock().now())?;
+            Ok((Changes::events(events), ()))
+        })
+        .await
+        .expect("add a task");
+    block_the_log(dir.path());
+    assert_after_commit(
+        store.write_checkpoint(&project.id, clock().now()).await,
+        "write_checkpoint",
+    );
+    let listed = store.list_checkpoints(&project.id).await.expect("list");
+    assert_eq!(listed.len(), 1, "the checkpoint was written");
+    assert_after_commit(
+        store
+            .restore_checkpoint(&project.id, 1, clock().now())
+            .await,
+        "restore_checkpoint",
+    );
 }
 
 fn edit_tasks(f: &Fixture, edit: impl FnOnce(&mut serde_json::Value)) {

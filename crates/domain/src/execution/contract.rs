@@ -1,6 +1,9 @@
-//! The contract every [`ExecutionSessionStore`] adapter must honour, as executable checks.
+//! The contract every [`ExecutionSessionStore`] adapter must honour, as executable checks. Each
+//! check is a `pub async fn` taking a fresh, empty store; an adapter's tests turn every one into
+//! its own `#[test]` with [`execution_session_store_contract!`](crate::execution_session_store_contract).
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::TimeZone;
@@ -13,8 +16,8 @@ use super::store::{
     ContextUpdate, ExecutionSessionStore, Finale, NewSession, StartPlan, TaskRecord,
 };
 use super::task_log::{Attempts, TaskLogRow, TaskOutcome};
-use crate::error::{DomainError, Error, StoreError};
-use crate::ports::Fresh;
+use crate::error::{DomainError, Entity, Error, StoreError};
+use crate::ports::{AsStoreError, on_threads};
 use crate::time::Timestamp;
 
 fn at(minute: u32) -> Timestamp {
@@ -49,12 +52,28 @@ fn refusal() -> DomainError {
     DomainError::invalid("contract", "refused on purpose")
 }
 
-fn is_not_found(result: &Result<impl std::fmt::Debug, Error>) -> bool {
-    matches!(result, Err(Error::Store(StoreError::NotFound { .. })))
+fn is_not_found<T, E: AsStoreError>(result: &Result<T, E>) -> bool {
+    matches!(
+        result.as_ref().err().and_then(AsStoreError::as_store_error),
+        Some(StoreError::NotFound {
+            entity: Entity::ExecutionSession | Entity::ExecutionArchive,
+            ..
+        })
+    )
 }
 
-fn is_already_exists(result: &Result<impl std::fmt::Debug, Error>) -> bool {
-    matches!(result, Err(Error::Store(StoreError::AlreadyExists { .. })))
+fn is_already_exists<T, E: AsStoreError>(result: &Result<T, E>) -> bool {
+    matches!(
+        result.as_ref().err().and_then(AsStoreError::as_store_error),
+        Some(StoreError::AlreadyExists { .. })
+    )
+}
+
+fn is_invalid<T, E: AsStoreError>(result: &Result<T, E>) -> bool {
+    matches!(
+        result.as_ref().err().and_then(AsStoreError::as_store_error),
+        Some(StoreError::Invalid { .. })
+    )
 }
 
 async fn start(
@@ -72,36 +91,41 @@ async fn start(
         .map(|s| s.previous)
 }
 
-/// Runs every check, each against a fresh store from `new_store`.
-pub async fn run_execution_session_store_contract(
-    new_store: &mut dyn FnMut() -> Fresh<dyn ExecutionSessionStore>,
-) {
-    empty_store_has_no_session(new_store().store.as_ref()).await;
-    start_writes_the_new_session(new_store().store.as_ref()).await;
-    refused_start_writes_nothing(new_store().store.as_ref()).await;
-    start_never_overwrites_leftovers(new_store().store.as_ref()).await;
-    start_archives_leftovers_when_told(new_store().store.as_ref()).await;
-    progress_updates_are_read_modify_write(new_store().store.as_ref()).await;
-    task_records_append_in_order(new_store().store.as_ref()).await;
-    context_update_consumes_only_named_task_contexts(new_store().store.as_ref()).await;
-    finish_moves_everything_and_empties_live(new_store().store.as_ref()).await;
-    finish_refuses_an_existing_archive(new_store().store.as_ref()).await;
-    archive_live_moves_leftovers(new_store().store.as_ref()).await;
-    unsafe_names_are_refused(new_store().store.as_ref()).await;
-    concurrent_updates_are_not_lost(new_store().store.as_ref()).await;
+/// Generates one `#[test]` per check of this suite, in a module `$name`, each on a fresh store
+/// from `$fresh` (a `fn() -> Fresh<dyn ExecutionSessionStore>` in scope).
+#[macro_export]
+macro_rules! execution_session_store_contract {
+    ($name:ident, $fresh:ident) => {
+        $crate::contract_tests!($name, $fresh; execution;
+            empty_store_has_no_session,
+            start_writes_the_new_session,
+            refused_start_writes_nothing,
+            start_never_overwrites_leftovers,
+            start_archives_leftovers_when_told,
+            progress_updates_are_read_modify_write,
+            task_records_append_in_order,
+            context_update_consumes_only_named_task_contexts,
+            finish_moves_everything_and_empties_live,
+            finish_refuses_an_existing_archive,
+            archive_live_moves_leftovers,
+            unsafe_names_are_refused,
+            concurrent_updates_are_not_lost,
+        );
+    };
 }
 
-async fn empty_store_has_no_session(store: &dyn ExecutionSessionStore) {
+pub async fn empty_store_has_no_session(store: Arc<dyn ExecutionSessionStore>) {
+    let store: &dyn ExecutionSessionStore = &*store;
     assert!(
-        store.read_live().await.unwrap().is_empty(),
+        store.load().await.unwrap().is_empty(),
         "a fresh store must have an empty live session"
     );
     assert!(
-        store.list_archives().await.unwrap().is_empty(),
+        store.list_archived().await.unwrap().is_empty(),
         "a fresh store must have no archives"
     );
     assert!(
-        is_not_found(&store.read_archive("nope-20260101-000000").await),
+        is_not_found(&store.load_archived("nope-20260101-000000").await),
         "reading a missing archive must be NotFound"
     );
     assert!(
@@ -125,19 +149,17 @@ async fn empty_store_has_no_session(store: &dyn ExecutionSessionStore) {
         "write_task_context without a live session must be NotFound"
     );
     assert!(
-        !store
-            .archive_live("interrupted-20260101-000000")
-            .await
-            .unwrap(),
+        !store.archive("interrupted-20260101-000000").await.unwrap(),
         "archiving an empty live dir moves nothing"
     );
     assert!(
-        store.list_archives().await.unwrap().is_empty(),
+        store.list_archived().await.unwrap().is_empty(),
         "archiving an empty live dir must not create an archive"
     );
 }
 
-async fn start_writes_the_new_session(store: &dyn ExecutionSessionStore) {
+pub async fn start_writes_the_new_session(store: Arc<dyn ExecutionSessionStore>) {
+    let store: &dyn ExecutionSessionStore = &*store;
     let previous = start(store, "s-20260205-140000", None)
         .await
         .expect("start on an empty store");
@@ -145,7 +167,7 @@ async fn start_writes_the_new_session(store: &dyn ExecutionSessionStore) {
         previous.is_empty(),
         "start must report the (empty) previous live session"
     );
-    let live = store.read_live().await.unwrap();
+    let live = store.load().await.unwrap();
     let expected = new_session("s-20260205-140000", 0);
     assert_eq!(
         live.lock.as_ref(),
@@ -178,7 +200,8 @@ async fn start_writes_the_new_session(store: &dyn ExecutionSessionStore) {
     );
 }
 
-async fn refused_start_writes_nothing(store: &dyn ExecutionSessionStore) {
+pub async fn refused_start_writes_nothing(store: Arc<dyn ExecutionSessionStore>) {
+    let store: &dyn ExecutionSessionStore = &*store;
     let result = store.start(Box::new(|live| {
         assert!(live.is_empty(), "the decision must see the live session");
         Err(refusal())
@@ -188,27 +211,25 @@ async fn refused_start_writes_nothing(store: &dyn ExecutionSessionStore) {
         "a refused start must return the refusal"
     );
     assert!(
-        store.read_live().await.unwrap().is_empty(),
+        store.load().await.unwrap().is_empty(),
         "a refused start must write nothing"
     );
 }
 
-async fn start_never_overwrites_leftovers(store: &dyn ExecutionSessionStore) {
+pub async fn start_never_overwrites_leftovers(store: Arc<dyn ExecutionSessionStore>) {
+    let store: &dyn ExecutionSessionStore = &*store;
     start(store, "old-20260205-140000", None).await.unwrap();
-    let before = store.read_live().await.unwrap();
+    let before = store.load().await.unwrap();
     assert!(
         is_already_exists(&start(store, "new-20260205-150000", None).await),
         "start over leftovers without an archive must be AlreadyExists"
     );
     assert_eq!(
-        store.read_live().await.unwrap(),
+        store.load().await.unwrap(),
         before,
         "a start refused for leftovers must change nothing"
     );
-    store
-        .archive_live("interrupted-20260205-150000")
-        .await
-        .unwrap();
+    store.archive("interrupted-20260205-150000").await.unwrap();
     start(store, "old-20260205-140000", None).await.unwrap();
     assert!(
         is_already_exists(
@@ -222,16 +243,17 @@ async fn start_never_overwrites_leftovers(store: &dyn ExecutionSessionStore) {
         "archiving leftovers onto an existing archive must be AlreadyExists"
     );
     assert_eq!(
-        store.read_live().await.unwrap(),
+        store.load().await.unwrap(),
         before,
         "a start refused for its archive must change nothing"
     );
 }
 
-async fn start_archives_leftovers_when_told(store: &dyn ExecutionSessionStore) {
+pub async fn start_archives_leftovers_when_told(store: Arc<dyn ExecutionSessionStore>) {
+    let store: &dyn ExecutionSessionStore = &*store;
     start(store, "old-20260205-140000", None).await.unwrap();
     store.write_task_context("4", "- learned\n").await.unwrap();
-    let before = store.read_live().await.unwrap();
+    let before = store.load().await.unwrap();
     let previous = store
         .start(Box::new(|live| {
             assert_eq!(
@@ -253,13 +275,13 @@ async fn start_archives_leftovers_when_told(store: &dyn ExecutionSessionStore) {
     );
     assert_eq!(
         store
-            .read_archive("interrupted-20260205-150000")
+            .load_archived("interrupted-20260205-150000")
             .await
             .unwrap(),
         before,
         "the archive must hold the leftovers unchanged"
     );
-    let live = store.read_live().await.unwrap();
+    let live = store.load().await.unwrap();
     assert_eq!(
         live.session_id(),
         Some("new-20260205-150000"),
@@ -270,13 +292,14 @@ async fn start_archives_leftovers_when_told(store: &dyn ExecutionSessionStore) {
         "no leftover may stay in the new live session"
     );
     assert_eq!(
-        store.list_archives().await.unwrap(),
+        store.list_archived().await.unwrap(),
         ["interrupted-20260205-150000"],
         "exactly one archive must exist"
     );
 }
 
-async fn progress_updates_are_read_modify_write(store: &dyn ExecutionSessionStore) {
+pub async fn progress_updates_are_read_modify_write(store: Arc<dyn ExecutionSessionStore>) {
+    let store: &dyn ExecutionSessionStore = &*store;
     start(store, "s-20260205-140000", None).await.unwrap();
     let written = store
         .update_progress(Box::new(|live| {
@@ -295,7 +318,7 @@ async fn progress_updates_are_read_modify_write(store: &dyn ExecutionSessionStor
         .await
         .unwrap();
     assert_eq!(
-        store.read_live().await.unwrap().progress,
+        store.load().await.unwrap().progress,
         Some(written.clone()),
         "update_progress must persist what it returns"
     );
@@ -307,13 +330,14 @@ async fn progress_updates_are_read_modify_write(store: &dyn ExecutionSessionStor
         "a refused update must fail"
     );
     assert_eq!(
-        store.read_live().await.unwrap().progress,
+        store.load().await.unwrap().progress,
         Some(written),
         "a refused update must change nothing"
     );
 }
 
-async fn task_records_append_in_order(store: &dyn ExecutionSessionStore) {
+pub async fn task_records_append_in_order(store: Arc<dyn ExecutionSessionStore>) {
+    let store: &dyn ExecutionSessionStore = &*store;
     start(store, "s-20260205-140000", None).await.unwrap();
     for (id, subject) in [("2", "Two | with pipe"), ("1", "One"), ("2", "Two again")] {
         store
@@ -335,7 +359,7 @@ async fn task_records_append_in_order(store: &dyn ExecutionSessionStore) {
             .is_err(),
         "a refused record must fail"
     );
-    let live = store.read_live().await.unwrap();
+    let live = store.load().await.unwrap();
     let rows: Vec<_> = live
         .task_log
         .unwrap()
@@ -359,7 +383,10 @@ async fn task_records_append_in_order(store: &dyn ExecutionSessionStore) {
     );
 }
 
-async fn context_update_consumes_only_named_task_contexts(store: &dyn ExecutionSessionStore) {
+pub async fn context_update_consumes_only_named_task_contexts(
+    store: Arc<dyn ExecutionSessionStore>,
+) {
+    let store: &dyn ExecutionSessionStore = &*store;
     start(store, "s-20260205-140000", None).await.unwrap();
     store.write_task_context("1", "- one\n").await.unwrap();
     store.write_task_context("2", "- two\n").await.unwrap();
@@ -367,7 +394,7 @@ async fn context_update_consumes_only_named_task_contexts(store: &dyn ExecutionS
         .write_task_context("2", "- two, rewritten\n")
         .await
         .unwrap();
-    let live = store.read_live().await.unwrap();
+    let live = store.load().await.unwrap();
     assert_eq!(
         live.task_contexts,
         BTreeMap::from([
@@ -384,7 +411,7 @@ async fn context_update_consumes_only_named_task_contexts(store: &dyn ExecutionS
         "a refused context update must fail"
     );
     assert_eq!(
-        store.read_live().await.unwrap(),
+        store.load().await.unwrap(),
         live,
         "a refused context update must change nothing"
     );
@@ -399,7 +426,7 @@ async fn context_update_consumes_only_named_task_contexts(store: &dyn ExecutionS
         }))
         .await
         .unwrap();
-    let live = store.read_live().await.unwrap();
+    let live = store.load().await.unwrap();
     assert_eq!(
         live.context,
         Some(update.context),
@@ -412,7 +439,8 @@ async fn context_update_consumes_only_named_task_contexts(store: &dyn ExecutionS
     );
 }
 
-async fn finish_moves_everything_and_empties_live(store: &dyn ExecutionSessionStore) {
+pub async fn finish_moves_everything_and_empties_live(store: Arc<dyn ExecutionSessionStore>) {
+    let store: &dyn ExecutionSessionStore = &*store;
     start(store, "s-20260205-140000", None).await.unwrap();
     store
         .record_task(Box::new(|live| {
@@ -424,13 +452,13 @@ async fn finish_moves_everything_and_empties_live(store: &dyn ExecutionSessionSt
         .await
         .unwrap();
     store.write_task_context("9", "- late\n").await.unwrap();
-    let before = store.read_live().await.unwrap();
+    let before = store.load().await.unwrap();
     assert!(
         store.finish(Box::new(|_| Err(refusal()))).await.is_err(),
         "a refused finish must fail"
     );
     assert_eq!(
-        store.read_live().await.unwrap(),
+        store.load().await.unwrap(),
         before,
         "a refused finish must change nothing"
     );
@@ -447,10 +475,10 @@ async fn finish_moves_everything_and_empties_live(store: &dyn ExecutionSessionSt
         .await
         .unwrap();
     assert!(
-        store.read_live().await.unwrap().is_empty(),
+        store.load().await.unwrap().is_empty(),
         "finish must leave the live session empty"
     );
-    let archived = store.read_archive("s-20260205-140000").await.unwrap();
+    let archived = store.load_archived("s-20260205-140000").await.unwrap();
     assert_eq!(
         archived.progress,
         Some(finale.progress),
@@ -479,11 +507,12 @@ async fn finish_moves_everything_and_empties_live(store: &dyn ExecutionSessionSt
     );
 }
 
-async fn finish_refuses_an_existing_archive(store: &dyn ExecutionSessionStore) {
+pub async fn finish_refuses_an_existing_archive(store: Arc<dyn ExecutionSessionStore>) {
+    let store: &dyn ExecutionSessionStore = &*store;
     start(store, "s-20260205-140000", None).await.unwrap();
-    store.archive_live("s-20260205-140000").await.unwrap();
+    store.archive("s-20260205-140000").await.unwrap();
     start(store, "s-20260205-140000", None).await.unwrap();
-    let before = store.read_live().await.unwrap();
+    let before = store.load().await.unwrap();
     let result = store
         .finish(Box::new(|live| {
             Ok(Finale {
@@ -498,66 +527,59 @@ async fn finish_refuses_an_existing_archive(store: &dyn ExecutionSessionStore) {
         "finishing onto an existing archive must be AlreadyExists"
     );
     assert_eq!(
-        store.read_live().await.unwrap(),
+        store.load().await.unwrap(),
         before,
         "a finish refused for its archive must change nothing"
     );
 }
 
-async fn archive_live_moves_leftovers(store: &dyn ExecutionSessionStore) {
+pub async fn archive_live_moves_leftovers(store: Arc<dyn ExecutionSessionStore>) {
+    let store: &dyn ExecutionSessionStore = &*store;
     start(store, "s-20260205-140000", None).await.unwrap();
-    let before = store.read_live().await.unwrap();
+    let before = store.load().await.unwrap();
     assert!(
-        store
-            .archive_live("interrupted-20260205-150000")
-            .await
-            .unwrap(),
+        store.archive("interrupted-20260205-150000").await.unwrap(),
         "archiving leftovers must report a move"
     );
     assert!(
-        store.read_live().await.unwrap().is_empty(),
-        "archive_live must empty the live session"
+        store.load().await.unwrap().is_empty(),
+        "archive must empty the live session"
     );
     assert_eq!(
         store
-            .read_archive("interrupted-20260205-150000")
+            .load_archived("interrupted-20260205-150000")
             .await
             .unwrap(),
         before,
-        "archive_live must keep the content"
+        "archive must keep the content"
     );
     start(store, "t-20260205-150000", None).await.unwrap();
     assert!(
-        is_already_exists(&store.archive_live("interrupted-20260205-150000").await),
-        "archive_live onto an existing archive must be AlreadyExists"
+        is_already_exists(&store.archive("interrupted-20260205-150000").await),
+        "archive onto an existing archive must be AlreadyExists"
     );
     list_archives_is_sorted(store).await;
 }
 
 async fn list_archives_is_sorted(store: &dyn ExecutionSessionStore) {
-    store.archive_live("a-20260205-150000").await.unwrap();
+    store.archive("a-20260205-150000").await.unwrap();
     assert_eq!(
-        store.list_archives().await.unwrap(),
+        store.list_archived().await.unwrap(),
         ["a-20260205-150000", "interrupted-20260205-150000"],
-        "list_archives must list every archive, sorted"
+        "list_archived must list every archive, sorted"
     );
 }
 
-async fn unsafe_names_are_refused(store: &dyn ExecutionSessionStore) {
+pub async fn unsafe_names_are_refused(store: Arc<dyn ExecutionSessionStore>) {
+    let store: &dyn ExecutionSessionStore = &*store;
     start(store, "s-20260205-140000", None).await.unwrap();
     for bad in ["../x", "a/b", "a\\b", "", ".."] {
         assert!(
-            matches!(
-                store.write_task_context(bad, "x").await,
-                Err(Error::Store(StoreError::Invalid { .. }))
-            ),
+            is_invalid(&store.write_task_context(bad, "x").await),
             "task id {bad:?} must be refused as Invalid"
         );
         assert!(
-            matches!(
-                store.archive_live(bad).await,
-                Err(Error::Store(StoreError::Invalid { .. }))
-            ),
+            is_invalid(&store.archive(bad).await),
             "archive name {bad:?} must be refused as Invalid"
         );
     }
@@ -575,74 +597,54 @@ async fn unsafe_names_are_refused(store: &dyn ExecutionSessionStore) {
         "finish into `../escape` must be Invalid"
     );
     assert_eq!(
-        store.read_live().await.unwrap().session_id(),
+        store.load().await.unwrap().session_id(),
         Some("s-20260205-140000"),
         "refused names must change nothing"
     );
 }
 
-async fn concurrent_updates_are_not_lost(store: &dyn ExecutionSessionStore) {
+/// How many writers the concurrency check runs at once, and how many updates each makes.
+pub const WRITERS: usize = 4;
+pub const UPDATES: usize = 10;
+
+/// Starts the session the concurrency check updates; run once before the writers.
+pub async fn concurrency_setup(store: &dyn ExecutionSessionStore) {
     start(store, "s-20260205-140000", None).await.unwrap();
-    let bump = || {
-        store.update_progress(Box::new(|live| {
-            let mut progress = live.progress.clone().unwrap();
-            progress.max_parallel = Some(progress.max_parallel.unwrap_or(0) + 1);
-            Ok(progress)
-        }))
-    };
-    let (a, b, c, d) = tokio_free_join4(bump(), bump(), bump(), bump()).await;
-    for result in [a, b, c, d] {
-        result.expect("a concurrent update must succeed");
+}
+
+/// One writer: `updates` read-modify-writes of `progress.md`, each adding one to
+/// `max_parallel`.
+pub async fn concurrency_writer(store: &dyn ExecutionSessionStore, writer: usize, updates: usize) {
+    for n in 0..updates {
+        store
+            .update_progress(Box::new(|live| {
+                let mut progress = live.progress.clone().unwrap();
+                progress.max_parallel = Some(progress.max_parallel.unwrap_or(0) + 1);
+                Ok(progress)
+            }))
+            .await
+            .unwrap_or_else(|e| panic!("writer {writer}, update {n} must succeed: {e}"));
     }
+}
+
+/// What `writers` × `updates` concurrent [`concurrency_writer`] updates must leave behind.
+pub async fn concurrency_verify(store: &dyn ExecutionSessionStore, writers: usize, updates: usize) {
     assert_eq!(
         store
-            .read_live()
+            .load()
             .await
             .unwrap()
             .progress
             .and_then(|p| p.max_parallel),
-        Some(2 + 4),
-        "four concurrent read-modify-writes must all land"
+        Some((2 + writers * updates) as u32),
+        "concurrent read-modify-writes must all land"
     );
 }
 
-/// Polls four futures to completion together without pulling an executor into the domain crate.
-async fn tokio_free_join4<A, B, C, D>(
-    a: A,
-    b: B,
-    c: C,
-    d: D,
-) -> (A::Output, B::Output, C::Output, D::Output)
-where
-    A: std::future::Future,
-    B: std::future::Future,
-    C: std::future::Future,
-    D: std::future::Future,
-{
-    use std::pin::pin;
-    use std::task::Poll;
-    let (mut a, mut b, mut c, mut d) = (pin!(a), pin!(b), pin!(c), pin!(d));
-    let (mut ra, mut rb, mut rc, mut rd) = (None, None, None, None);
-    std::future::poll_fn(|cx| {
-        macro_rules! step {
-            ($fut:ident, $slot:ident) => {
-                if $slot.is_none()
-                    && let Poll::Ready(v) = $fut.as_mut().poll(cx)
-                {
-                    $slot = Some(v);
-                }
-            };
-        }
-        step!(a, ra);
-        step!(b, rb);
-        step!(c, rc);
-        step!(d, rd);
-        if ra.is_some() && rb.is_some() && rc.is_some() && rd.is_some() {
-            Poll::Ready(())
-        } else {
-            Poll::Pending
-        }
-    })
-    .await;
-    (ra.unwrap(), rb.unwrap(), rc.unwrap(), rd.unwrap())
+pub async fn concurrent_updates_are_not_lost(store: Arc<dyn ExecutionSessionStore>) {
+    concurrency_setup(&*store).await;
+    on_threads(&store, WRITERS, |store, writer| async move {
+        concurrency_writer(&*store, writer, UPDATES).await;
+    });
+    concurrency_verify(&*store, WRITERS, UPDATES).await;
 }

@@ -11,7 +11,7 @@ use super::store::{
     ContextUpdate, Decide, ExecutionSessionStore, Finale, StartPlan, Started, TaskRecord,
 };
 use super::task_log::TaskLog;
-use crate::error::{Error, StoreError};
+use crate::error::{Entity, Error, StoreError};
 
 #[derive(Debug, Default)]
 struct Sessions {
@@ -40,15 +40,11 @@ impl MemoryExecutionSessionStore {
     }
 }
 
-fn no_live_session() -> Error {
-    StoreError::NotFound {
-        what: "live execution session",
-        id: LIVE_SESSION_DIR.to_owned(),
-    }
-    .into()
+fn no_live_session() -> StoreError {
+    StoreError::not_found(Entity::ExecutionSession, LIVE_SESSION_DIR)
 }
 
-fn require_live(sessions: &Sessions) -> Result<(), Error> {
+fn require_live(sessions: &Sessions) -> Result<(), StoreError> {
     if sessions.live.lock.is_some() {
         Ok(())
     } else {
@@ -56,19 +52,16 @@ fn require_live(sessions: &Sessions) -> Result<(), Error> {
     }
 }
 
-fn check_segment(name: &str, what: &str) -> Result<(), Error> {
-    check_path_segment(name).map_err(|detail| {
-        StoreError::Invalid {
-            path: name.to_owned(),
-            detail: format!("{what}: {detail}"),
-        }
-        .into()
+fn check_segment(name: &str, what: &str) -> Result<(), StoreError> {
+    check_path_segment(name).map_err(|detail| StoreError::Invalid {
+        path: name.to_owned(),
+        detail: format!("{what}: {detail}"),
     })
 }
 
 #[async_trait]
 impl ExecutionSessionStore for MemoryExecutionSessionStore {
-    async fn read_live(&self) -> Result<LiveSession, Error> {
+    async fn load(&self) -> Result<LiveSession, StoreError> {
         Ok(self.lock().live.clone())
     }
 
@@ -78,7 +71,7 @@ impl ExecutionSessionStore for MemoryExecutionSessionStore {
         if !sessions.live.is_empty() {
             let Some(dir) = &plan.archive_leftovers_to else {
                 return Err(StoreError::AlreadyExists {
-                    what: "live execution session",
+                    entity: Entity::ExecutionSession,
                     id: LIVE_SESSION_DIR.into(),
                 }
                 .into());
@@ -86,7 +79,7 @@ impl ExecutionSessionStore for MemoryExecutionSessionStore {
             check_segment(dir, "archive directory")?;
             if sessions.archives.contains_key(dir) {
                 return Err(StoreError::AlreadyExists {
-                    what: "session archive",
+                    entity: Entity::ExecutionArchive,
                     id: dir.clone(),
                 }
                 .into());
@@ -135,7 +128,7 @@ impl ExecutionSessionStore for MemoryExecutionSessionStore {
         Ok(record)
     }
 
-    async fn write_task_context(&self, task_id: &str, text: &str) -> Result<(), Error> {
+    async fn write_task_context(&self, task_id: &str, text: &str) -> Result<(), StoreError> {
         check_segment(task_id, "task id")?;
         let mut sessions = self.lock();
         require_live(&sessions)?;
@@ -167,7 +160,7 @@ impl ExecutionSessionStore for MemoryExecutionSessionStore {
         check_segment(&finale.archive_dir, "archive directory")?;
         if sessions.archives.contains_key(&finale.archive_dir) {
             return Err(StoreError::AlreadyExists {
-                what: "session archive",
+                entity: Entity::ExecutionArchive,
                 id: finale.archive_dir.clone(),
             }
             .into());
@@ -181,35 +174,32 @@ impl ExecutionSessionStore for MemoryExecutionSessionStore {
         Ok(finale)
     }
 
-    async fn archive_live(&self, dir_name: &str) -> Result<bool, Error> {
+    async fn archive(&self, dir_name: &str) -> Result<bool, StoreError> {
         check_segment(dir_name, "archive directory")?;
         let mut sessions = self.lock();
         if sessions.live.is_empty() {
             return Ok(false);
         }
         if sessions.archives.contains_key(dir_name) {
-            return Err(StoreError::AlreadyExists {
-                what: "session archive",
-                id: dir_name.to_owned(),
-            }
-            .into());
+            return Err(StoreError::already_exists(
+                Entity::ExecutionArchive,
+                dir_name,
+            ));
         }
         let archived = std::mem::take(&mut sessions.live);
         sessions.archives.insert(dir_name.to_owned(), archived);
         Ok(true)
     }
 
-    async fn list_archives(&self) -> Result<Vec<String>, Error> {
+    async fn list_archived(&self) -> Result<Vec<String>, StoreError> {
         Ok(self.lock().archives.keys().cloned().collect())
     }
 
-    async fn read_archive(&self, dir_name: &str) -> Result<LiveSession, Error> {
-        self.lock().archives.get(dir_name).cloned().ok_or_else(|| {
-            StoreError::NotFound {
-                what: "session archive",
-                id: dir_name.to_owned(),
-            }
-            .into()
-        })
+    async fn load_archived(&self, dir_name: &str) -> Result<LiveSession, StoreError> {
+        self.lock()
+            .archives
+            .get(dir_name)
+            .cloned()
+            .ok_or_else(|| StoreError::not_found(Entity::ExecutionArchive, dir_name))
     }
 }

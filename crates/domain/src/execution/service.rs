@@ -124,7 +124,7 @@ impl ExecutionService {
 
     /// The live session, if any.
     pub async fn state(&self) -> Result<Option<SessionState>, Error> {
-        Ok(self.store.read_live().await?.state())
+        Ok(self.store.load().await?.state())
     }
 
     /// Creation. Order of decisions, all on the live directory as the store holds it:
@@ -139,10 +139,10 @@ impl ExecutionService {
     /// would move a running session's files away and make its lock meaningless.
     pub async fn start(&self, request: StartRequest) -> Result<StartOutcome, Error> {
         let now = self.clock.now();
-        let archives = self.store.list_archives().await?;
+        let archives = self.store.list_archived().await?;
         let newest = most_recent_archive(archives.iter().map(String::as_str)).map(str::to_owned);
         let newest_context = match &newest {
-            Some(dir) => self.store.read_archive(dir).await?.context,
+            Some(dir) => self.store.load_archived(dir).await?.context,
             None => None,
         };
 
@@ -319,9 +319,9 @@ impl ExecutionService {
     /// A task executor's learnings in concurrent mode (`context-task-{id}.md`).
     pub async fn write_task_context(&self, task_id: &str, text: &str) -> Result<(), Error> {
         check_path_segment(task_id).map_err(|reason| DomainError::invalid("task id", reason))?;
-        let live = self.store.read_live().await?;
+        let live = self.store.load().await?;
         require_active(&live, "writing a task context")?;
-        self.store.write_task_context(task_id, text).await
+        Ok(self.store.write_task_context(task_id, text).await?)
     }
 
     /// After a wave: merges every per-task context into the shared one (task-id order, bullets
@@ -349,7 +349,7 @@ impl ExecutionService {
     /// `session_summary.md`, and moves the session to `.claude/sessions/{id}/`.
     /// Active → Archival → Done; finishing a session that never ran a wave is refused.
     pub async fn finish(&self) -> Result<FinishOutcome, Error> {
-        let live = self.store.read_live().await?;
+        let live = self.store.load().await?;
         let session = session_name(&live);
         SessionPhase::walk(
             &session,
@@ -399,7 +399,7 @@ impl ExecutionService {
         let tally = Tally::of(
             &self
                 .store
-                .read_archive(&finale.archive_dir)
+                .load_archived(&finale.archive_dir)
                 .await?
                 .task_log
                 .unwrap_or_default(),

@@ -14,7 +14,7 @@ use super::lock::LockFile;
 use super::progress::Progress;
 use super::state::LiveSession;
 use super::task_log::TaskLogRow;
-use crate::error::{DomainError, Error};
+use crate::error::{DomainError, Error, StoreError};
 
 /// A decision taken on the live session as the adapter holds it.
 pub type Decide<'a, T> = Box<dyn FnOnce(&LiveSession) -> Result<T, DomainError> + Send + 'a>;
@@ -71,40 +71,49 @@ pub struct Finale {
 /// Persistence of the live execution session and its archives.
 ///
 /// "A live session exists" means the live directory holds a lock file. Methods that need one
-/// return `StoreError::NotFound { what: "live execution session", .. }` otherwise, before calling
-/// their closure.
+/// return `StoreError::NotFound { entity: Entity::ExecutionSession, .. }` otherwise, before calling
+/// their closure. An unknown archive is `NotFound` with `Entity::ExecutionArchive`.
+///
+/// Concurrency: every method that takes a closure runs it and its writes in one critical
+/// section, across processes for adapters that processes share, so no update is lost.
+/// Methods that write several files return `AfterCommit` when a later file fails after an
+/// earlier one was written; each says which.
 #[async_trait]
-pub trait ExecutionSessionStore: Send + Sync {
+pub trait ExecutionSessionStore: std::fmt::Debug + Send + Sync {
     /// Reads the live directory. Never fails because a file is damaged (files are parsed
     /// leniently); an empty or missing directory is an empty [`LiveSession`].
     /// Errors: `StoreError::Io` when the directory cannot be read.
-    async fn read_live(&self) -> Result<LiveSession, Error>;
+    async fn load(&self) -> Result<LiveSession, StoreError>;
 
     /// Starts a session. Inside the critical section: reads the live directory, calls `decide`,
     /// then, if the plan names an archive, moves every leftover there, and writes the lock,
     /// plan, context, header-only task log and progress of the new session.
     /// Guarantees: a refusal by `decide` writes nothing; leftovers are never overwritten — if the
     /// live directory is not empty and the plan names no archive, or the archive already exists,
-    /// returns `StoreError::AlreadyExists` and changes nothing.
+    /// returns `StoreError::AlreadyExists` and changes nothing. `AfterCommit` when the leftovers
+    /// were archived but the new session's files could not all be written.
     async fn start(&self, decide: Decide<'_, StartPlan>) -> Result<Started, Error>;
 
     /// Rewrites `progress.md` with what `decide` returns. Returns the progress written.
-    /// Errors: `NotFound` without a live session; `Io`.
+    /// Errors: `NotFound` without a live session; `Io`. One write: never `AfterCommit`.
     async fn update_progress(&self, decide: Decide<'_, Progress>) -> Result<Progress, Error>;
 
     /// Appends one row to `task_log.md` (never rewriting earlier rows), then rewrites
     /// `progress.md`. The log is written first because it is the record recovery trusts.
-    /// Errors: `NotFound` without a live session; `Io`.
+    /// Errors: `NotFound` without a live session; `Io`; `AfterCommit` when the row was appended
+    /// but the progress could not be written (do not append the row again).
     async fn record_task(&self, decide: Decide<'_, TaskRecord>) -> Result<TaskRecord, Error>;
 
     /// Writes (replaces) `context-task-{task_id}.md`. `task_id` must be a plain path segment
     /// (`StoreError::Invalid` otherwise). Errors: `NotFound` without a live session; `Io`.
-    async fn write_task_context(&self, task_id: &str, text: &str) -> Result<(), Error>;
+    /// The last of two concurrent writers of one id wins.
+    async fn write_task_context(&self, task_id: &str, text: &str) -> Result<(), StoreError>;
 
     /// Rewrites `execution_context.md`, then deletes the per-task context files named in the
     /// update (only after the new context is written, so a crash loses no learnings; a file
     /// written after the snapshot was taken is not deleted unless named). Returns the update.
-    /// Errors: `NotFound` without a live session; `Io`.
+    /// Errors: `NotFound` without a live session; `Io`; `AfterCommit` when the context was
+    /// written but a consumed file could not be deleted (merging it again is harmless).
     async fn update_context(
         &self,
         decide: Decide<'_, ContextUpdate>,
@@ -113,19 +122,22 @@ pub trait ExecutionSessionStore: Send + Sync {
     /// Ends the session: writes the final progress and `session_summary.md`, then moves the
     /// whole live directory (lock included) to `archive_dir`, leaving the live directory empty.
     /// Errors: `NotFound` without a live session; `AlreadyExists` if `archive_dir` exists (nothing
-    /// changed); `Invalid` if `archive_dir` is not a plain path segment; `Io`.
+    /// changed); `Invalid` if `archive_dir` is not a plain path segment; `Io`; `AfterCommit` when
+    /// the final progress or summary was written but the move failed.
     async fn finish(&self, decide: Decide<'_, Finale>) -> Result<Finale, Error>;
 
     /// Moves everything in the live directory to `dir_name` (an interrupted session's leftovers).
     /// Returns whether anything was moved; an empty live directory creates no archive.
     /// Errors: `AlreadyExists` if the archive exists and there is something to move; `Invalid` for
-    /// a name that is not a plain path segment; `Io`.
-    async fn archive_live(&self, dir_name: &str) -> Result<bool, Error>;
+    /// a name that is not a plain path segment; `Io`; `AfterCommit` when some files were moved
+    /// and a later one was not.
+    async fn archive(&self, dir_name: &str) -> Result<bool, StoreError>;
 
     /// Names of the archived sessions (every directory beside the live one), sorted.
-    async fn list_archives(&self) -> Result<Vec<String>, Error>;
+    /// Errors: `Io`.
+    async fn list_archived(&self) -> Result<Vec<String>, StoreError>;
 
-    /// Reads an archive the way [`read_live`](Self::read_live) reads the live directory.
+    /// Reads an archive the way [`load`](Self::load) reads the live directory.
     /// Errors: `NotFound` if there is no such archive; `Io`.
-    async fn read_archive(&self, dir_name: &str) -> Result<LiveSession, Error>;
+    async fn load_archived(&self, dir_name: &str) -> Result<LiveSession, StoreError>;
 }

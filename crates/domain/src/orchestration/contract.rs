@@ -1,5 +1,8 @@
-//! The contract every [`OrchestrationStore`] adapter must honour. Run it from the adapter's tests:
-//! `run_orchestration_store_contract(&mut || Fresh { .. }).await`.
+//! The contract every [`OrchestrationStore`] adapter must honour. Each check is a `pub async fn`
+//! taking a fresh, empty store; an adapter's tests turn every one into its own `#[test]` with
+//! [`orchestration_store_contract!`](crate::orchestration_store_contract).
+
+use std::sync::Arc;
 
 use chrono::{TimeZone, Utc};
 use serde_json::{Value, json};
@@ -10,8 +13,8 @@ use super::model::{Session, SessionStatus, TokenCounts, WorkflowMode};
 use super::phase::UserDecision;
 use super::session::{NewPhase, NewSession};
 use super::store::OrchestrationStore;
-use crate::error::{DomainError, Error, StoreError};
-use crate::ports::Fresh;
+use crate::error::{DomainError, Entity, Error, StoreError};
+use crate::ports::on_threads;
 use crate::time::Timestamp;
 
 fn at(hour: u32) -> Timestamp {
@@ -71,27 +74,40 @@ fn sample(topic: &str) -> Session {
     session
 }
 
-fn is_already_exists(result: &Error) -> bool {
-    matches!(result, Error::Store(StoreError::AlreadyExists { .. }))
+fn is_already_exists(result: &StoreError) -> bool {
+    matches!(result, StoreError::AlreadyExists { .. })
 }
 
 fn is_not_found(result: &Error) -> bool {
-    matches!(result, Error::Store(StoreError::NotFound { .. }))
+    matches!(
+        result,
+        Error::Store(StoreError::NotFound {
+            entity: Entity::Session,
+            ..
+        })
+    )
 }
 
-/// Checks every guarantee documented on [`OrchestrationStore`].
-pub async fn run_orchestration_store_contract(
-    new_store: &mut dyn FnMut() -> Fresh<dyn OrchestrationStore>,
-) {
-    empty_store(new_store().store.as_ref()).await;
-    create_and_load(new_store().store.as_ref()).await;
-    update(new_store().store.as_ref()).await;
-    archive(new_store().store.as_ref()).await;
+/// Generates one `#[test]` per check of this suite, in a module `$name`, each on a fresh store
+/// from `$fresh` (a `fn() -> Fresh<dyn OrchestrationStore>` in scope).
+#[macro_export]
+macro_rules! orchestration_store_contract {
+    ($name:ident, $fresh:ident) => {
+        $crate::contract_tests!($name, $fresh; orchestration;
+            empty_store,
+            create_and_load,
+            update,
+            archive,
+            transact_with_returns_the_mutation_value,
+            concurrent_updates_lose_nothing,
+        );
+    };
 }
 
-async fn empty_store(store: &dyn OrchestrationStore) {
+pub async fn empty_store(store: Arc<dyn OrchestrationStore>) {
+    let store: &dyn OrchestrationStore = &*store;
     assert!(
-        matches!(store.load_active().await, Ok(None)),
+        matches!(store.load().await, Ok(None)),
         "a fresh store must have no active session"
     );
     assert!(
@@ -103,13 +119,13 @@ async fn empty_store(store: &dyn OrchestrationStore) {
         matches!(store.load_archived(&id).await, Ok(None)),
         "a fresh store must have no archived session"
     );
-    let update = store.update_active(Box::new(|_| Ok(()))).await;
+    let update = store.transact(Box::new(|_| Ok(()))).await;
     assert!(
         update.as_ref().is_err_and(is_not_found),
         "update without an active session must be NotFound: {update:?}"
     );
     let archive = store
-        .archive_active(Box::new(|s| {
+        .archive(Box::new(|s| {
             s.prepare_archive(None, at(10)).map_err(DomainError::from)
         }))
         .await;
@@ -119,40 +135,42 @@ async fn empty_store(store: &dyn OrchestrationStore) {
     );
 }
 
-async fn create_and_load(store: &dyn OrchestrationStore) {
+pub async fn create_and_load(store: Arc<dyn OrchestrationStore>) {
+    let store: &dyn OrchestrationStore = &*store;
     let session = sample("round trip");
-    let created = store.create_active(session.clone()).await;
+    let created = store.create(session.clone()).await;
     assert!(
         matches!(&created, Ok(s) if *s == session),
-        "create_active must return the session as given: {created:?}"
+        "create must return the session as given: {created:?}"
     );
-    let loaded = store.load_active().await;
+    let loaded = store.load().await;
     assert!(
         matches!(&loaded, Ok(Some(s)) if *s == session),
-        "load_active must return the created session unchanged, unknown fields and body included: {loaded:?}"
+        "load must return the created session unchanged, unknown fields and body included: {loaded:?}"
     );
 
-    let second = store.create_active(sample("another topic")).await;
+    let second = store.create(sample("another topic")).await;
     assert!(
         second.as_ref().is_err_and(is_already_exists),
-        "a second create_active must be AlreadyExists: {second:?}"
+        "a second create must be AlreadyExists: {second:?}"
     );
-    let still = store.load_active().await;
+    let still = store.load().await;
     assert!(
         matches!(&still, Ok(Some(s)) if *s == session),
-        "a refused create_active must leave the active session untouched"
+        "a refused create must leave the active session untouched"
     );
 }
 
-async fn update(store: &dyn OrchestrationStore) {
+pub async fn update(store: Arc<dyn OrchestrationStore>) {
+    let store: &dyn OrchestrationStore = &*store;
     let session = sample("updates");
     assert!(
-        store.create_active(session.clone()).await.is_ok(),
-        "create_active on a fresh store must succeed"
+        store.create(session.clone()).await.is_ok(),
+        "create on a fresh store must succeed"
     );
 
     let updated = store
-        .update_active(Box::new(|s| {
+        .transact(Box::new(|s| {
             s.start_phase(1, &[], at(10)).map_err(DomainError::from)
         }))
         .await;
@@ -165,14 +183,14 @@ async fn update(store: &dyn OrchestrationStore) {
         "update must return the mutated session"
     );
     assert!(
-        matches!(store.load_active().await, Ok(Some(s)) if s == updated),
-        "update_active must persist exactly the session it returns"
+        matches!(store.load().await, Ok(Some(s)) if s == updated),
+        "transact must persist exactly the session it returns"
     );
 
     // Each update sees the previous one's result: none is lost.
     for n in 0..5u64 {
         let result = store
-            .update_active(Box::new(move |s| {
+            .transact(Box::new(move |s| {
                 s.record_tokens(
                     "coder",
                     TokenCounts {
@@ -187,7 +205,7 @@ async fn update(store: &dyn OrchestrationStore) {
             .await;
         assert!(result.is_ok(), "token update {n} must succeed: {result:?}");
     }
-    let Ok(Some(after)) = store.load_active().await else {
+    let Ok(Some(after)) = store.load().await else {
         panic!("the active session must still load")
     };
     assert_eq!(
@@ -197,7 +215,7 @@ async fn update(store: &dyn OrchestrationStore) {
 
     let refusal = OrchestrationError::Blank { field: "contract" };
     let refused = store
-        .update_active(Box::new(move |s| {
+        .transact(Box::new(move |s| {
             s.state.task = "changed before refusing".to_owned();
             Err(refusal.into())
         }))
@@ -212,21 +230,22 @@ async fn update(store: &dyn OrchestrationStore) {
         "a refusing mutation must come back as Error::Domain with its own error: {refused:?}"
     );
     assert!(
-        matches!(store.load_active().await, Ok(Some(s)) if s == after),
+        matches!(store.load().await, Ok(Some(s)) if s == after),
         "a refused mutation must write nothing, even what it changed before refusing"
     );
 }
 
-async fn archive(store: &dyn OrchestrationStore) {
+pub async fn archive(store: Arc<dyn OrchestrationStore>) {
+    let store: &dyn OrchestrationStore = &*store;
     let session = sample("archive me");
     let id = session.id().clone();
     assert!(
-        store.create_active(session.clone()).await.is_ok(),
-        "create_active on a fresh store must succeed"
+        store.create(session.clone()).await.is_ok(),
+        "create on a fresh store must succeed"
     );
 
     let refused = store
-        .archive_active(Box::new(|s| {
+        .archive(Box::new(|s| {
             s.prepare_archive(None, at(10)).map_err(DomainError::from)
         }))
         .await;
@@ -240,7 +259,7 @@ async fn archive(store: &dyn OrchestrationStore) {
         "archiving unfinished phases without a user decision must be refused by the preparation: {refused:?}"
     );
     assert!(
-        matches!(store.load_active().await, Ok(Some(s)) if s == session),
+        matches!(store.load().await, Ok(Some(s)) if s == session),
         "a refused archive must leave the active session untouched"
     );
     assert!(
@@ -249,7 +268,7 @@ async fn archive(store: &dyn OrchestrationStore) {
     );
 
     let outcome = store
-        .archive_active(Box::new(|s| {
+        .archive(Box::new(|s| {
             s.start_phase(1, &[], at(10))?;
             s.complete_phase(1, at(11))?;
             s.start_phase(2, &[], at(11))?;
@@ -277,7 +296,7 @@ async fn archive(store: &dyn OrchestrationStore) {
         "the archived session must be the prepared one, whose phases are all done"
     );
     assert!(
-        matches!(store.load_active().await, Ok(None)),
+        matches!(store.load().await, Ok(None)),
         "after archiving there must be no active session"
     );
     assert!(
@@ -290,14 +309,14 @@ async fn archive(store: &dyn OrchestrationStore) {
         "load_archived must return the session as prepared for archiving: {archived:?}"
     );
 
-    let reused = store.create_active(sample("archive me")).await;
+    let reused = store.create(sample("archive me")).await;
     assert!(
         reused.as_ref().is_err_and(is_already_exists),
-        "create_active with an already archived id must be AlreadyExists: {reused:?}"
+        "create with an already archived id must be AlreadyExists: {reused:?}"
     );
     assert!(
-        matches!(store.load_active().await, Ok(None)),
-        "a refused create_active must create nothing"
+        matches!(store.load().await, Ok(None)),
+        "a refused create must create nothing"
     );
 
     // A same-id session slipped in by hand (created later) must not overwrite the archive.
@@ -308,11 +327,11 @@ async fn archive(store: &dyn OrchestrationStore) {
         .insert("marker".to_owned(), json!("second"));
     let other = sample("second session");
     assert!(
-        store.create_active(other.clone()).await.is_ok(),
+        store.create(other.clone()).await.is_ok(),
         "a new session may start after archiving"
     );
     let overwrite = store
-        .archive_active(Box::new(move |s| {
+        .archive(Box::new(move |s| {
             *s = clash;
             let decision = UserDecision::by_user("contract: archive unfinished work")?;
             s.prepare_archive(Some(&decision), at(13))
@@ -320,7 +339,10 @@ async fn archive(store: &dyn OrchestrationStore) {
         }))
         .await;
     assert!(
-        overwrite.as_ref().is_err_and(is_already_exists),
+        matches!(
+            &overwrite,
+            Err(Error::Store(StoreError::AlreadyExists { .. }))
+        ),
         "archiving onto an existing archive file must be AlreadyExists: {overwrite:?}"
     );
     assert!(
@@ -328,7 +350,110 @@ async fn archive(store: &dyn OrchestrationStore) {
         "a refused archive must not overwrite the archived session"
     );
     assert!(
-        matches!(store.load_active().await, Ok(Some(s)) if s == other),
+        matches!(store.load().await, Ok(Some(s)) if s == other),
         "a refused archive must leave the active session in place"
+    );
+}
+
+/// How many writers the concurrency check runs at once, and how many updates each makes.
+pub const WRITERS: usize = 4;
+pub const UPDATES: usize = 10;
+
+/// Makes the session the concurrency check updates; run once before the writers.
+pub async fn concurrency_setup(store: &dyn OrchestrationStore) {
+    let created = store.create(sample("concurrency")).await;
+    assert!(
+        created.is_ok(),
+        "create on a fresh store must succeed: {created:?}"
+    );
+}
+
+/// One writer: `updates` read-modify-writes of the active session, each recording one output
+/// token for agent `writer-<writer>`.
+pub async fn concurrency_writer(store: &dyn OrchestrationStore, writer: usize, updates: usize) {
+    let agent = format!("writer-{writer}");
+    for n in 0..updates {
+        let agent = agent.clone();
+        let result = store
+            .transact(Box::new(move |s| {
+                s.record_tokens(
+                    &agent,
+                    TokenCounts {
+                        input: 1,
+                        output: 1,
+                        cached: 0,
+                    },
+                    at(11),
+                )
+                .map_err(DomainError::from)
+            }))
+            .await;
+        assert!(
+            result.is_ok(),
+            "writer {writer}, update {n} must succeed: {result:?}"
+        );
+    }
+}
+
+/// What `writers` × `updates` concurrent [`concurrency_writer`] updates must leave behind.
+pub async fn concurrency_verify(store: &dyn OrchestrationStore, writers: usize, updates: usize) {
+    let Ok(Some(after)) = store.load().await else {
+        panic!("the active session must still load")
+    };
+    let total = (writers * updates) as u64;
+    assert_eq!(
+        (
+            after.state.token_usage.total_input,
+            after.state.token_usage.total_output
+        ),
+        (total, total),
+        "concurrent read-modify-writes must all land: none may be lost"
+    );
+    for writer in 0..writers {
+        let mine = after
+            .state
+            .token_usage
+            .by_agent
+            .get(&format!("writer-{writer}"))
+            .map(|t| t.output);
+        assert_eq!(
+            mine,
+            Some(updates as u64),
+            "every update of writer {writer} must land"
+        );
+    }
+}
+
+pub async fn concurrent_updates_lose_nothing(store: Arc<dyn OrchestrationStore>) {
+    concurrency_setup(&*store).await;
+    on_threads(&store, WRITERS, |store, writer| async move {
+        concurrency_writer(&*store, writer, UPDATES).await;
+    });
+    concurrency_verify(&*store, WRITERS, UPDATES).await;
+}
+
+pub async fn transact_with_returns_the_mutation_value(store: Arc<dyn OrchestrationStore>) {
+    let created = store.create(sample("valued")).await;
+    assert!(
+        created.is_ok(),
+        "create on a fresh store must succeed: {created:?}"
+    );
+    let result = store
+        .transact_with(|s| {
+            s.start_phase(1, &[], at(10)).map_err(DomainError::from)?;
+            Ok(s.state.phases.len())
+        })
+        .await;
+    let Ok((session, phases)) = result else {
+        panic!("a valid update must succeed: {result:?}")
+    };
+    assert_eq!(
+        (phases, session.state.phases[0].status.as_str()),
+        (2, "in_progress"),
+        "transact_with must hand back what the mutation computed, with the session as written"
+    );
+    assert!(
+        matches!(store.load().await, Ok(Some(s)) if s == session),
+        "the session returned is the one written"
     );
 }

@@ -11,9 +11,7 @@ use super::archive::{
 };
 use super::model::{Session, SessionId};
 use super::store::{ArchivePreparation, OrchestrationStore, SessionMutation};
-use crate::error::{Error, StoreError};
-
-const WHAT: &str = "active orchestration session";
+use crate::error::{Entity, Error, StoreError};
 
 #[derive(Debug, Default)]
 pub struct MemoryOrchestrationStore {
@@ -70,31 +68,26 @@ impl MemoryOrchestrationStore {
 
 #[async_trait]
 impl OrchestrationStore for MemoryOrchestrationStore {
-    async fn load_active(&self) -> Result<Option<Session>, Error> {
+    async fn load(&self) -> Result<Option<Session>, StoreError> {
         Ok(self.lock().active.clone())
     }
 
-    async fn create_active(&self, session: Session) -> Result<Session, Error> {
+    async fn create(&self, session: Session) -> Result<Session, StoreError> {
         let mut inner = self.lock();
         if let Some(active) = &inner.active {
-            return Err(StoreError::AlreadyExists {
-                what: WHAT,
-                id: active.id().to_string(),
-            }
-            .into());
+            return Err(StoreError::already_exists(Entity::Session, active.id()));
         }
         if inner.archived.contains_key(session.id()) {
-            return Err(StoreError::AlreadyExists {
-                what: "archived orchestration session",
-                id: session.id().to_string(),
-            }
-            .into());
+            return Err(StoreError::already_exists(
+                Entity::ArchivedSession,
+                session.id(),
+            ));
         }
         inner.active = Some(session.clone());
         Ok(session)
     }
 
-    async fn update_active(&self, mutation: SessionMutation<'_>) -> Result<Session, Error> {
+    async fn transact(&self, mutation: SessionMutation<'_>) -> Result<Session, Error> {
         let mut inner = self.lock();
         let Some(active) = &inner.active else {
             return Err(not_found());
@@ -105,10 +98,7 @@ impl OrchestrationStore for MemoryOrchestrationStore {
         Ok(changed)
     }
 
-    async fn archive_active(
-        &self,
-        prepare: ArchivePreparation<'_>,
-    ) -> Result<ArchiveOutcome, Error> {
+    async fn archive(&self, prepare: ArchivePreparation<'_>) -> Result<ArchiveOutcome, Error> {
         let mut inner = self.lock();
         let Some(active) = &inner.active else {
             return Err(not_found());
@@ -116,11 +106,7 @@ impl OrchestrationStore for MemoryOrchestrationStore {
         let mut session = active.clone();
         let plan = prepare(&mut session)?;
         if inner.archived.contains_key(session.id()) {
-            return Err(StoreError::AlreadyExists {
-                what: "archived orchestration session",
-                id: session.id().to_string(),
-            }
-            .into());
+            return Err(StoreError::already_exists(Entity::ArchivedSession, session.id()).into());
         }
         let documents = plan
             .moves
@@ -131,7 +117,7 @@ impl OrchestrationStore for MemoryOrchestrationStore {
             .find(|m| inner.documents.contains(&m.from) && inner.documents.contains(&m.to))
         {
             return Err(StoreError::AlreadyExists {
-                what: "archived document",
+                entity: Entity::ArchivedDocument,
                 id: taken.to.to_string(),
             }
             .into());
@@ -163,18 +149,18 @@ impl OrchestrationStore for MemoryOrchestrationStore {
         })
     }
 
-    async fn list_archived(&self) -> Result<Vec<SessionId>, Error> {
+    async fn list_archived(&self) -> Result<Vec<SessionId>, StoreError> {
         Ok(self.lock().archived.keys().cloned().collect())
     }
 
-    async fn load_archived(&self, id: &SessionId) -> Result<Option<Session>, Error> {
+    async fn load_archived(&self, id: &SessionId) -> Result<Option<Session>, StoreError> {
         Ok(self.lock().archived.get(id).cloned())
     }
 }
 
 fn not_found() -> Error {
     StoreError::NotFound {
-        what: WHAT,
+        entity: Entity::Session,
         id: ACTIVE_SESSION_PATH.to_owned(),
     }
     .into()

@@ -33,14 +33,14 @@ impl OrchestrationService {
 
     /// The active session, if any.
     pub async fn active(&self) -> Result<Option<Session>, Error> {
-        self.store.load_active().await
+        Ok(self.store.load().await?)
     }
 
     /// Starts a session. Refused while another session is active (archive or resume it first)
     /// or when the id it would get is already archived.
     pub async fn create(&self, spec: NewSession) -> Result<Session, Error> {
         let session = Session::new(spec, self.clock.now()).map_err(DomainError::from)?;
-        if let Some(active) = self.store.load_active().await? {
+        if let Some(active) = self.store.load().await? {
             return Err(DomainError::from(OrchestrationError::ActiveSessionExists {
                 active: active.id().clone(),
             })
@@ -52,7 +52,7 @@ impl OrchestrationService {
             })
             .into());
         }
-        self.store.create_active(session).await
+        Ok(self.store.create(session).await?)
     }
 
     /// pending → in_progress (or a counted retry of a failed phase), adding `agents`.
@@ -150,7 +150,7 @@ impl OrchestrationService {
     ) -> Result<Option<ResumeSummary>, Error> {
         Ok(self
             .store
-            .load_active()
+            .load()
             .await?
             .map(|session| resume_summary(&session, changed_paths)))
     }
@@ -160,7 +160,7 @@ impl OrchestrationService {
     pub async fn archive(&self, decision: Option<UserDecision>) -> Result<ArchiveOutcome, Error> {
         let clock = Arc::clone(&self.clock);
         self.store
-            .archive_active(Box::new(move |s| {
+            .archive(Box::new(move |s| {
                 s.prepare_archive(decision.as_ref(), clock.now())
                     .map_err(DomainError::from)
             }))
@@ -168,7 +168,7 @@ impl OrchestrationService {
     }
 
     pub async fn archived(&self) -> Result<Vec<SessionId>, Error> {
-        self.store.list_archived().await
+        Ok(self.store.list_archived().await?)
     }
 
     /// Runs a session rule inside the store's critical section, reading the clock there so that
@@ -179,7 +179,7 @@ impl OrchestrationService {
     {
         let clock = Arc::clone(&self.clock);
         self.store
-            .update_active(Box::new(move |s| {
+            .transact(Box::new(move |s| {
                 rule(s, clock.now()).map_err(DomainError::from)
             }))
             .await

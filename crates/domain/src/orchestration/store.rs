@@ -4,7 +4,7 @@ use async_trait::async_trait;
 
 use super::archive::{ArchiveOutcome, ArchivePlan};
 use super::model::{Session, SessionId};
-use crate::error::{DomainError, Error};
+use crate::error::{DomainError, Error, StoreError};
 
 /// A change to the active session, run inside the store's critical section. Returning `Err`
 /// leaves the stored session untouched.
@@ -23,26 +23,26 @@ pub type ArchivePreparation<'a> =
 /// directory: readers see a whole session before or after a change, never a mix, and no update
 /// is lost to a concurrent one.
 #[async_trait]
-pub trait OrchestrationStore: Send + Sync {
+pub trait OrchestrationStore: std::fmt::Debug + Send + Sync {
     /// Reads the active session; `Ok(None)` when there is none.
     ///
-    /// Errors: `StoreError::Corrupt` when the file cannot be parsed, `StoreError::Io` on read
-    /// failure.
-    async fn load_active(&self) -> Result<Option<Session>, Error>;
+    /// Errors: `Corrupt` when the file cannot be parsed, `Io` on read failure.
+    async fn load(&self) -> Result<Option<Session>, StoreError>;
 
     /// Makes `session` the active session and returns it as stored.
     ///
-    /// Errors: `StoreError::AlreadyExists` (nothing written) when a session is already active or
-    /// a session with the same id is already archived; `StoreError::Io` on write failure.
-    async fn create_active(&self, session: Session) -> Result<Session, Error>;
+    /// Errors: `AlreadyExists` (nothing written; entity `Session` or `ArchivedSession`) when a
+    /// session is already active or a session with the same id is already archived; `Io` on
+    /// write failure. Of two concurrent creates exactly one succeeds.
+    async fn create(&self, session: Session) -> Result<Session, StoreError>;
 
     /// Reads the active session, applies `mutation`, writes the result, all in one critical
     /// section, and returns the session as written.
     ///
     /// Errors: `Error::Domain` with the mutation's refusal (nothing written);
-    /// `StoreError::NotFound` when no session is active; `StoreError::Corrupt` / `Io` as for
-    /// [`Self::load_active`].
-    async fn update_active(&self, mutation: SessionMutation<'_>) -> Result<Session, Error>;
+    /// `StoreError::NotFound` (entity `Session`) when no session is active;
+    /// `StoreError::Corrupt` / `Io` as for [`Self::load`]. A single write: never `AfterCommit`.
+    async fn transact(&self, mutation: SessionMutation<'_>) -> Result<Session, Error>;
 
     /// In one critical section: runs `prepare` on the active session, then executes the plan it
     /// returns: every document move whose source exists, then the session move (the prepared
@@ -52,19 +52,37 @@ pub trait OrchestrationStore: Send + Sync {
     /// Errors: `Error::Domain` with `prepare`'s refusal (nothing changed); `StoreError::NotFound`
     /// when no session is active; `StoreError::AlreadyExists` when the archived session file or a
     /// document's destination already exists (nothing changed: archiving never overwrites);
-    /// `StoreError::Io` when a move fails.
-    async fn archive_active(
-        &self,
-        prepare: ArchivePreparation<'_>,
-    ) -> Result<ArchiveOutcome, Error>;
+    /// `StoreError::Io` when the first move fails (nothing changed); `StoreError::AfterCommit`
+    /// when a later move fails after an earlier one was made (the archive is partly done: look
+    /// at the files before repeating it).
+    async fn archive(&self, prepare: ArchivePreparation<'_>) -> Result<ArchiveOutcome, Error>;
 
     /// The ids of every archived session, ascending (so, by date).
     ///
-    /// Errors: `StoreError::Io` when the archive cannot be listed. An absent archive is empty.
-    async fn list_archived(&self) -> Result<Vec<SessionId>, Error>;
+    /// Errors: `Io` when the archive cannot be listed. An absent archive is empty.
+    async fn list_archived(&self) -> Result<Vec<SessionId>, StoreError>;
 
     /// Reads an archived session; `Ok(None)` when there is none with that id.
     ///
-    /// Errors: `StoreError::Corrupt` / `Io` as for [`Self::load_active`].
-    async fn load_archived(&self, id: &SessionId) -> Result<Option<Session>, Error>;
+    /// Errors: `Corrupt` / `Io` as for [`Self::load`].
+    async fn load_archived(&self, id: &SessionId) -> Result<Option<Session>, StoreError>;
+}
+
+impl<'s> dyn OrchestrationStore + 's {
+    /// [`OrchestrationStore::transact`] for a mutation that also computes a value: returns the
+    /// session as written and that value.
+    pub async fn transact_with<T: Send>(
+        &self,
+        mutation: impl FnOnce(&mut Session) -> Result<T, DomainError> + Send,
+    ) -> Result<(Session, T), Error> {
+        let mut value = None;
+        let slot = &mut value;
+        let session = self
+            .transact(Box::new(move |session| {
+                *slot = Some(mutation(session)?);
+                Ok(())
+            }))
+            .await?;
+        Ok((session, crate::ports::ran(value)))
+    }
 }

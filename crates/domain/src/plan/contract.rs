@@ -1,8 +1,8 @@
-//! The contract every [`PlanStore`] adapter must pass.
+//! The contract every [`PlanStore`] adapter must pass. Each check is a `pub async fn` taking a
+//! fresh, empty store; an adapter's tests turn every one into its own `#[test]` with
+//! [`plan_store_contract!`](crate::plan_store_contract).
 
-use std::future::Future;
-use std::pin::Pin;
-use std::task::Poll;
+use std::sync::Arc;
 
 use chrono::{TimeZone, Utc};
 
@@ -13,9 +13,9 @@ use super::id::PlanId;
 use super::record::PlanRecord;
 use super::state::{PlanState, UserApproval};
 use super::store::PlanStore;
-use crate::ports::Fresh;
+use crate::ports::{AsStoreError, on_threads};
 use crate::time::Timestamp;
-use crate::{DomainError, Error, StoreError};
+use crate::{DomainError, Entity, Error, StoreError};
 
 fn at(minute: u32) -> Timestamp {
     Utc.with_ymd_and_hms(2026, 3, 14, 9, minute, 0)
@@ -31,49 +31,38 @@ fn record(hex: &str, goal: &str) -> PlanRecord {
     PlanRecord::new(id(hex), goal, at(0)).expect("valid test record")
 }
 
-fn is_not_found(result: &Error) -> bool {
-    matches!(result, Error::Store(StoreError::NotFound { .. }))
+fn is_not_found<E: AsStoreError>(error: &E) -> bool {
+    matches!(
+        error.as_store_error(),
+        Some(StoreError::NotFound {
+            entity: Entity::Plan | Entity::PlanDocument,
+            ..
+        })
+    )
 }
 
-/// Polls all futures together so an adapter's locking is exercised by genuinely interleaved
-/// calls, without tying the suite to one async runtime.
-async fn join_all<'a, T>(mut futures: Vec<Pin<Box<dyn Future<Output = T> + Send + 'a>>>) -> Vec<T> {
-    let mut results: Vec<Option<T>> = futures.iter().map(|_| None).collect();
-    std::future::poll_fn(|cx| {
-        for (future, slot) in futures.iter_mut().zip(results.iter_mut()) {
-            if slot.is_none()
-                && let Poll::Ready(value) = future.as_mut().poll(cx)
-            {
-                *slot = Some(value);
-            }
-        }
-        if results.iter().all(Option::is_some) {
-            Poll::Ready(())
-        } else {
-            Poll::Pending
-        }
-    })
-    .await;
-    results
-        .into_iter()
-        .map(|r| r.expect("every future completed"))
-        .collect()
+/// Generates one `#[test]` per check of this suite, in a module `$name`, each on a fresh store
+/// from `$fresh` (a `fn() -> Fresh<dyn PlanStore>` in scope).
+#[macro_export]
+macro_rules! plan_store_contract {
+    ($name:ident, $fresh:ident) => {
+        $crate::contract_tests!($name, $fresh; plan;
+            empty_store,
+            create_and_read_back,
+            create_refuses_over_an_active_plan,
+            create_replaces_closed_or_dangling_pointer,
+            update_writes_or_changes_nothing,
+            transact_with_returns_the_mutation_value,
+            decisions_number_monotonically,
+            concurrent_appends_get_distinct_numbers,
+            concurrent_updates_lose_nothing,
+            missing_plans_are_not_found,
+        );
+    };
 }
 
-/// Runs every check on fresh stores made by `new_store`.
-pub async fn run_plan_store_contract(new_store: &mut dyn FnMut() -> Fresh<dyn PlanStore>) {
-    empty_store(new_store().store.as_ref()).await;
-    create_and_read_back(new_store().store.as_ref()).await;
-    create_refuses_over_an_active_plan(new_store().store.as_ref()).await;
-    create_replaces_closed_or_dangling_pointer(new_store().store.as_ref()).await;
-    update_writes_or_changes_nothing(new_store().store.as_ref()).await;
-    decisions_number_monotonically(new_store().store.as_ref()).await;
-    concurrent_appends_get_distinct_numbers(new_store().store.as_ref()).await;
-    concurrent_updates_lose_nothing(new_store().store.as_ref()).await;
-    missing_plans_are_not_found(new_store().store.as_ref()).await;
-}
-
-async fn empty_store(store: &dyn PlanStore) {
+pub async fn empty_store(store: Arc<dyn PlanStore>) {
+    let store: &dyn PlanStore = &*store;
     assert_eq!(
         store.current().await.expect("current"),
         None,
@@ -90,7 +79,8 @@ async fn empty_store(store: &dyn PlanStore) {
     );
 }
 
-async fn create_and_read_back(store: &dyn PlanStore) {
+pub async fn create_and_read_back(store: Arc<dyn PlanStore>) {
+    let store: &dyn PlanStore = &*store;
     let plan = record("0000000a", "migrate sessions to tokens");
     let previous = store
         .create(&plan, false)
@@ -181,7 +171,8 @@ async fn create_and_read_back(store: &dyn PlanStore) {
     );
 }
 
-async fn create_refuses_over_an_active_plan(store: &dyn PlanStore) {
+pub async fn create_refuses_over_an_active_plan(store: Arc<dyn PlanStore>) {
+    let store: &dyn PlanStore = &*store;
     let first = record("0000000b", "first");
     let second = record("0000000c", "second");
     store.create(&first, false).await.expect("create first");
@@ -244,7 +235,7 @@ async fn create_refuses_over_an_active_plan(store: &dyn PlanStore) {
 async fn close_plan(store: &dyn PlanStore, id: &PlanId) {
     let approval = UserApproval::from_user("go").expect("approval");
     store
-        .update(
+        .transact(
             id,
             Box::new(move |plan| {
                 let mut drafts = Vec::new();
@@ -266,7 +257,8 @@ async fn close_plan(store: &dyn PlanStore, id: &PlanId) {
         .expect("walk the plan to CLOSE");
 }
 
-async fn create_replaces_closed_or_dangling_pointer(store: &dyn PlanStore) {
+pub async fn create_replaces_closed_or_dangling_pointer(store: Arc<dyn PlanStore>) {
+    let store: &dyn PlanStore = &*store;
     let closed = record("0000000d", "closed");
     store.create(&closed, false).await.expect("create");
     close_plan(store, closed.id()).await;
@@ -299,11 +291,12 @@ async fn create_replaces_closed_or_dangling_pointer(store: &dyn PlanStore) {
     );
 }
 
-async fn update_writes_or_changes_nothing(store: &dyn PlanStore) {
+pub async fn update_writes_or_changes_nothing(store: Arc<dyn PlanStore>) {
+    let store: &dyn PlanStore = &*store;
     let plan = record("0000000f", "update");
     store.create(&plan, false).await.expect("create");
     let (updated, decisions) = store
-        .update(
+        .transact(
             plan.id(),
             Box::new(|p| {
                 Ok(p.transition(PlanState::Plan, "found enough", None, at(5))?
@@ -337,7 +330,7 @@ async fn update_writes_or_changes_nothing(store: &dyn PlanStore) {
     );
 
     let refused = store
-        .update(
+        .transact(
             plan.id(),
             Box::new(|p| {
                 // Changes first, then refuses: the store must drop the half-done change.
@@ -373,7 +366,8 @@ async fn update_writes_or_changes_nothing(store: &dyn PlanStore) {
     );
 }
 
-async fn decisions_number_monotonically(store: &dyn PlanStore) {
+pub async fn decisions_number_monotonically(store: Arc<dyn PlanStore>) {
+    let store: &dyn PlanStore = &*store;
     let plan = record("00000010", "decisions");
     store.create(&plan, false).await.expect("create");
     let date = at(0).date_naive();
@@ -389,7 +383,7 @@ async fn decisions_number_monotonically(store: &dyn PlanStore) {
         numbers.push(decision.number);
     }
     let (_, from_update) = store
-        .update(
+        .transact(
             plan.id(),
             Box::new(|p| {
                 Ok(p.transition(PlanState::Plan, "ready", None, at(8))?
@@ -416,44 +410,63 @@ async fn decisions_number_monotonically(store: &dyn PlanStore) {
     assert_eq!(stored, numbers, "decisions must read back in order");
 }
 
-async fn concurrent_appends_get_distinct_numbers(store: &dyn PlanStore) {
+/// How many writers the concurrency checks run at once.
+pub const WRITERS: usize = 4;
+/// How many decisions each writer appends in [`concurrent_appends_get_distinct_numbers`].
+pub const APPENDS: usize = 5;
+
+pub async fn concurrent_appends_get_distinct_numbers(store: Arc<dyn PlanStore>) {
     let plan = record("00000011", "concurrency");
     store.create(&plan, false).await.expect("create");
     let date = at(0).date_naive();
-    let futures = (0..8)
-        .map(|i| {
-            let draft = DecisionDraft::new(
-                PlanState::Explore,
-                PlanState::Explore,
-                date,
-                &format!("entry {i}"),
-            )
-            .expect("draft");
-            Box::pin(store.append_decision(plan.id(), draft))
-                as Pin<
-                    Box<dyn Future<Output = Result<super::decision::Decision, Error>> + Send + '_>,
-                >
-        })
-        .collect();
-    let mut numbers: Vec<u32> = join_all(futures)
-        .await
-        .into_iter()
-        .map(|r| r.expect("concurrent append").number)
-        .collect();
+    let numbers = std::sync::Mutex::new(Vec::new());
+    on_threads(&store, WRITERS, |store, writer| {
+        let id = plan.id().clone();
+        let numbers = &numbers;
+        async move {
+            for i in 0..APPENDS {
+                let draft = DecisionDraft::new(
+                    PlanState::Explore,
+                    PlanState::Explore,
+                    date,
+                    &format!("writer {writer} entry {i}"),
+                )
+                .expect("draft");
+                let number = store
+                    .append_decision(&id, draft)
+                    .await
+                    .expect("concurrent append")
+                    .number;
+                numbers
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push(number);
+            }
+        }
+    });
+    let mut numbers = numbers.into_inner().unwrap_or_else(|e| e.into_inner());
     numbers.sort_unstable();
+    let total = (WRITERS * APPENDS) as u32;
     assert_eq!(
         numbers,
-        (1..=8).collect::<Vec<_>>(),
+        (1..=total).collect::<Vec<_>>(),
         "concurrent appends must get distinct consecutive numbers"
+    );
+    assert_eq!(
+        store.decisions(plan.id()).await.expect("decisions").len(),
+        WRITERS * APPENDS,
+        "every concurrent append must be kept"
     );
 }
 
-async fn concurrent_updates_lose_nothing(store: &dyn PlanStore) {
+/// Each thread records one failure on each of two areas, three threads in all: a lost update
+/// shows as fewer than three strikes on an area (three is as many as the rule allows).
+pub async fn concurrent_updates_lose_nothing(store: Arc<dyn PlanStore>) {
     let plan = record("00000012", "lost updates");
     store.create(&plan, false).await.expect("create");
     let approval = UserApproval::from_user("ok").expect("approval");
     store
-        .update(
+        .transact(
             plan.id(),
             Box::new(move |p| {
                 p.transition(PlanState::Plan, "ready", None, at(1))?;
@@ -463,32 +476,23 @@ async fn concurrent_updates_lose_nothing(store: &dyn PlanStore) {
         )
         .await
         .expect("reach EXECUTE");
-    let futures = (0..6)
-        .map(|i| {
-            let area = format!("area-{}", i % 2);
-            Box::pin(store.update(
-                plan.id(),
-                Box::new(move |p| {
-                    p.record_failure(&area)?;
-                    Ok(Vec::new())
-                }),
-            ))
-                as Pin<
-                    Box<
-                        dyn Future<
-                                Output = Result<
-                                    (PlanRecord, Vec<super::decision::Decision>),
-                                    Error,
-                                >,
-                            > + Send
-                            + '_,
-                    >,
-                >
-        })
-        .collect();
-    for result in join_all(futures).await {
-        result.expect("concurrent update");
-    }
+    on_threads(&store, 3, |store, writer| {
+        let id = plan.id().clone();
+        async move {
+            for area in ["area-0", "area-1"] {
+                store
+                    .transact(
+                        &id,
+                        Box::new(move |p| {
+                            p.record_failure(area)?;
+                            Ok(Vec::new())
+                        }),
+                    )
+                    .await
+                    .unwrap_or_else(|e| panic!("writer {writer}, {area}: {e}"));
+            }
+        }
+    });
     let loaded = store.load(plan.id()).await.expect("load");
     assert_eq!(
         (loaded.strikes_on("area-0"), loaded.strikes_on("area-1")),
@@ -497,13 +501,36 @@ async fn concurrent_updates_lose_nothing(store: &dyn PlanStore) {
     );
 }
 
-async fn missing_plans_are_not_found(store: &dyn PlanStore) {
+pub async fn transact_with_returns_the_mutation_value(store: Arc<dyn PlanStore>) {
+    let plan = record("00000013", "valued");
+    store.create(&plan, false).await.expect("create");
+    let (written, decisions, value) = store
+        .transact_with(plan.id(), |p| {
+            let outcome = p.transition(PlanState::Plan, "ready", None, at(1))?;
+            Ok((outcome.to, outcome.decision.into_iter().collect()))
+        })
+        .await
+        .expect("transition");
+    assert_eq!(
+        (value, written.state()),
+        (PlanState::Plan, PlanState::Plan),
+        "transact_with must hand back what the mutation computed, with the record as written"
+    );
+    assert_eq!(
+        store.decisions(plan.id()).await.expect("decisions"),
+        decisions,
+        "the decisions returned are the ones appended"
+    );
+}
+
+pub async fn missing_plans_are_not_found(store: Arc<dyn PlanStore>) {
+    let store: &dyn PlanStore = &*store;
     let missing = id("0badf00d");
     assert!(
         store.load(&missing).await.is_err_and(|e| is_not_found(&e)),
         "load of a missing plan must be NotFound"
     );
-    let update = store.update(&missing, Box::new(|_| Ok(Vec::new()))).await;
+    let update = store.transact(&missing, Box::new(|_| Ok(Vec::new()))).await;
     assert!(
         update.is_err_and(|e| is_not_found(&e)),
         "update of a missing plan must be NotFound"

@@ -13,7 +13,7 @@ use super::id::PlanId;
 use super::record::PlanRecord;
 use super::state::PlanState;
 use super::store::{PlanMutation, PlanStore, PlanSummary};
-use crate::{Error, StoreError};
+use crate::{Entity, Error, StoreError};
 
 #[derive(Debug)]
 struct StoredPlan {
@@ -29,11 +29,11 @@ struct Inner {
 }
 
 #[derive(Debug, Default)]
-pub struct InMemoryPlanStore {
+pub struct MemoryPlanStore {
     inner: Mutex<Inner>,
 }
 
-impl InMemoryPlanStore {
+impl MemoryPlanStore {
     pub fn new() -> Self {
         Self::default()
     }
@@ -44,12 +44,8 @@ impl InMemoryPlanStore {
     }
 }
 
-fn not_found(id: &PlanId) -> Error {
-    StoreError::NotFound {
-        what: "plan",
-        id: id.to_string(),
-    }
-    .into()
+fn not_found(id: &PlanId) -> StoreError {
+    StoreError::not_found(Entity::Plan, id)
 }
 
 fn append(decisions: &mut Vec<Decision>, draft: DecisionDraft) -> Decision {
@@ -60,12 +56,12 @@ fn append(decisions: &mut Vec<Decision>, draft: DecisionDraft) -> Decision {
 }
 
 #[async_trait]
-impl PlanStore for InMemoryPlanStore {
-    async fn current(&self) -> Result<Option<PlanId>, Error> {
+impl PlanStore for MemoryPlanStore {
+    async fn current(&self) -> Result<Option<PlanId>, StoreError> {
         Ok(self.lock().pointer.clone())
     }
 
-    async fn set_current(&self, id: &PlanId) -> Result<(), Error> {
+    async fn set_current(&self, id: &PlanId) -> Result<(), StoreError> {
         let mut inner = self.lock();
         if !inner.plans.contains_key(id) {
             return Err(not_found(id));
@@ -74,7 +70,7 @@ impl PlanStore for InMemoryPlanStore {
         Ok(())
     }
 
-    async fn clear_current(&self) -> Result<Option<PlanId>, Error> {
+    async fn clear_current(&self) -> Result<Option<PlanId>, StoreError> {
         Ok(self.lock().pointer.take())
     }
 
@@ -95,7 +91,7 @@ impl PlanStore for InMemoryPlanStore {
         }
         if inner.plans.contains_key(plan.id()) {
             return Err(StoreError::AlreadyExists {
-                what: "plan",
+                entity: Entity::Plan,
                 id: plan.id().to_string(),
             }
             .into());
@@ -116,7 +112,7 @@ impl PlanStore for InMemoryPlanStore {
         Ok(previous)
     }
 
-    async fn load(&self, id: &PlanId) -> Result<PlanRecord, Error> {
+    async fn load(&self, id: &PlanId) -> Result<PlanRecord, StoreError> {
         self.lock()
             .plans
             .get(id)
@@ -124,7 +120,7 @@ impl PlanStore for InMemoryPlanStore {
             .ok_or_else(|| not_found(id))
     }
 
-    async fn update(
+    async fn transact(
         &self,
         id: &PlanId,
         mutation: PlanMutation<'_>,
@@ -141,13 +137,17 @@ impl PlanStore for InMemoryPlanStore {
         Ok((record, appended))
     }
 
-    async fn append_decision(&self, id: &PlanId, draft: DecisionDraft) -> Result<Decision, Error> {
+    async fn append_decision(
+        &self,
+        id: &PlanId,
+        draft: DecisionDraft,
+    ) -> Result<Decision, StoreError> {
         let mut inner = self.lock();
         let stored = inner.plans.get_mut(id).ok_or_else(|| not_found(id))?;
         Ok(append(&mut stored.decisions, draft))
     }
 
-    async fn decisions(&self, id: &PlanId) -> Result<Vec<Decision>, Error> {
+    async fn decisions(&self, id: &PlanId) -> Result<Vec<Decision>, StoreError> {
         self.lock()
             .plans
             .get(id)
@@ -155,19 +155,22 @@ impl PlanStore for InMemoryPlanStore {
             .ok_or_else(|| not_found(id))
     }
 
-    async fn read_document(&self, id: &PlanId, document: PlanDocument) -> Result<String, Error> {
+    async fn read_document(
+        &self,
+        id: &PlanId,
+        document: PlanDocument,
+    ) -> Result<String, StoreError> {
         let inner = self.lock();
         let stored = inner.plans.get(id).ok_or_else(|| not_found(id))?;
         stored.documents.get(&document).cloned().ok_or_else(|| {
-            StoreError::NotFound {
-                what: document.file_name(),
-                id: id.to_string(),
-            }
-            .into()
+            StoreError::not_found(
+                Entity::PlanDocument,
+                format!("{id}/{}", document.file_name()),
+            )
         })
     }
 
-    async fn list(&self) -> Result<Vec<PlanSummary>, Error> {
+    async fn list(&self) -> Result<Vec<PlanSummary>, StoreError> {
         let inner = self.lock();
         Ok(inner
             .plans

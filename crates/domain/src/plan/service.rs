@@ -66,8 +66,8 @@ impl PlanService {
     pub async fn current(&self) -> Result<PlanRecord, Error> {
         let id = self.current_id().await?;
         match self.store.load(&id).await {
-            Err(Error::Store(StoreError::NotFound { .. })) => Err(PlanError::NoActivePlan.into()),
-            other => other,
+            Err(StoreError::NotFound { .. }) => Err(PlanError::NoActivePlan.into()),
+            other => Ok(other?),
         }
     }
 
@@ -78,20 +78,7 @@ impl PlanService {
         rule: impl FnOnce(&mut PlanRecord) -> Result<(T, Vec<DecisionDraft>), DomainError> + Send,
     ) -> Result<(T, PlanRecord, Vec<Decision>), Error> {
         let id = self.current_id().await?;
-        let mut output = None;
-        let slot = &mut output;
-        let (plan, decisions) = self
-            .store
-            .update(
-                &id,
-                Box::new(move |plan| {
-                    let (value, drafts) = rule(plan)?;
-                    *slot = Some(value);
-                    Ok(drafts)
-                }),
-            )
-            .await?;
-        let value = output.expect("the store ran the mutation it reported as applied");
+        let (plan, decisions, value) = self.store.transact_with(&id, rule).await?;
         Ok((value, plan, decisions))
     }
 
@@ -172,7 +159,7 @@ impl PlanService {
             .last_transition()
             .map_or((plan.state(), plan.state()), |t| (t.from, t.to));
         let draft = DecisionDraft::new(from, to, self.clock.now().date_naive(), body)?;
-        self.store.append_decision(plan.id(), draft).await
+        Ok(self.store.append_decision(plan.id(), draft).await?)
     }
 
     /// The decision for one edit under the active plan, `project_dir` being the project root

@@ -7,7 +7,7 @@ use super::format::PlanDocument;
 use super::id::PlanId;
 use super::record::PlanRecord;
 use super::state::PlanState;
-use crate::{DomainError, Error};
+use crate::{DomainError, Error, StoreError};
 
 /// A change to one plan, run by the store inside its critical section on the freshly read
 /// record. It returns the decisions to append in the same critical section. If it returns an
@@ -35,19 +35,19 @@ pub struct PlanSummary {
 /// update is lost and decision numbers are never shared — across processes too, for adapters
 /// that several processes use at once (the filesystem adapter).
 #[async_trait]
-pub trait PlanStore: Send + Sync {
+pub trait PlanStore: std::fmt::Debug + Send + Sync {
     /// Reads the pointer. `Ok(None)` when there is none. The id is returned even when no such
     /// plan exists (a dangling pointer is for the caller to interpret). A pointer whose content
     /// fails [`super::id::parse_pointer`] is `StoreError::Corrupt` naming the pointer file.
-    async fn current(&self) -> Result<Option<PlanId>, Error>;
+    async fn current(&self) -> Result<Option<PlanId>, StoreError>;
 
-    /// Points the pointer at `id`. `StoreError::NotFound` (what = "plan") if there is no such
+    /// Points the pointer at `id`. `StoreError::NotFound` (entity `Plan`) if there is no such
     /// plan; the pointer is then unchanged.
-    async fn set_current(&self, id: &PlanId) -> Result<(), Error>;
+    async fn set_current(&self, id: &PlanId) -> Result<(), StoreError>;
 
     /// Removes the pointer and returns what it named (`None` if there was no pointer). The plan
     /// itself is kept. Idempotent.
-    async fn clear_current(&self) -> Result<Option<PlanId>, Error>;
+    async fn clear_current(&self) -> Result<Option<PlanId>, StoreError>;
 
     /// Creates the plan directory of `plan` with all its files — `state.md` rendered from
     /// `plan`, `decisions.md` with only its header, and the templates of
@@ -56,17 +56,20 @@ pub trait PlanStore: Send + Sync {
     /// pointer names an active plan, unless `force`; a dangling pointer or one naming a closed
     /// plan is simply replaced. `StoreError::AlreadyExists` if a plan with this id exists.
     /// Nothing is written when it refuses. Returns the id the pointer named before, if it named
-    /// an existing plan.
+    /// an existing plan. `AfterCommit` when the plan directory was written but the pointer
+    /// could not be moved to it.
     async fn create(&self, plan: &PlanRecord, force: bool) -> Result<Option<PlanId>, Error>;
 
-    /// Reads one plan's record. `StoreError::NotFound` (what = "plan") if there is no such plan.
-    async fn load(&self, id: &PlanId) -> Result<PlanRecord, Error>;
+    /// Reads one plan's record. `StoreError::NotFound` (entity `Plan`) if there is no such plan.
+    async fn load(&self, id: &PlanId) -> Result<PlanRecord, StoreError>;
 
     /// Reads the record, runs `mutation` on it and, if it succeeds, writes the record and
     /// appends the decisions it returned, numbered on from the highest number in the log, all
     /// under one lock. Returns the record as written and the appended decisions. On a refused
-    /// mutation nothing changes. `StoreError::NotFound` if there is no such plan.
-    async fn update(
+    /// mutation nothing changes. `StoreError::NotFound` if there is no such plan;
+    /// `StoreError::AfterCommit` when the record was written but a decision could not be
+    /// appended (the transition happened: do not take it again).
+    async fn transact(
         &self,
         id: &PlanId,
         mutation: PlanMutation<'_>,
@@ -75,17 +78,50 @@ pub trait PlanStore: Send + Sync {
     /// Appends one decision, numbered one above the highest number in the log (so numbering is
     /// strictly increasing even with concurrent writers), and returns it numbered.
     /// `StoreError::NotFound` if there is no such plan.
-    async fn append_decision(&self, id: &PlanId, draft: DecisionDraft) -> Result<Decision, Error>;
+    async fn append_decision(
+        &self,
+        id: &PlanId,
+        draft: DecisionDraft,
+    ) -> Result<Decision, StoreError>;
 
     /// Every readable decision of the plan, in file order. `StoreError::NotFound` if there is
     /// no such plan.
-    async fn decisions(&self, id: &PlanId) -> Result<Vec<Decision>, Error>;
+    async fn decisions(&self, id: &PlanId) -> Result<Vec<Decision>, StoreError>;
 
     /// The current text of one of the plan's documents. `StoreError::NotFound` if there is no
-    /// such plan or the document does not exist (yet), with what = the document's file name.
-    async fn read_document(&self, id: &PlanId, document: PlanDocument) -> Result<String, Error>;
+    /// such plan (entity `Plan`) or the document does not exist yet (entity `PlanDocument`, id
+    /// `<plan>/<file>`).
+    async fn read_document(
+        &self,
+        id: &PlanId,
+        document: PlanDocument,
+    ) -> Result<String, StoreError>;
 
     /// Every plan, oldest first (ids sort by creation date), with `current` set on the one the
-    /// pointer names.
-    async fn list(&self) -> Result<Vec<PlanSummary>, Error>;
+    /// pointer names. Errors: `Io`.
+    async fn list(&self) -> Result<Vec<PlanSummary>, StoreError>;
+}
+
+impl<'s> dyn PlanStore + 's {
+    /// [`PlanStore::transact`] for a mutation that also computes a value (the outcome of a
+    /// transition, say): returns the record as written, the appended decisions and that value.
+    pub async fn transact_with<T: Send>(
+        &self,
+        id: &PlanId,
+        mutation: impl FnOnce(&mut PlanRecord) -> Result<(T, Vec<DecisionDraft>), DomainError> + Send,
+    ) -> Result<(PlanRecord, Vec<Decision>, T), Error> {
+        let mut value = None;
+        let slot = &mut value;
+        let (plan, decisions) = self
+            .transact(
+                id,
+                Box::new(move |plan| {
+                    let (out, drafts) = mutation(plan)?;
+                    *slot = Some(out);
+                    Ok(drafts)
+                }),
+            )
+            .await?;
+        Ok((plan, decisions, crate::ports::ran(value)))
+    }
 }

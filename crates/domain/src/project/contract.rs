@@ -1,22 +1,22 @@
 //! The contract every [`ProjectStore`] adapter must honour, as an executable suite.
 //!
-//! An adapter's tests call [`run_project_store_contract`] with a factory of fresh, empty stores.
-//! Each check names the guarantee it tests, so a failure says which promise was broken.
+//! Each check is a `pub async fn` taking a fresh, empty store; an adapter's tests turn every one
+//! into its own `#[test]` with [`project_store_contract!`](crate::project_store_contract). Each
+//! check names the guarantee it tests, so a failure says which promise was broken.
 
 use std::sync::Arc;
 
 use chrono::{Duration, TimeZone, Utc};
 
+use crate::error::Entity;
 use crate::error::Error;
-use crate::ports::Fresh;
+use crate::ports::on_threads;
 use crate::time::Timestamp;
 
 use super::events::ProjectEvent;
 use super::model::*;
 use super::store::{Changes, ProjectStore};
 use super::tasks::{MoveDetail, NewTask};
-
-pub type StoreFactory<'a> = &'a mut dyn FnMut() -> Fresh<dyn ProjectStore>;
 
 fn t0() -> Timestamp {
     Utc.with_ymd_and_hms(2026, 1, 2, 3, 4, 5)
@@ -56,7 +56,7 @@ async fn logged(store: &dyn ProjectStore, project: &ProjectId, kind: &str) -> us
 async fn created(store: &dyn ProjectStore, id: &str) -> Project {
     let p = project(id);
     store
-        .create_project(&p, t0(), vec![])
+        .create(&p, t0(), vec![])
         .await
         .unwrap_or_else(|e| panic!("contract: creating project {id} must succeed: {e}"));
     p
@@ -64,44 +64,47 @@ async fn created(store: &dyn ProjectStore, id: &str) -> Project {
 
 async fn add(store: &dyn ProjectStore, id: &ProjectId, title: &str) -> TaskId {
     let title = title.to_owned();
-    let mut created = None;
-    store
-        .transact(
-            id,
-            t0(),
-            Box::new(|s: &mut ProjectState| {
-                let (task, events) = s.tasks.add_task(NewTask::titled(title), t0())?;
-                created = Some(task);
-                Ok(Changes::events(events))
-            }),
-        )
+    let (_, created) = store
+        .transact_with(id, t0(), |s: &mut ProjectState| {
+            let (task, events) = s.tasks.add_task(NewTask::titled(title), t0())?;
+            Ok((Changes::events(events), task))
+        })
         .await
         .unwrap_or_else(|e| panic!("contract: adding a task must succeed: {e}"));
-    created.unwrap_or_else(|| panic!("contract: the mutation must have run"))
+    created
 }
 
-/// Runs every check, each on a fresh store.
-pub async fn run_project_store_contract(new_store: StoreFactory<'_>) {
-    create_then_load_round_trips(new_store().store).await;
-    create_twice_is_refused(new_store().store).await;
-    unknown_project_is_not_found(new_store().store).await;
-    list_is_sorted(new_store().store).await;
-    refused_mutation_writes_nothing(new_store().store).await;
-    transaction_saves_state_and_logs_in_order(new_store().store).await;
-    unknown_fields_survive_a_transaction(new_store().store).await;
-    concurrent_transactions_lose_no_update(new_store().store).await;
-    checkpoints_number_from_one_and_keep_ten(new_store().store).await;
-    transaction_checkpoint_is_written_and_logged(new_store().store).await;
-    restore_checkpoint_round_trips(new_store().store).await;
-    log_tail_returns_the_newest(new_store().store).await;
-    research_briefs_round_trip(new_store().store).await;
-    velocity_round_trips(new_store().store).await;
+/// Generates one `#[test]` per check of this suite, in a module `$name`, each on a fresh store
+/// from `$fresh` (a `fn() -> Fresh<dyn ProjectStore>` in scope): `project_store_contract!(memory,
+/// fresh);`. Adapters that several processes share also run [`concurrency_writer`] from separate
+/// processes (see `crates/storage-fs/tests/project_store.rs`).
+#[macro_export]
+macro_rules! project_store_contract {
+    ($name:ident, $fresh:ident) => {
+        $crate::contract_tests!($name, $fresh; project;
+            create_then_load_round_trips,
+            create_twice_is_refused,
+            unknown_project_is_not_found,
+            list_is_sorted,
+            refused_mutation_writes_nothing,
+            transaction_saves_state_and_logs_in_order,
+            transact_with_returns_the_mutation_value,
+            unknown_fields_survive_a_transaction,
+            concurrent_transactions_lose_no_update,
+            checkpoints_number_from_one_and_keep_ten,
+            transaction_checkpoint_is_written_and_logged,
+            restore_checkpoint_round_trips,
+            log_tail_returns_the_newest,
+            research_briefs_round_trip,
+            velocity_round_trips,
+        );
+    };
 }
 
-async fn create_then_load_round_trips(store: Arc<dyn ProjectStore>) {
+pub async fn create_then_load_round_trips(store: Arc<dyn ProjectStore>) {
     let p = project("alpha");
     store
-        .create_project(
+        .create(
             &p,
             t0(),
             vec![ProjectEvent::ProjectCreated {
@@ -141,22 +144,28 @@ async fn create_then_load_round_trips(store: Arc<dyn ProjectStore>) {
     assert_eq!(
         log.records.len(),
         1,
-        "contract: create_project logs the events given"
+        "contract: create logs the events given"
     );
     assert_eq!(log.records[0].kind, "PROJECT_CREATED");
 }
 
-async fn create_twice_is_refused(store: Arc<dyn ProjectStore>) {
+pub async fn create_twice_is_refused(store: Arc<dyn ProjectStore>) {
     let p = project("beta");
     store
-        .create_project(&p, t0(), vec![])
+        .create(&p, t0(), vec![])
         .await
         .unwrap_or_else(|e| panic!("create: {e}"));
     let mut other = p.clone();
     other.name = "Impostor".into();
-    let err = store.create_project(&other, t0(), vec![]).await;
+    let err = store.create(&other, t0(), vec![]).await;
     assert!(
-        matches!(err, Err(crate::StoreError::AlreadyExists { .. })),
+        matches!(
+            err,
+            Err(crate::StoreError::AlreadyExists {
+                entity: Entity::Project,
+                ..
+            })
+        ),
         "contract: creating an existing project fails with AlreadyExists, got {err:?}"
     );
     assert_eq!(
@@ -166,12 +175,15 @@ async fn create_twice_is_refused(store: Arc<dyn ProjectStore>) {
     );
 }
 
-async fn unknown_project_is_not_found(store: Arc<dyn ProjectStore>) {
+pub async fn unknown_project_is_not_found(store: Arc<dyn ProjectStore>) {
     let id: ProjectId = "nowhere".parse().unwrap_or_else(|e| panic!("{e}"));
     assert!(
         matches!(
             store.load(&id).await,
-            Err(crate::StoreError::NotFound { .. })
+            Err(crate::StoreError::NotFound {
+                entity: Entity::Project,
+                ..
+            })
         ),
         "contract: load of an unknown project is NotFound"
     );
@@ -183,15 +195,21 @@ async fn unknown_project_is_not_found(store: Arc<dyn ProjectStore>) {
         )
         .await;
     assert!(
-        matches!(tx, Err(Error::Store(crate::StoreError::NotFound { .. }))),
+        matches!(
+            tx,
+            Err(Error::Store(crate::StoreError::NotFound {
+                entity: Entity::Project,
+                ..
+            }))
+        ),
         "contract: transact on an unknown project is NotFound"
     );
 }
 
-async fn list_is_sorted(store: Arc<dyn ProjectStore>) {
+pub async fn list_is_sorted(store: Arc<dyn ProjectStore>) {
     assert!(
         store
-            .list_projects()
+            .list()
             .await
             .unwrap_or_else(|e| panic!("{e}"))
             .is_empty(),
@@ -199,25 +217,21 @@ async fn list_is_sorted(store: Arc<dyn ProjectStore>) {
     );
     for id in ["zeta", "alpha", "mid-1"] {
         store
-            .create_project(&project(id), t0(), vec![])
+            .create(&project(id), t0(), vec![])
             .await
             .unwrap_or_else(|e| panic!("{e}"));
     }
     let ids: Vec<String> = store
-        .list_projects()
+        .list()
         .await
         .unwrap_or_else(|e| panic!("{e}"))
         .iter()
         .map(|i| i.to_string())
         .collect();
-    assert_eq!(
-        ids,
-        ["alpha", "mid-1", "zeta"],
-        "contract: list_projects is sorted"
-    );
+    assert_eq!(ids, ["alpha", "mid-1", "zeta"], "contract: list is sorted");
 }
 
-async fn refused_mutation_writes_nothing(store: Arc<dyn ProjectStore>) {
+pub async fn refused_mutation_writes_nothing(store: Arc<dyn ProjectStore>) {
     let p = created(&*store, "gamma").await;
     let t = add(&*store, &p.id, "first task").await;
     let before = store
@@ -269,7 +283,7 @@ async fn refused_mutation_writes_nothing(store: Arc<dyn ProjectStore>) {
     );
 }
 
-async fn transaction_saves_state_and_logs_in_order(store: Arc<dyn ProjectStore>) {
+pub async fn transaction_saves_state_and_logs_in_order(store: Arc<dyn ProjectStore>) {
     let p = created(&*store, "delta").await;
     let a = add(&*store, &p.id, "task a").await;
     let b = add(&*store, &p.id, "task b").await;
@@ -324,7 +338,7 @@ async fn transaction_saves_state_and_logs_in_order(store: Arc<dyn ProjectStore>)
     );
 }
 
-async fn unknown_fields_survive_a_transaction(store: Arc<dyn ProjectStore>) {
+pub async fn unknown_fields_survive_a_transaction(store: Arc<dyn ProjectStore>) {
     let p = created(&*store, "epsilon").await;
     let a = add(&*store, &p.id, "task a").await;
     let a2 = a.clone();
@@ -368,52 +382,118 @@ async fn unknown_fields_survive_a_transaction(store: Arc<dyn ProjectStore>) {
     );
 }
 
-async fn concurrent_transactions_lose_no_update(store: Arc<dyn ProjectStore>) {
-    let p = created(&*store, "zeta").await;
-    let mut handles = Vec::new();
-    for worker in 0..4 {
-        let store = store.clone();
-        let id = p.id.clone();
-        handles.push(std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .build()
-                .unwrap_or_else(|e| panic!("{e}"));
-            rt.block_on(async {
-                for i in 0..10 {
-                    add(&*store, &id, &format!("worker {worker} task {i}")).await;
-                }
-            });
-        }));
+/// How many writers the concurrency checks run at once, and how many updates each makes.
+pub const WRITERS: usize = 4;
+pub const UPDATES: usize = 10;
+
+/// The project the concurrency checks write to.
+pub fn concurrency_project() -> ProjectId {
+    project("zeta").id
+}
+
+/// Creates [`concurrency_project`]; run once before the writers.
+pub async fn concurrency_setup(store: &dyn ProjectStore) {
+    created(store, "zeta").await;
+}
+
+/// One writer of a concurrency check: `updates` transactions, each adding one task. Runs on a
+/// thread of its own, or in a process of its own for adapters that processes share.
+pub async fn concurrency_writer(store: &dyn ProjectStore, writer: usize, updates: usize) {
+    for i in 0..updates {
+        add(
+            store,
+            &concurrency_project(),
+            &format!("worker {writer} task {i}"),
+        )
+        .await;
     }
-    for h in handles {
-        h.join()
-            .unwrap_or_else(|_| panic!("contract: a writer thread panicked"));
-    }
+}
+
+/// What `writers` × `updates` concurrent [`concurrency_writer`] transactions must leave behind.
+pub async fn concurrency_verify(store: &dyn ProjectStore, writers: usize, updates: usize) {
+    let id = concurrency_project();
+    let total = writers * updates;
     let state = store
-        .load(&p.id)
+        .load(&id)
         .await
         .unwrap_or_else(|e| panic!("{e}"))
         .state;
     assert_eq!(
         state.tasks.tasks.len(),
-        40,
+        total,
         "contract: concurrent transactions lose no update"
     );
     let mut ids: Vec<u64> = state.tasks.tasks.iter().map(|t| t.id.number()).collect();
     ids.sort_unstable();
     assert_eq!(
         ids,
-        (1..=40).collect::<Vec<_>>(),
+        (1..=total as u64).collect::<Vec<_>>(),
         "contract: concurrent adds never reuse an id"
     );
-    let created = logged(&*store, &p.id, "TASK_CREATED").await;
+    for writer in 0..writers {
+        let mine: Vec<&str> = state
+            .tasks
+            .tasks
+            .iter()
+            .map(|t| t.title.as_str())
+            .filter(|t| t.starts_with(&format!("worker {writer} task ")))
+            .collect();
+        let expected: Vec<String> = (0..updates)
+            .map(|i| format!("worker {writer} task {i}"))
+            .collect();
+        assert_eq!(
+            mine, expected,
+            "contract: each writer's updates land once each, in the order it made them"
+        );
+    }
+    let created = logged(store, &id, "TASK_CREATED").await;
     assert_eq!(
-        created, 40,
+        created, total,
         "contract: every committed transaction's events are logged"
     );
 }
 
-async fn checkpoints_number_from_one_and_keep_ten(store: Arc<dyn ProjectStore>) {
+pub async fn concurrent_transactions_lose_no_update(store: Arc<dyn ProjectStore>) {
+    concurrency_setup(&*store).await;
+    on_threads(&store, WRITERS, |store, writer| async move {
+        concurrency_writer(&*store, writer, UPDATES).await;
+    });
+    concurrency_verify(&*store, WRITERS, UPDATES).await;
+}
+
+pub async fn transact_with_returns_the_mutation_value(store: Arc<dyn ProjectStore>) {
+    let p = created(&*store, "omicron").await;
+    let (committed, (task, count)) = store
+        .transact_with(&p.id, t0(), |s: &mut ProjectState| {
+            let (task, events) = s.tasks.add_task(NewTask::titled("valued task"), t0())?;
+            let count = s.tasks.tasks.len();
+            Ok((Changes::events(events), (task, count)))
+        })
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        (task.as_str(), count),
+        ("T-001", 1),
+        "contract: transact_with hands back what the mutation computed"
+    );
+    assert!(
+        committed.state.tasks.get(&task).is_some(),
+        "contract: the value and the committed state come from the same transaction"
+    );
+    let refused = store
+        .transact_with(&p.id, t0(), |s: &mut ProjectState| {
+            s.tasks
+                .move_task(&task, TaskStatus::Complete, MoveDetail::default(), t0())?;
+            Ok((Changes::default(), ()))
+        })
+        .await;
+    assert!(
+        matches!(refused, Err(Error::Domain(_))),
+        "contract: a refusing mutation's error comes back from transact_with too, got {refused:?}"
+    );
+}
+
+pub async fn checkpoints_number_from_one_and_keep_ten(store: Arc<dyn ProjectStore>) {
     let p = created(&*store, "eta").await;
     add(&*store, &p.id, "something").await;
     for i in 1..=12u32 {
@@ -442,7 +522,7 @@ async fn checkpoints_number_from_one_and_keep_ten(store: Arc<dyn ProjectStore>) 
     assert_eq!(written, 12, "contract: each checkpoint is logged");
 }
 
-async fn transaction_checkpoint_is_written_and_logged(store: Arc<dyn ProjectStore>) {
+pub async fn transaction_checkpoint_is_written_and_logged(store: Arc<dyn ProjectStore>) {
     let p = created(&*store, "theta").await;
     add(&*store, &p.id, "something").await;
     let committed = store
@@ -480,7 +560,7 @@ async fn transaction_checkpoint_is_written_and_logged(store: Arc<dyn ProjectStor
     );
 }
 
-async fn restore_checkpoint_round_trips(store: Arc<dyn ProjectStore>) {
+pub async fn restore_checkpoint_round_trips(store: Arc<dyn ProjectStore>) {
     let p = created(&*store, "iota").await;
     add(&*store, &p.id, "kept task").await;
     let cp = store
@@ -519,13 +599,16 @@ async fn restore_checkpoint_round_trips(store: Arc<dyn ProjectStore>) {
     assert!(
         matches!(
             store.restore_checkpoint(&p.id, 99, t0()).await,
-            Err(crate::StoreError::NotFound { .. })
+            Err(crate::StoreError::NotFound {
+                entity: Entity::Checkpoint,
+                ..
+            })
         ),
         "contract: restoring an unknown checkpoint is NotFound"
     );
 }
 
-async fn log_tail_returns_the_newest(store: Arc<dyn ProjectStore>) {
+pub async fn log_tail_returns_the_newest(store: Arc<dyn ProjectStore>) {
     let p = created(&*store, "kappa").await;
     for i in 0..30u32 {
         store
@@ -575,7 +658,7 @@ async fn log_tail_returns_the_newest(store: Arc<dyn ProjectStore>) {
     );
 }
 
-async fn research_briefs_round_trip(store: Arc<dyn ProjectStore>) {
+pub async fn research_briefs_round_trip(store: Arc<dyn ProjectStore>) {
     let p = created(&*store, "lambda").await;
     let t = add(&*store, &p.id, "researched").await;
     assert_eq!(
@@ -608,7 +691,7 @@ async fn research_briefs_round_trip(store: Arc<dyn ProjectStore>) {
     );
 }
 
-async fn velocity_round_trips(store: Arc<dyn ProjectStore>) {
+pub async fn velocity_round_trips(store: Arc<dyn ProjectStore>) {
     let p = created(&*store, "mu").await;
     assert_eq!(
         store

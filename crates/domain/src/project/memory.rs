@@ -5,7 +5,7 @@ use std::sync::Mutex;
 
 use async_trait::async_trait;
 
-use crate::error::{Error, StoreError};
+use crate::error::{Entity, Error, StoreError};
 use crate::time::Timestamp;
 
 use super::events::ProjectEvent;
@@ -48,7 +48,7 @@ impl MemoryProjectStore {
 
 fn not_found(id: &ProjectId) -> StoreError {
     StoreError::NotFound {
-        what: "project",
+        entity: Entity::Project,
         id: id.to_string(),
     }
 }
@@ -74,7 +74,7 @@ fn checkpoint(stored: &mut Stored, at: Timestamp) -> CheckpointInfo {
 
 #[async_trait]
 impl ProjectStore for MemoryProjectStore {
-    async fn list_projects(&self) -> Result<Vec<ProjectId>, StoreError> {
+    async fn list(&self) -> Result<Vec<ProjectId>, StoreError> {
         Ok(self
             .projects
             .lock()
@@ -84,7 +84,7 @@ impl ProjectStore for MemoryProjectStore {
             .collect())
     }
 
-    async fn create_project(
+    async fn create(
         &self,
         project: &Project,
         at: Timestamp,
@@ -93,7 +93,7 @@ impl ProjectStore for MemoryProjectStore {
         let mut projects = self.projects.lock().unwrap_or_else(|e| e.into_inner());
         if projects.contains_key(&project.id) {
             return Err(StoreError::AlreadyExists {
-                what: "project",
+                entity: Entity::Project,
                 id: project.id.to_string(),
             });
         }
@@ -240,7 +240,7 @@ impl ProjectStore for MemoryProjectStore {
                     .get(&number)
                     .cloned()
                     .ok_or_else(|| StoreError::NotFound {
-                        what: "checkpoint",
+                        entity: Entity::Checkpoint,
                         id: number.to_string(),
                     })?;
             checkpoint(s, at);

@@ -117,12 +117,6 @@ pub struct ProjectService {
     recoveries: Mutex<Vec<Recovery>>,
 }
 
-impl std::fmt::Debug for dyn ProjectStore {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("ProjectStore")
-    }
-}
-
 impl std::fmt::Debug for dyn Clock {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("Clock")
@@ -188,13 +182,13 @@ impl ProjectService {
             project: project.id.clone(),
             name: project.name.clone(),
         };
-        self.store.create_project(&project, at, vec![event]).await?;
+        self.store.create(&project, at, vec![event]).await?;
         Ok(project)
     }
 
     pub async fn projects(&self) -> Result<Vec<Project>, Error> {
         let mut out = Vec::new();
-        for id in self.store.list_projects().await? {
+        for id in self.store.list().await? {
             out.push(self.store.load_project(&id).await?);
         }
         Ok(out)
@@ -208,7 +202,7 @@ impl ProjectService {
             self.store.load_project(&id).await?;
             return Ok(id);
         }
-        let ids = self.store.list_projects().await?;
+        let ids = self.store.list().await?;
         match ids.len() {
             0 => Err(ProjectError::NoProjects.into()),
             1 => Ok(ids[0].clone()),
@@ -248,6 +242,18 @@ impl ProjectService {
         Ok(committed)
     }
 
+    /// [`Self::transact`] for a mutation that also computes a value.
+    async fn transact_with<T: Send>(
+        &self,
+        id: &ProjectId,
+        at: Timestamp,
+        f: impl FnOnce(&mut ProjectState) -> Result<(Changes, T), DomainError> + Send,
+    ) -> Result<(Committed, T), Error> {
+        let (committed, value) = self.store.transact_with(id, at, f).await?;
+        self.note(committed.recovered.clone());
+        Ok((committed, value))
+    }
+
     pub async fn set_project_status(
         &self,
         id: &ProjectId,
@@ -284,12 +290,10 @@ impl ProjectService {
         detail: MoveDetail,
     ) -> Result<Moved, Error> {
         let at = self.now();
-        let mut moves = Vec::new();
-        let mut project_status = None;
-        let committed = self
-            .transact(id, at, |state| {
+        let (committed, (moves, project_status)) = self
+            .transact_with(id, at, |state| {
                 let mut events = state.tasks.move_task(task, to, detail, at)?;
-                moves = events
+                let moves: Vec<_> = events
                     .iter()
                     .filter_map(|e| match e {
                         ProjectEvent::TaskMoved { task, from, to, .. } => {
@@ -299,17 +303,18 @@ impl ProjectService {
                     })
                     .collect();
                 advance_project(state, at, &mut events);
-                project_status = phases::settle_project(state, at, &mut events);
-                Ok(finish(state, events, false))
+                let project_status = phases::settle_project(state, at, &mut events);
+                Ok((finish(state, events, false), (moves, project_status)))
             })
             .await?;
         if moves.iter().any(|(_, _, to)| *to == TaskStatus::Complete) {
+            // The move is saved: a failed refresh must not read as a failed move.
             self.refresh_velocity(id, &committed.state.tasks, at)
                 .await
-                .map_err(saved_anyway)?;
+                .map_err(StoreError::after_commit)?;
         }
         Ok(Moved {
-            task: task_in(&committed.state, Some(task))?,
+            task: task_in(&committed.state, task)?,
             changes: moves,
             checkpoint: committed.checkpoint,
             project_status,
@@ -323,20 +328,18 @@ impl ProjectService {
         children: Vec<NewTask>,
     ) -> Result<(Task, Vec<Task>), Error> {
         let at = self.now();
-        let mut created = Vec::new();
-        let committed = self
-            .transact(id, at, |state| {
+        let (committed, created) = self
+            .transact_with(id, at, |state| {
                 let (ids, mut events) = state.tasks.decompose(parent, children, at)?;
                 advance_project(state, at, &mut events);
                 phases::settle_project(state, at, &mut events);
-                created = ids;
-                Ok(finish(state, events, false))
+                Ok((finish(state, events, false), ids))
             })
             .await?;
-        let parent = task_in(&committed.state, Some(parent))?;
+        let parent = task_in(&committed.state, parent)?;
         let children = created
             .iter()
-            .map(|c| task_in(&committed.state, Some(c)))
+            .map(|c| task_in(&committed.state, c))
             .collect::<Result<_, _>>()?;
         Ok((parent, children))
     }
@@ -359,7 +362,7 @@ impl ProjectService {
                 Ok(Changes::events(events))
             })
             .await?;
-        task_in(&committed.state, Some(task))
+        task_in(&committed.state, task)
     }
 
     pub async fn next(&self, id: &ProjectId) -> Result<Option<Task>, Error> {
@@ -465,7 +468,7 @@ impl ProjectService {
 
     pub async fn velocity(&self, id: &ProjectId) -> Result<Velocity, Error> {
         let state = self.load(id).await?;
-        self.refresh_velocity(id, &state.tasks, self.now()).await
+        Ok(self.refresh_velocity(id, &state.tasks, self.now()).await?)
     }
 
     async fn refresh_velocity(
@@ -473,7 +476,7 @@ impl ProjectService {
         id: &ProjectId,
         doc: &TaskDoc,
         at: Timestamp,
-    ) -> Result<Velocity, Error> {
+    ) -> Result<Velocity, StoreError> {
         let log = self.store.read_log(id, Some(VELOCITY_LOG_TAIL)).await?;
         let completions: Vec<Completion> = log
             .records
@@ -623,22 +626,22 @@ impl ProjectService {
             report.debris_removed = self.store.clean_debris(id, at).await?;
         }
         if report.findings.iter().any(|f| f.fixable) {
-            let mut repaired = Vec::new();
-            self.transact(id, at, |state| {
-                let events = report::repair(&mut state.tasks, at);
-                repaired = events
-                    .iter()
-                    .filter_map(|e| match e {
-                        ProjectEvent::Repaired { task, detail } => Some(match task {
-                            Some(t) => format!("{t}: {detail}"),
-                            None => detail.clone(),
-                        }),
-                        _ => None,
-                    })
-                    .collect();
-                Ok(Changes::events(events))
-            })
-            .await?;
+            let (_, repaired) = self
+                .transact_with(id, at, |state| {
+                    let events = report::repair(&mut state.tasks, at);
+                    let repaired = events
+                        .iter()
+                        .filter_map(|e| match e {
+                            ProjectEvent::Repaired { task, detail } => Some(match task {
+                                Some(t) => format!("{t}: {detail}"),
+                                None => detail.clone(),
+                            }),
+                            _ => None,
+                        })
+                        .collect();
+                    Ok((Changes::events(events), repaired))
+                })
+                .await?;
             report.repaired = repaired;
         }
         // Report what is left after the repairs.
@@ -740,10 +743,8 @@ impl ProjectService {
 /// A failure after a transaction committed says so, so the caller does not repeat the change.
 fn saved_anyway(error: Error) -> Error {
     match error {
-        Error::Store(StoreError::AfterCommit { .. }) | Error::Domain(_) => error,
-        Error::Store(source) => Error::Store(StoreError::AfterCommit {
-            source: Box::new(source),
-        }),
+        Error::Store(source) => Error::Store(source.after_commit()),
+        Error::Domain(_) => error,
     }
 }
 
@@ -779,8 +780,7 @@ fn advance_project(state: &mut ProjectState, at: Timestamp, events: &mut Vec<Pro
     events.push(ProjectEvent::ProjectStatusChanged { from, to });
 }
 
-fn task_in(state: &ProjectState, id: Option<&TaskId>) -> Result<Task, Error> {
-    let id = id.ok_or_else(|| DomainError::invalid("task", "no task was created"))?;
+fn task_in(state: &ProjectState, id: &TaskId) -> Result<Task, Error> {
     state
         .tasks
         .get(id)
@@ -858,19 +858,16 @@ impl ProjectService {
     /// Adds a task; a COMPLETE project it reopens says so in `project_status`.
     pub async fn add_task_reporting(&self, id: &ProjectId, new: NewTask) -> Result<Added, Error> {
         let at = self.now();
-        let mut created = None;
-        let mut project_status = None;
-        let committed = self
-            .transact(id, at, |state| {
+        let (committed, (created, project_status)) = self
+            .transact_with(id, at, |state| {
                 let (task, mut events) = state.tasks.add_task(new, at)?;
                 advance_project(state, at, &mut events);
-                project_status = phases::settle_project(state, at, &mut events);
-                created = Some(task);
-                Ok(finish(state, events, false))
+                let project_status = phases::settle_project(state, at, &mut events);
+                Ok((finish(state, events, false), (task, project_status)))
             })
             .await?;
         Ok(Added {
-            task: task_in(&committed.state, created.as_ref())?,
+            task: task_in(&committed.state, &created)?,
             project_status,
         })
     }
@@ -887,16 +884,14 @@ impl ProjectService {
             return Err(DomainError::invalid("edit", "nothing to change was given").into());
         }
         let at = self.now();
-        let mut changes = Vec::new();
-        let committed = self
-            .transact(id, at, |state| {
-                let (changed, events) = state.tasks.edit_task(task, edit)?;
-                changes = changed;
-                Ok(Changes::events(events))
+        let (committed, changes) = self
+            .transact_with(id, at, |state| {
+                let (changes, events) = state.tasks.edit_task(task, edit)?;
+                Ok((Changes::events(events), changes))
             })
             .await?;
         Ok(Edited {
-            task: task_in(&committed.state, Some(task))?,
+            task: task_in(&committed.state, task)?,
             changes,
         })
     }
@@ -976,9 +971,8 @@ impl ProjectService {
         force: bool,
     ) -> Result<PhaseCompleted, Error> {
         let at = self.now();
-        let mut still_open = Vec::new();
-        let committed = self
-            .transact(id, at, |state| {
+        let (committed, still_open) = self
+            .transact_with(id, at, |state| {
                 let i = phase_index(state, phase)?;
                 phases::check_phase_move(&state.project.phases[i], PhaseStatus::Complete)?;
                 let open = phases::open_tasks(state, &state.project.phases[i]);
@@ -989,16 +983,16 @@ impl ProjectService {
                     }
                     .into());
                 }
-                still_open = open;
                 state.project.phases[i].status = PhaseStatus::Complete;
                 state.project.updated_at = at;
-                Ok(finish(
+                let changes = finish(
                     state,
                     vec![ProjectEvent::PhaseComplete {
                         phase: phase.to_owned(),
                     }],
                     true,
-                ))
+                );
+                Ok((changes, open))
             })
             .await?;
         Ok(PhaseCompleted {

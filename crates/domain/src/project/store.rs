@@ -185,13 +185,17 @@ pub struct StoreHealth {
 /// serialised per project (the adapter's critical section); readers never wait for writers and
 /// always see a complete state, old or new, never a mix.
 #[async_trait]
-pub trait ProjectStore: Send + Sync {
+pub trait ProjectStore: std::fmt::Debug + Send + Sync {
     /// Ids of every project in the store, sorted. An empty store has none.
-    async fn list_projects(&self) -> Result<Vec<ProjectId>, StoreError>;
+    /// Errors: `Io`.
+    async fn list(&self) -> Result<Vec<ProjectId>, StoreError>;
 
-    /// Creates a project with no tasks and starts its log with `events`.
-    /// Errors: `AlreadyExists` if a project with that id exists (nothing is changed).
-    async fn create_project(
+    /// Creates a project with no tasks and starts its log with `events`. Serialised with every
+    /// writer of the project, so of two concurrent creates exactly one succeeds.
+    /// Errors: `AlreadyExists` (entity `Project`) if a project with that id exists (nothing is
+    /// changed); `Io`; `AfterCommit` when the project exists but its log entries could not be
+    /// written.
+    async fn create(
         &self,
         project: &Project,
         at: Timestamp,
@@ -199,12 +203,13 @@ pub trait ProjectStore: Send + Sync {
     ) -> Result<(), StoreError>;
 
     /// Reads only the project record: cheaper than [`ProjectStore::load`] when the tasks are not
-    /// needed. Errors: `NotFound`; `Corrupt` if the record is unreadable.
+    /// needed. Errors: `NotFound` (entity `Project`); `Corrupt` if the record is unreadable.
     async fn load_project(&self, id: &ProjectId) -> Result<Project, StoreError>;
 
     /// Reads the project and its tasks. A damaged task list is recovered first from the newest
     /// valid checkpoint (the damaged copy is kept and an ERROR logged); the report says so.
-    /// Errors: `NotFound`; `Corrupt` when nothing valid is left to recover from.
+    /// Errors: `NotFound` (entity `Project`); `Corrupt` when nothing valid is left to recover
+    /// from; `Io`.
     async fn load(&self, id: &ProjectId) -> Result<Loaded, StoreError>;
 
     /// Runs `mutation` on the current state inside the project's critical section, then saves
@@ -215,7 +220,8 @@ pub trait ProjectStore: Send + Sync {
     /// new state fails schema validation (nothing written but an ERROR entry in the log);
     /// `LockTimeout` when another writer holds the project too long; `NotFound`; `Io`;
     /// `AfterCommit` when the state was saved but its checkpoint or log entry could not be
-    /// written (the change happened: do not repeat it).
+    /// written, or the tasks were saved but the project record was not (the change happened: do
+    /// not repeat it).
     async fn transact(
         &self,
         id: &ProjectId,
@@ -223,7 +229,8 @@ pub trait ProjectStore: Send + Sync {
         mutation: Mutation<'_>,
     ) -> Result<Committed, Error>;
 
-    /// Appends events to the log without touching the state. Errors: `NotFound`, `Io`.
+    /// Appends events to the log without touching the state, whole and in commit order with
+    /// concurrent writers. Errors: `NotFound`, `Io`.
     async fn append_log(
         &self,
         id: &ProjectId,
@@ -233,23 +240,26 @@ pub trait ProjectStore: Send + Sync {
 
     /// The log's records, oldest first; with `tail`, only the newest `tail` records (an adapter
     /// may then read just the end of the log). A torn last entry is reported, not returned.
+    /// Errors: `NotFound`, `Io`.
     async fn read_log(&self, id: &ProjectId, tail: Option<usize>) -> Result<LogRead, StoreError>;
 
     /// When the research brief of `task` was last written, if there is one.
+    /// Errors: `NotFound` (project), `Io`.
     async fn research_modified(
         &self,
         id: &ProjectId,
         task: &TaskId,
     ) -> Result<Option<Timestamp>, StoreError>;
 
-    /// The research brief of `task`, if there is one.
+    /// The research brief of `task`, if there is one. Errors: `NotFound` (project), `Io`.
     async fn read_research(
         &self,
         id: &ProjectId,
         task: &TaskId,
     ) -> Result<Option<String>, StoreError>;
 
-    /// Writes (replaces) the research brief of `task`, atomically. Briefs are never deleted.
+    /// Writes (replaces) the research brief of `task`, atomically; the last of two concurrent
+    /// writers wins. Briefs are never deleted. Errors: `NotFound` (project), `Io`.
     async fn write_research(
         &self,
         id: &ProjectId,
@@ -259,10 +269,13 @@ pub trait ProjectStore: Send + Sync {
     ) -> Result<(), StoreError>;
 
     /// Checkpoints that exist, ordered by number (numerically, past 999 too).
+    /// Errors: `NotFound` (project), `Io`.
     async fn list_checkpoints(&self, id: &ProjectId) -> Result<Vec<CheckpointInfo>, StoreError>;
 
     /// Snapshots the current tasks into a new checkpoint (under the project's lock), logs
     /// CHECKPOINT_WRITTEN and prunes to the newest ten. Two writers never take one number.
+    /// Errors: `NotFound`, `LockTimeout`, `Corrupt`, `Io`; `AfterCommit` when the checkpoint was
+    /// written but pruning or its log entry failed.
     async fn write_checkpoint(
         &self,
         id: &ProjectId,
@@ -271,8 +284,10 @@ pub trait ProjectStore: Send + Sync {
 
     /// Replaces the tasks with checkpoint `number` (keeping the tasks that pass validation) and
     /// logs CHECKPOINT_RESTORED. The replaced task list is first saved as a new checkpoint, so a
-    /// restore can itself be undone. Errors: `NotFound` for an unknown number; `Corrupt` when
-    /// the checkpoint holds no valid task.
+    /// restore can itself be undone. Runs under the project's lock, like a transaction.
+    /// Errors: `NotFound` (entity `Checkpoint`) for an unknown number; `Corrupt` when the
+    /// checkpoint holds no valid task; `LockTimeout`; `Io`; `AfterCommit` when the tasks were
+    /// replaced but pruning, the log entry or reading the project record back failed.
     async fn restore_checkpoint(
         &self,
         id: &ProjectId,
@@ -280,15 +295,45 @@ pub trait ProjectStore: Send + Sync {
         at: Timestamp,
     ) -> Result<Committed, StoreError>;
 
+    /// The velocity last written, if any. Errors: `NotFound` (project), `Corrupt`, `Io`.
     async fn read_velocity(&self, id: &ProjectId) -> Result<Option<Velocity>, StoreError>;
 
-    /// Replaces `progress/velocity.json` atomically.
+    /// Replaces `progress/velocity.json` atomically; the last of two concurrent writers wins.
+    /// Errors: `NotFound` (project), `Invalid`, `Io`.
     async fn write_velocity(&self, id: &ProjectId, velocity: &Velocity) -> Result<(), StoreError>;
 
     /// Removes abandoned temporary writes older than the debris age; returns what it removed.
+    /// Never touches a write in progress (those are younger). Errors: `NotFound`, `Io`.
     async fn clean_debris(&self, id: &ProjectId, now: Timestamp)
     -> Result<Vec<String>, StoreError>;
 
-    /// Checks the stored files without changing them.
+    /// Checks the stored files without changing them. Errors: `NotFound`, `Io`.
     async fn health(&self, id: &ProjectId, now: Timestamp) -> Result<StoreHealth, StoreError>;
+}
+
+impl<'s> dyn ProjectStore + 's {
+    /// [`ProjectStore::transact`] for a mutation that also computes a value (the task it created,
+    /// the moves it made): returns the commit and that value. The one place the value is carried
+    /// out of the boxed closure, so that services never smuggle results through captures.
+    pub async fn transact_with<T: Send>(
+        &self,
+        id: &ProjectId,
+        at: Timestamp,
+        mutation: impl FnOnce(&mut ProjectState) -> Result<(Changes, T), DomainError> + Send,
+    ) -> Result<(Committed, T), Error> {
+        let mut value = None;
+        let slot = &mut value;
+        let committed = self
+            .transact(
+                id,
+                at,
+                Box::new(move |state| {
+                    let (changes, out) = mutation(state)?;
+                    *slot = Some(out);
+                    Ok(changes)
+                }),
+            )
+            .await?;
+        Ok((committed, crate::ports::ran(value)))
+    }
 }
