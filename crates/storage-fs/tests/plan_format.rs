@@ -1,9 +1,12 @@
 //! `state.md`, `decisions.md`, plan ids and the pointer: render, parse, and what is refused.
 
 use cairn_domain::plan::{
-    Change, ChangeKind, Decision, DecisionDraft, PlanError, PlanId, PlanRecord, PlanState,
-    UserApproval, next_decision_number, parse_decision_log, parse_pointer, parse_state,
-    render_decision, render_decision_log, render_pointer, render_state,
+    Change, ChangeKind, Decision, DecisionDraft, PlanDocument, PlanError, PlanId, PlanRecord,
+    PlanState, UserApproval,
+};
+use cairn_storage_fs::plan::{
+    next_decision_number, parse_decision_log, parse_pointer, parse_state, render_decision,
+    render_decision_log, render_pointer, render_state, template,
 };
 use chrono::{Duration, NaiveDate, TimeZone, Utc};
 use proptest::prelude::*;
@@ -334,4 +337,30 @@ fn plan_ids_and_pointers_accept_exactly_one_shape() {
             "{bad:?} must be refused, got {refused:?}"
         );
     }
+}
+
+#[test]
+fn created_documents_start_as_templates_naming_the_goal() {
+    for document in PlanDocument::CREATED {
+        let text = template(document, "migrate sessions")
+            .unwrap_or_else(|| panic!("{} is created, so it has a template", document.file_name()));
+        assert!(text.starts_with("# "), "{text}");
+    }
+    let plan_md = template(PlanDocument::Plan, "migrate sessions").unwrap();
+    for expected in [
+        "# Plan v1: migrate sessions\n",
+        "## Goal\nmigrate sessions\n",
+        "- Files added: 0/3 max\n",
+        "- New abstractions (classes/modules/interfaces): 0/2 max\n",
+    ] {
+        assert!(
+            plan_md.contains(expected),
+            "plan.md lacks {expected:?}:\n{plan_md}"
+        );
+    }
+    assert_eq!(
+        template(PlanDocument::Summary, "migrate sessions"),
+        None,
+        "summary.md is the agent's, written at CLOSE"
+    );
 }
