@@ -15,6 +15,7 @@
 //! | [`layout`] | where each file of a project lives; ids are validated so no path escapes the store |
 //! | [`root`] | which directory is the repository root |
 //! | [`failpoints`] | white-box crash points (`CAIRN_FAILPOINT`) used by the crash tests |
+//! | [`orchestration`] | the Markdown log of an orchestration session file |
 //! | [`plan`] | the text of a plan's files (`state.md`, `decisions.md`, the pointer, templates) |
 //!
 //! Errors are [`cairn_domain::StoreError`] wherever an operation touches the disk: every I/O
@@ -31,6 +32,7 @@ pub mod checkpoints;
 pub mod failpoints;
 pub mod layout;
 pub mod lock;
+pub mod orchestration;
 pub mod plan;
 pub mod progress_log;
 pub mod project_store;
