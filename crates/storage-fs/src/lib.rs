@@ -14,6 +14,7 @@
 //! | [`schema`] | every JSON file cairn writes is checked against an embedded JSON Schema first |
 //! | [`layout`] | where each file of a project lives; ids are validated so no path escapes the store |
 //! | [`root`] | which directory is the repository root |
+//! | [`execution`] | the text of an execution session's files (lock, progress, task log, contexts, summary) |
 //! | [`failpoints`] | white-box crash points (`CAIRN_FAILPOINT`) used by the crash tests |
 //! | [`orchestration`] | the Markdown log of an orchestration session file |
 //! | [`plan`] | the text of a plan's files (`state.md`, `decisions.md`, the pointer, templates) |
@@ -29,6 +30,7 @@
 
 pub mod atomic;
 pub mod checkpoints;
+pub mod execution;
 pub mod failpoints;
 pub mod layout;
 pub mod lock;

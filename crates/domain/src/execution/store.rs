@@ -9,10 +9,10 @@
 
 use async_trait::async_trait;
 
-use super::context::ExecutionContext;
+use super::context::{ExecutionContext, TaskContext};
 use super::lock::LockFile;
 use super::progress::Progress;
-use super::state::LiveSession;
+use super::state::{LiveSession, SessionSummary};
 use super::task_log::TaskLogRow;
 use crate::error::{DomainError, Error};
 
@@ -65,7 +65,7 @@ pub struct ContextUpdate {
 pub struct Finale {
     pub archive_dir: String,
     pub progress: Progress,
-    pub summary: String,
+    pub summary: SessionSummary,
 }
 
 /// Persistence of the live execution session and its archives.
@@ -97,9 +97,10 @@ pub trait ExecutionSessionStore: Send + Sync {
     /// Errors: `NotFound` without a live session; `Io`.
     async fn record_task(&self, decide: Decide<'_, TaskRecord>) -> Result<TaskRecord, Error>;
 
-    /// Writes (replaces) `context-task-{task_id}.md`. `task_id` must be a plain path segment
-    /// (`StoreError::Invalid` otherwise). Errors: `NotFound` without a live session; `Io`.
-    async fn write_task_context(&self, task_id: &str, text: &str) -> Result<(), Error>;
+    /// Writes (replaces) the task's report, `context-task-{task_id}.md`. `task_id` must be a
+    /// plain path segment (`StoreError::Invalid` otherwise). Errors: `NotFound` without a live
+    /// session; `Io`.
+    async fn write_task_context(&self, task_id: &str, report: &TaskContext) -> Result<(), Error>;
 
     /// Rewrites `execution_context.md`, then deletes the per-task context files named in the
     /// update (only after the new context is written, so a crash loses no learnings; a file
