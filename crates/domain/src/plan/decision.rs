@@ -9,6 +9,9 @@ use chrono::NaiveDate;
 use super::state::PlanState;
 use crate::DomainError;
 
+/// How an entry's heading starts in `decisions.md`, known here only to refuse it in a body.
+const ENTRY_HEADING: &str = "## D-"; // tidy: allow-heading (recognised, never rendered)
+
 /// A decision about to be appended; the store numbers it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DecisionDraft {
@@ -36,7 +39,7 @@ impl DecisionDraft {
         }
         if body
             .lines()
-            .any(|line| line.trim_start().starts_with("## D-"))
+            .any(|line| line.trim_start().starts_with(ENTRY_HEADING))
         {
             return Err(DomainError::invalid(
                 "decision",
