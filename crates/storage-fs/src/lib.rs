@@ -13,6 +13,7 @@
 //! | [`checkpoints`] | numbered snapshots; two writers can never claim the same number |
 //! | [`schema`] | every JSON file cairn writes is checked against an embedded JSON Schema first |
 //! | [`layout`] | where each file of a project lives; ids are validated so no path escapes the store |
+//! | [`tasklist`] | the text of a Claude Code task file |
 //! | [`root`] | which directory is the repository root |
 //! | [`execution`] | the text of an execution session's files (lock, progress, task log, contexts, summary) |
 //! | [`failpoints`] | white-box crash points (`CAIRN_FAILPOINT`) used by the crash tests |
@@ -41,6 +42,7 @@ pub mod project_store;
 pub mod root;
 pub mod schema;
 pub mod system;
+pub mod tasklist;
 
 pub use failpoints::failpoint;
 pub use project_store::FsProjectStore;
