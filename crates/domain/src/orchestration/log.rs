@@ -4,6 +4,11 @@
 //! seed's "Markdown Body Updates" format lives in `cairn_storage_fs::orchestration`). Text that
 //! cairn did not write — a log written by hand or by another tool — is kept verbatim as
 //! [`LogEntry::Text`].
+//!
+//! An adapter that stores the log as text reads it back as one [`LogEntry::Text`] holding the
+//! rendered log (the Markdown does not hold the phase snapshots), so across such an adapter a
+//! log compares equal by what it renders to, not entry by entry; the in-memory adapter keeps the
+//! entries themselves.
 
 use super::model::Phase;
 
