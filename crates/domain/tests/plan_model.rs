@@ -391,8 +391,8 @@ impl StateMachineTest for PlanModel {
         assert_eq!(plan.scope_estimate(), model.estimate);
         assert_eq!(plan.nuclear_check().is_some(), model.nuclear());
         assert!(plan.budget().files_added as usize <= plan.manifest().len());
-        // That state.md round-trips every record these walks reach is checked with the format,
-        // in crates/storage-fs/tests/plan_format.rs, on walks of the same operations.
+        // That state.md round-trips the record at every step of such walks is checked with the
+        // format: crates/storage-fs/tests/plan_format.rs, `state_md_round_trips_at_every_step`.
     }
 }
 

@@ -66,6 +66,12 @@ fn op() -> impl Strategy<Value = Op> {
 
 /// A record reached through the public API, so it is one the real system can produce.
 fn record() -> impl Strategy<Value = PlanRecord> {
+    walk().prop_map(|mut records| records.pop().expect("a walk starts with the new plan"))
+}
+
+/// Every record along a random walk of operations, legal and illegal alike, starting with the
+/// new plan.
+fn walk() -> impl Strategy<Value = Vec<PlanRecord>> {
     (
         text(),
         proptest::collection::vec(op(), 0..60),
@@ -77,6 +83,7 @@ fn record() -> impl Strategy<Value = PlanRecord> {
                 Utc.with_ymd_and_hms(2026, 2, 14, 0, 0, 0).unwrap() + Duration::seconds(secs);
             let start = start + Duration::nanoseconds(i64::from(nanos));
             let mut plan = PlanRecord::new(id(), &goal, start).unwrap();
+            let mut records = vec![plan.clone()];
             let approval = UserApproval::from_user("approved").unwrap();
             for (i, op) in ops.into_iter().enumerate() {
                 let at = start + Duration::minutes(i as i64);
@@ -104,8 +111,9 @@ fn record() -> impl Strategy<Value = PlanRecord> {
                     Op::Abstraction(name) => plan.record_abstraction(&name).map(drop),
                     Op::Estimate(lines) => plan.estimate_scope(lines),
                 };
+                records.push(plan.clone());
             }
-            plan
+            records
         })
 }
 
@@ -116,6 +124,14 @@ proptest! {
     fn state_md_round_trips(plan in record()) {
         let text = render_state(&plan);
         prop_assert_eq!(parse_state(plan.id(), &text).unwrap(), plan);
+    }
+
+    #[test]
+    fn state_md_round_trips_at_every_step(records in walk()) {
+        for plan in records {
+            let text = render_state(&plan);
+            prop_assert_eq!(parse_state(plan.id(), &text).unwrap(), plan);
+        }
     }
 
     #[test]
