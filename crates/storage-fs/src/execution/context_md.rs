@@ -21,7 +21,8 @@
 //! - Files modified: src/middleware.ts, src/lib/auth.ts
 //! ```
 //!
-//! **Compaction.** Task History keeps the newest [`HISTORY_KEEP`] entries in full. When it grows
+//! **Compaction** (a domain rule, [`ExecutionContext::compact_history`]): Task History keeps the
+//! newest `HISTORY_KEEP` entries in full. When it grows
 //! past that, the oldest entries are folded, oldest first, into one line each
 //! (`- Task [id]: title`) under a `### Earlier tasks (compacted)` block at the top of the section;
 //! their bodies are dropped. The block only grows by one short line per task.
@@ -38,6 +39,8 @@ const TITLE: &str = "# Execution Context";
 const COMPACTED_HEADING: &str = "Earlier tasks (compacted)";
 const TASK_HISTORY: &str = "Task History";
 
+/// The whole file: the title, the five sections in order (empty ones keep their heading), then
+/// the sections other tools added.
 pub fn render_context(context: &ExecutionContext) -> String {
     let mut blocks = Vec::new();
     blocks.push(format!("{TITLE}\n"));
