@@ -11,7 +11,7 @@ use cairn_domain::execution::progress::{ActiveTask, ProgressStatus};
 use cairn_domain::execution::service::{StartRequest, TaskResult, TaskSnapshot};
 use cairn_domain::execution::task_log::Attempts;
 use cairn_domain::execution::{
-    ExecutionError, ExecutionService, ExecutionSessionStore, SessionPhase, TaskOutcome,
+    ExecutionError, ExecutionService, ExecutionSessionStore, SessionPhase, TaskContext, TaskOutcome,
 };
 use cairn_domain::ports::FixedClock;
 use cairn_domain::tasklist::ClaudeTaskStatus;
@@ -371,7 +371,10 @@ impl StateMachineTest for LifecycleTest {
                     .map(drop),
                 Op::WriteContext(task) => {
                     service
-                        .write_task_context(&task.to_string(), &format!("- learned in {task}\n"))
+                        .write_task_context(
+                            &task.to_string(),
+                            &TaskContext::from_lines([format!("- learned in {task}")]),
+                        )
                         .await
                 }
                 Op::Merge => service.merge_wave_context().await.map(drop),

@@ -4,8 +4,7 @@
 use std::collections::BTreeMap;
 
 use cairn_domain::plan::{
-    Change, ChangeKind, PlanError, PlanId, PlanRecord, PlanState, UserApproval, parse_state,
-    render_state,
+    Change, ChangeKind, PlanError, PlanId, PlanRecord, PlanState, UserApproval,
 };
 use cairn_domain::{DomainError, time::Timestamp};
 use chrono::{Duration, TimeZone, Utc};
@@ -392,9 +391,8 @@ impl StateMachineTest for PlanModel {
         assert_eq!(plan.scope_estimate(), model.estimate);
         assert_eq!(plan.nuclear_check().is_some(), model.nuclear());
         assert!(plan.budget().files_added as usize <= plan.manifest().len());
-
-        let reread = parse_state(plan.id(), &render_state(plan)).expect("state.md must parse");
-        assert_eq!(&reread, plan, "state.md must round-trip at every step");
+        // That state.md round-trips the record at every step of such walks is checked with the
+        // format: crates/storage-fs/tests/plan_format.rs, `state_md_round_trips_at_every_step`.
     }
 }
 

@@ -68,11 +68,13 @@ async fn create_names_the_directory_and_refuses_a_second_active_plan() {
     assert_eq!(plan.goal(), "migrate sessions");
     assert_eq!(plan.state(), PlanState::Explore);
     assert_eq!(service.current().await.unwrap(), plan);
-    let plan_md = store
-        .read_document(plan.id(), PlanDocument::Plan)
-        .await
-        .unwrap();
-    assert!(plan_md.contains("migrate sessions"));
+    // What plan.md starts with is the filesystem adapter's template (tested there).
+    assert!(
+        store
+            .read_document(plan.id(), PlanDocument::Plan)
+            .await
+            .is_ok()
+    );
 
     let refused = plan_error(service.create("another", false).await);
     assert_eq!(

@@ -1,7 +1,7 @@
 //! The defensive task-file parser against the odd files found in real task directories.
 
 use cairn_domain::tasklist::{ClaudeTaskStatus, TaskFileWarning, parse_task};
-use serde_json::{Value, json};
+use serde_json::json;
 
 #[test]
 fn numeric_id_becomes_a_string() {
@@ -9,10 +9,7 @@ fn numeric_id_becomes_a_string() {
     let task = parsed.task.unwrap();
     assert_eq!(task.id, "7");
     assert!(parsed.warnings.is_empty(), "{:?}", parsed.warnings);
-    assert_eq!(
-        serde_json::from_str::<Value>(&task.to_json_text()).unwrap()["id"],
-        json!("7")
-    );
+    assert_eq!(serde_json::to_value(&task).unwrap()["id"], json!("7"));
 }
 
 #[test]
@@ -104,7 +101,7 @@ fn missing_description_and_active_form_are_empty_and_written_back() {
         (task.description.as_str(), task.active_form.as_str()),
         ("", "")
     );
-    let written: Value = serde_json::from_str(&task.to_json_text()).unwrap();
+    let written = serde_json::to_value(&task).unwrap();
     assert_eq!(
         written["activeForm"],
         json!(""),
@@ -167,7 +164,7 @@ fn unknown_fields_survive_a_rewrite_in_order() {
     assert!(parsed.warnings.is_empty(), "{:?}", parsed.warnings);
     let task = parsed.task.unwrap();
     assert_eq!(task.owner.as_deref(), Some("agent-1"));
-    let written: Value = serde_json::from_str(&task.to_json_text()).unwrap();
+    let written = serde_json::to_value(&task).unwrap();
     assert_eq!(written, value);
     let keys: Vec<_> = written
         .as_object()

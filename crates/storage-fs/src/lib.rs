@@ -13,8 +13,12 @@
 //! | [`checkpoints`] | numbered snapshots; two writers can never claim the same number |
 //! | [`schema`] | every JSON file cairn writes is checked against an embedded JSON Schema first |
 //! | [`layout`] | where each file of a project lives; ids are validated so no path escapes the store |
+//! | [`tasklist`] | the text of a Claude Code task file |
 //! | [`root`] | which directory is the repository root |
+//! | [`execution`] | the text of an execution session's files (lock, progress, task log, contexts, summary) |
 //! | [`failpoints`] | white-box crash points (`CAIRN_FAILPOINT`) used by the crash tests |
+//! | [`orchestration`] | the Markdown log of an orchestration session file |
+//! | [`plan`] | the text of a plan's files (`state.md`, `decisions.md`, the pointer, templates) |
 //!
 //! Errors are [`cairn_domain::StoreError`] wherever an operation touches the disk: every I/O
 //! failure names the operation and the path, so a user reading the message knows which file to
@@ -27,14 +31,18 @@
 
 pub mod atomic;
 pub mod checkpoints;
+pub mod execution;
 pub mod failpoints;
 pub mod layout;
 pub mod lock;
+pub mod orchestration;
+pub mod plan;
 pub mod progress_log;
 pub mod project_store;
 pub mod root;
 pub mod schema;
 pub mod system;
+pub mod tasklist;
 
 pub use failpoints::failpoint;
 pub use project_store::FsProjectStore;

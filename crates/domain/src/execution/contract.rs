@@ -8,14 +8,14 @@ use std::time::Duration;
 
 use chrono::TimeZone;
 
-use super::context::ExecutionContext;
+use super::context::{ExecutionContext, TaskContext};
 use super::lock::LockFile;
 use super::progress::{ActiveTask, Progress, ProgressStatus};
-use super::state::LiveSession;
+use super::state::{LiveSession, SessionSummary};
 use super::store::{
     ContextUpdate, ExecutionSessionStore, Finale, NewSession, StartPlan, TaskRecord,
 };
-use super::task_log::{Attempts, TaskLogRow, TaskOutcome};
+use super::task_log::{Attempts, TaskLog, TaskLogRow, TaskOutcome};
 use crate::error::{DomainError, Entity, Error, StoreError};
 use crate::ports::{AsStoreError, on_threads};
 use crate::time::Timestamp;
@@ -46,6 +46,23 @@ fn row(id: &str, subject: &str) -> TaskLogRow {
         duration: Some(Duration::from_secs(154)),
         token_usage: None,
     }
+}
+
+/// A task's report of loose lines, as an executor without section headings writes it.
+fn report(text: &str) -> TaskContext {
+    TaskContext::from_lines(text.lines())
+}
+
+fn summary(id: &str) -> SessionSummary {
+    SessionSummary::new(
+        id,
+        Some(at(0)),
+        at(30),
+        None,
+        &TaskLog {
+            rows: vec![row("1", "One")],
+        },
+    )
 }
 
 fn refusal() -> DomainError {
@@ -145,7 +162,7 @@ pub async fn empty_store_has_no_session(store: Arc<dyn ExecutionSessionStore>) {
         "finish without a live session must be NotFound"
     );
     assert!(
-        is_not_found(&store.write_task_context("1", "x").await),
+        is_not_found(&store.write_task_context("1", &report("x")).await),
         "write_task_context without a live session must be NotFound"
     );
     assert!(
@@ -252,7 +269,10 @@ pub async fn start_never_overwrites_leftovers(store: Arc<dyn ExecutionSessionSto
 pub async fn start_archives_leftovers_when_told(store: Arc<dyn ExecutionSessionStore>) {
     let store: &dyn ExecutionSessionStore = &*store;
     start(store, "old-20260205-140000", None).await.unwrap();
-    store.write_task_context("4", "- learned\n").await.unwrap();
+    store
+        .write_task_context("4", &report("- learned\n"))
+        .await
+        .unwrap();
     let before = store.load().await.unwrap();
     let previous = store
         .start(Box::new(|live| {
@@ -388,18 +408,24 @@ pub async fn context_update_consumes_only_named_task_contexts(
 ) {
     let store: &dyn ExecutionSessionStore = &*store;
     start(store, "s-20260205-140000", None).await.unwrap();
-    store.write_task_context("1", "- one\n").await.unwrap();
-    store.write_task_context("2", "- two\n").await.unwrap();
     store
-        .write_task_context("2", "- two, rewritten\n")
+        .write_task_context("1", &report("- one\n"))
+        .await
+        .unwrap();
+    store
+        .write_task_context("2", &report("- two\n"))
+        .await
+        .unwrap();
+    store
+        .write_task_context("2", &report("- two, rewritten\n"))
         .await
         .unwrap();
     let live = store.load().await.unwrap();
     assert_eq!(
         live.task_contexts,
         BTreeMap::from([
-            ("1".to_owned(), "- one\n".to_owned()),
-            ("2".to_owned(), "- two, rewritten\n".to_owned())
+            ("1".to_owned(), report("- one\n")),
+            ("2".to_owned(), report("- two, rewritten\n"))
         ]),
         "per-task contexts must be stored by id, a rewrite replacing the file"
     );
@@ -451,7 +477,10 @@ pub async fn finish_moves_everything_and_empties_live(store: Arc<dyn ExecutionSe
         }))
         .await
         .unwrap();
-    store.write_task_context("9", "- late\n").await.unwrap();
+    store
+        .write_task_context("9", &report("- late\n"))
+        .await
+        .unwrap();
     let before = store.load().await.unwrap();
     assert!(
         store.finish(Box::new(|_| Err(refusal()))).await.is_err(),
@@ -469,7 +498,7 @@ pub async fn finish_moves_everything_and_empties_live(store: Arc<dyn ExecutionSe
             Ok(Finale {
                 archive_dir: "s-20260205-140000".into(),
                 progress,
-                summary: "# Summary\n".into(),
+                summary: summary("s-20260205-140000"),
             })
         }))
         .await
@@ -485,8 +514,8 @@ pub async fn finish_moves_everything_and_empties_live(store: Arc<dyn ExecutionSe
         "the archive must hold the final progress"
     );
     assert_eq!(
-        archived.summary.as_deref(),
-        Some("# Summary\n"),
+        archived.summary,
+        Some(summary("s-20260205-140000")),
         "the archive must hold the summary"
     );
     assert_eq!(
@@ -518,7 +547,7 @@ pub async fn finish_refuses_an_existing_archive(store: Arc<dyn ExecutionSessionS
             Ok(Finale {
                 archive_dir: "s-20260205-140000".into(),
                 progress: live.progress.clone().unwrap(),
-                summary: String::new(),
+                summary: summary("s-20260205-140000"),
             })
         }))
         .await;
@@ -575,7 +604,7 @@ pub async fn unsafe_names_are_refused(store: Arc<dyn ExecutionSessionStore>) {
     start(store, "s-20260205-140000", None).await.unwrap();
     for bad in ["../x", "a/b", "a\\b", "", ".."] {
         assert!(
-            is_invalid(&store.write_task_context(bad, "x").await),
+            is_invalid(&store.write_task_context(bad, &report("x")).await),
             "task id {bad:?} must be refused as Invalid"
         );
         assert!(
@@ -588,7 +617,7 @@ pub async fn unsafe_names_are_refused(store: Arc<dyn ExecutionSessionStore>) {
             Ok(Finale {
                 archive_dir: "../escape".into(),
                 progress: live.progress.clone().unwrap(),
-                summary: String::new(),
+                summary: summary("s-20260205-140000"),
             })
         }))
         .await;

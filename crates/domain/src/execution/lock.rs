@@ -1,16 +1,11 @@
-//! The `.lock` file of the live session and the rule that decides whether a new session may start.
-//!
-//! ```text
-//! task_execution_id: user-auth-20260205-143022
-//! timestamp: 2026-02-05T14:30:22Z
-//! pid: orchestrator
-//! ```
+//! The live session's lock and the rule that decides whether a new session may start. The
+//! `.lock` file's text is the filesystem adapter's (`cairn_storage_fs::execution`).
 
 use chrono::TimeDelta;
 
 use super::duration::format_age;
 use super::error::ExecutionError;
-use crate::time::{Timestamp, format_rfc3339, parse_rfc3339};
+use crate::time::Timestamp;
 
 /// A lock younger than this belongs to a session presumed alive.
 pub const LOCK_STALE_AFTER: TimeDelta = TimeDelta::hours(4);
@@ -34,43 +29,6 @@ impl LockFile {
             task_execution_id: task_execution_id.into(),
             timestamp: Some(at),
             pid: ORCHESTRATOR_PID.to_owned(),
-        }
-    }
-
-    /// Three `key: value` lines, LF endings. A missing timestamp is written as an empty value.
-    pub fn render(&self) -> String {
-        let at = self
-            .timestamp
-            .as_ref()
-            .map(format_rfc3339)
-            .unwrap_or_default();
-        format!(
-            "task_execution_id: {}\ntimestamp: {at}\npid: {}\n",
-            self.task_execution_id, self.pid
-        )
-    }
-
-    /// Accepts keys in any order, CRLF, extra keys and blank lines; the first value of each key wins.
-    pub fn parse(text: &str) -> Self {
-        let mut id = None;
-        let mut at = None;
-        let mut pid = None;
-        for line in text.lines() {
-            let Some((key, value)) = line.split_once(':') else {
-                continue;
-            };
-            let value = value.trim();
-            match key.trim() {
-                "task_execution_id" if id.is_none() => id = Some(value.to_owned()),
-                "timestamp" if at.is_none() => at = Some(parse_rfc3339(value)),
-                "pid" if pid.is_none() => pid = Some(value.to_owned()),
-                _ => {}
-            }
-        }
-        Self {
-            task_execution_id: id.unwrap_or_default(),
-            timestamp: at.flatten(),
-            pid: pid.unwrap_or_default(),
         }
     }
 
@@ -148,26 +106,6 @@ mod tests {
     }
 
     #[test]
-    fn renders_the_seed_shape_and_parses_it_back() {
-        let lock = LockFile::new("user-auth-20260205-143022", at(14, 30));
-        assert_eq!(
-            lock.render(),
-            "task_execution_id: user-auth-20260205-143022\ntimestamp: 2026-02-05T14:30:00Z\npid: orchestrator\n"
-        );
-        assert_eq!(LockFile::parse(&lock.render()), lock);
-    }
-
-    #[test]
-    fn parse_is_lenient() {
-        let lock =
-            LockFile::parse("\r\npid: 4242\r\nnoise\r\ntimestamp:  2026-02-05T16:30:00+02:00 \r\n");
-        assert_eq!(lock.task_execution_id, "");
-        assert_eq!(lock.pid, "4242");
-        assert_eq!(lock.timestamp, Some(at(14, 30)));
-        assert_eq!(LockFile::parse("timestamp: yesterday").timestamp, None);
-    }
-
-    #[test]
     fn the_four_hour_boundary() {
         let lock = LockFile::new("s", at(10, 0));
         assert_eq!(decide_lock(None, at(10, 0), false), LockDecision::Proceed);
@@ -203,7 +141,11 @@ mod tests {
 
     #[test]
     fn an_unreadable_or_future_lock_counts_as_live() {
-        let unreadable = LockFile::parse("task_execution_id: x\ntimestamp: garbage\n");
+        let unreadable = LockFile {
+            task_execution_id: "x".into(),
+            timestamp: None,
+            pid: String::new(),
+        };
         assert!(matches!(
             decide_lock(Some(&unreadable), at(23, 0), false),
             LockDecision::Refuse { age: None, .. }

@@ -5,6 +5,7 @@ use std::sync::Mutex;
 
 use async_trait::async_trait;
 
+use super::context::TaskContext;
 use super::naming::{LIVE_SESSION_DIR, check_path_segment};
 use super::state::LiveSession;
 use super::store::{
@@ -128,14 +129,18 @@ impl ExecutionSessionStore for MemoryExecutionSessionStore {
         Ok(record)
     }
 
-    async fn write_task_context(&self, task_id: &str, text: &str) -> Result<(), StoreError> {
+    async fn write_task_context(
+        &self,
+        task_id: &str,
+        report: &TaskContext,
+    ) -> Result<(), StoreError> {
         check_segment(task_id, "task id")?;
         let mut sessions = self.lock();
         require_live(&sessions)?;
         sessions
             .live
             .task_contexts
-            .insert(task_id.to_owned(), text.to_owned());
+            .insert(task_id.to_owned(), report.clone());
         Ok(())
     }
 

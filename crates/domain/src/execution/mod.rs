@@ -2,7 +2,8 @@
 //! works in, its files (lock, progress, task log, shared context), its lifecycle and the rules
 //! that govern it, the Storage port, and the use cases.
 //!
-//! Every file format here is rendered and parsed by pure functions; adapters only move text.
+//! The domain holds the session's values and rules; the text of its files is the filesystem
+//! adapter's (`cairn_storage_fs::execution`), and the port passes values.
 
 pub mod context;
 pub mod duration;
@@ -21,12 +22,12 @@ pub mod contract;
 #[cfg(feature = "testkit")]
 pub mod memory;
 
-pub use context::ExecutionContext;
+pub use context::{ExecutionContext, TaskContext};
 pub use error::ExecutionError;
 pub use lifecycle::SessionPhase;
 pub use lock::{LockDecision, LockFile, decide_lock};
 pub use progress::Progress;
 pub use service::ExecutionService;
-pub use state::{LiveSession, SessionState};
+pub use state::{LiveSession, SessionState, SessionSummary};
 pub use store::ExecutionSessionStore;
 pub use task_log::{TaskLog, TaskLogRow, TaskOutcome};

@@ -3,15 +3,13 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::context::ExecutionContext;
+use super::context::{ExecutionContext, TaskContext};
 use super::error::ExecutionError;
 use super::lifecycle::SessionPhase;
 use super::lock::{LockDecision, LockFile, decide_lock};
 use super::naming::{check_path_segment, interrupted_dir_name, most_recent_archive, session_id};
 use super::progress::{ActiveTask, CompletedTask, Progress, ProgressStatus, WaveProgress};
-use super::state::{
-    LiveSession, RecoveryPlan, SessionState, Tally, recovery_plan, render_session_summary,
-};
+use super::state::{LiveSession, RecoveryPlan, SessionState, SessionSummary, Tally, recovery_plan};
 use super::store::{
     ContextUpdate, ExecutionSessionStore, Finale, NewSession, StartPlan, TaskRecord,
 };
@@ -317,11 +315,15 @@ impl ExecutionService {
     }
 
     /// A task executor's learnings in concurrent mode (`context-task-{id}.md`).
-    pub async fn write_task_context(&self, task_id: &str, text: &str) -> Result<(), Error> {
+    pub async fn write_task_context(
+        &self,
+        task_id: &str,
+        report: &TaskContext,
+    ) -> Result<(), Error> {
         check_path_segment(task_id).map_err(|reason| DomainError::invalid("task id", reason))?;
         let live = self.store.load().await?;
         require_active(&live, "writing a task context")?;
-        Ok(self.store.write_task_context(task_id, text).await?)
+        Ok(self.store.write_task_context(task_id, report).await?)
     }
 
     /// After a wave: merges every per-task context into the shared one (task-id order, bullets
@@ -387,8 +389,7 @@ impl ExecutionService {
                 progress.updated = Some(now);
                 let log = live.task_log.clone().unwrap_or_default();
                 let started = live.lock.as_ref().and_then(|l| l.timestamp);
-                let summary =
-                    render_session_summary(&archive_dir, started, now, progress.wave, &log);
+                let summary = SessionSummary::new(&archive_dir, started, now, progress.wave, &log);
                 Ok(Finale {
                     archive_dir,
                     progress,

@@ -3,13 +3,12 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use super::context::ExecutionContext;
-use super::duration::format_duration;
+use super::context::{ExecutionContext, TaskContext};
 use super::lifecycle::SessionPhase;
 use super::lock::LockFile;
 use super::progress::{Progress, ProgressStatus, WaveProgress};
 use super::task_log::{TaskLog, TaskOutcome};
-use crate::time::{Timestamp, format_rfc3339};
+use crate::time::Timestamp;
 
 /// Everything in a session directory (the live one or an archive), parsed. Files that are absent
 /// are `None`; the adapters parse leniently, so a damaged file reads as whatever could be salvaged.
@@ -20,9 +19,9 @@ pub struct LiveSession {
     pub context: Option<ExecutionContext>,
     pub task_log: Option<TaskLog>,
     pub progress: Option<Progress>,
-    /// `context-task-{id}.md` files, by task id.
-    pub task_contexts: BTreeMap<String, String>,
-    pub summary: Option<String>,
+    /// The tasks' reports (`context-task-{id}.md`), by task id.
+    pub task_contexts: BTreeMap<String, TaskContext>,
+    pub summary: Option<SessionSummary>,
     /// Relative paths of anything else present (archived task JSON under `tasks/`, stray files):
     /// the adapter moves them with the rest but the domain does not interpret them.
     pub other_files: Vec<String>,
@@ -157,66 +156,48 @@ pub fn recovery_plan<'a>(
     plan
 }
 
-/// `session_summary.md`: counts, times and the task table.
-///
-/// ```text
-/// # Execution Session Summary
-///
-/// Session: user-auth-20260205-143022
-/// Started: 2026-02-05T14:30:22Z
-/// Finished: 2026-02-05T15:02:10Z
-/// Elapsed: 31m 48s
-/// Waves: 4 of 4
-///
-/// ## Results
-/// - Tasks: 3
-/// - PASS: 1
-/// - PARTIAL: 1
-/// - FAIL: 1
-/// - Task time: 16m 31s
-///
-/// ## Tasks
-/// | Task ID | Subject | Status | Attempts | Duration | Token Usage |
-/// |---------|---------|--------|----------|----------|-------------|
-/// | 1 | … |
-/// ```
-pub fn render_session_summary(
-    session_id: &str,
-    started: Option<Timestamp>,
-    finished: Timestamp,
-    wave: Option<WaveProgress>,
-    log: &TaskLog,
-) -> String {
-    let tally = Tally::of(log);
-    let mut out = format!("# Execution Session Summary\n\nSession: {session_id}\n");
-    if let Some(started) = started {
-        out += &format!("Started: {}\n", format_rfc3339(&started));
+/// What `session_summary.md` reports when a session ends: who, when, how far, and the latest
+/// row of every task.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionSummary {
+    pub session_id: String,
+    pub started: Option<Timestamp>,
+    /// `None` only when read back from a summary that does not say.
+    pub finished: Option<Timestamp>,
+    pub wave: Option<WaveProgress>,
+    /// The latest row of each task, in order of first appearance.
+    pub tasks: TaskLog,
+}
+
+impl SessionSummary {
+    /// The summary of a session ending at `finished`, from its whole log.
+    pub fn new(
+        session_id: &str,
+        started: Option<Timestamp>,
+        finished: Timestamp,
+        wave: Option<WaveProgress>,
+        log: &TaskLog,
+    ) -> Self {
+        Self {
+            session_id: session_id.to_owned(),
+            started,
+            finished: Some(finished),
+            wave,
+            tasks: TaskLog {
+                rows: log.latest_per_task().into_iter().cloned().collect(),
+            },
+        }
     }
-    out += &format!("Finished: {}\n", format_rfc3339(&finished));
-    if let Some(started) = started {
-        let elapsed = (finished - started).to_std().unwrap_or_default();
-        out += &format!("Elapsed: {}\n", format_duration(elapsed));
+
+    pub fn tally(&self) -> Tally {
+        Tally::of(&self.tasks)
     }
-    if let Some(wave) = wave {
-        out += &format!("Waves: {} of {}\n", wave.current, wave.total);
+
+    /// From start to finish, when both are known (zero if the clock ran backwards).
+    pub fn elapsed(&self) -> Option<Duration> {
+        let (started, finished) = (self.started?, self.finished?);
+        Some((finished - started).to_std().unwrap_or_default())
     }
-    out += &format!(
-        "\n## Results\n- Tasks: {}\n- PASS: {}\n- PARTIAL: {}\n- FAIL: {}\n- Task time: {}\n",
-        tally.total(),
-        tally.pass,
-        tally.partial,
-        tally.fail,
-        format_duration(tally.task_time)
-    );
-    out += "\n## Tasks\n";
-    let latest = TaskLog {
-        rows: log.latest_per_task().into_iter().cloned().collect(),
-    };
-    let table = latest.render();
-    out += table
-        .strip_prefix("# Task Execution Log\n\n")
-        .unwrap_or(&table);
-    out
 }
 
 #[cfg(test)]
@@ -253,7 +234,7 @@ mod tests {
     }
 
     #[test]
-    fn summary_counts_latest_rows() {
+    fn a_summary_keeps_the_latest_row_per_task_and_counts_them() {
         let log = TaskLog {
             rows: vec![
                 row("1", TaskOutcome::Fail, 60),
@@ -264,29 +245,27 @@ mod tests {
         let start = chrono::Utc
             .with_ymd_and_hms(2026, 2, 5, 14, 30, 22)
             .unwrap();
-        let text = render_session_summary(
+        let summary = SessionSummary::new(
             "s-1",
             Some(start),
             start + chrono::TimeDelta::seconds(1908),
-            Some(WaveProgress {
-                current: 2,
-                total: 2,
-            }),
+            None,
             &log,
         );
-        assert!(
-            text.starts_with(
-                "# Execution Session Summary\n\nSession: s-1\nStarted: 2026-02-05T14:30:22Z\n"
+        assert_eq!(
+            summary.tasks.rows,
+            [log.rows[1].clone(), log.rows[2].clone()]
+        );
+        assert_eq!(
+            (
+                summary.tally().pass,
+                summary.tally().partial,
+                summary.tally().fail
             ),
-            "{text}"
+            (1, 1, 0)
         );
-        assert!(text.contains("Elapsed: 31m 48s\nWaves: 2 of 2\n"), "{text}");
-        assert!(
-            text.contains("- Tasks: 2\n- PASS: 1\n- PARTIAL: 1\n- FAIL: 0\n- Task time: 6m 34s\n"),
-            "{text}"
-        );
-        assert!(text.contains("## Tasks\n| Task ID |"), "{text}");
-        assert_eq!(TaskLog::parse(&text).rows.len(), 2);
+        assert_eq!(summary.tally().task_time, Duration::from_secs(394));
+        assert_eq!(summary.elapsed(), Some(Duration::from_secs(1908)));
     }
 
     #[test]

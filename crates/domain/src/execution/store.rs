@@ -9,10 +9,10 @@
 
 use async_trait::async_trait;
 
-use super::context::ExecutionContext;
+use super::context::{ExecutionContext, TaskContext};
 use super::lock::LockFile;
 use super::progress::Progress;
-use super::state::LiveSession;
+use super::state::{LiveSession, SessionSummary};
 use super::task_log::TaskLogRow;
 use crate::error::{DomainError, Error, StoreError};
 
@@ -65,7 +65,7 @@ pub struct ContextUpdate {
 pub struct Finale {
     pub archive_dir: String,
     pub progress: Progress,
-    pub summary: String,
+    pub summary: SessionSummary,
 }
 
 /// Persistence of the live execution session and its archives.
@@ -104,10 +104,11 @@ pub trait ExecutionSessionStore: std::fmt::Debug + Send + Sync {
     /// but the progress could not be written (do not append the row again).
     async fn record_task(&self, decide: Decide<'_, TaskRecord>) -> Result<TaskRecord, Error>;
 
-    /// Writes (replaces) `context-task-{task_id}.md`. `task_id` must be a plain path segment
-    /// (`StoreError::Invalid` otherwise). Errors: `NotFound` without a live session; `Io`.
-    /// The last of two concurrent writers of one id wins.
-    async fn write_task_context(&self, task_id: &str, text: &str) -> Result<(), StoreError>;
+    /// Writes (replaces) the task's report, `context-task-{task_id}.md`. `task_id` must be a
+    /// plain path segment (`StoreError::Invalid` otherwise). Errors: `NotFound` without a live
+    /// session; `Io`. The last of two concurrent writers of one id wins.
+    async fn write_task_context(&self, task_id: &str, report: &TaskContext)
+    -> Result<(), StoreError>;
 
     /// Rewrites `execution_context.md`, then deletes the per-task context files named in the
     /// update (only after the new context is written, so a crash loses no learnings; a file

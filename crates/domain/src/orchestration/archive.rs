@@ -8,6 +8,7 @@
 use std::fmt;
 
 use super::error::OrchestrationError;
+use super::log::LogEntry;
 use super::model::{PhaseId, PhaseStatus, Session, SessionId};
 use super::phase::UserDecision;
 use crate::time::Timestamp;
@@ -195,11 +196,10 @@ impl Session {
         let plan = archive_plan(self, decision)?;
         let unfinished = self.state.phases.iter().any(|p| !p.status.is_done());
         match decision {
-            Some(decision) if unfinished => self.append_to_body(
-                &format!(
-                    "## Archived with unfinished phases\n\nBy user decision: {}",
-                    decision.reason()
-                ),
+            Some(decision) if unfinished => self.append_log(
+                LogEntry::ArchivedUnfinished {
+                    reason: decision.reason().to_owned(),
+                },
                 now,
             ),
             _ => self.touch(now),

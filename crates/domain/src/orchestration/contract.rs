@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 
 use super::archive::{ArchivedFile, Location, archived_session_path};
 use super::error::OrchestrationError;
+use super::log::LogEntry;
 use super::model::{Session, SessionStatus, TokenCounts, WorkflowMode};
 use super::phase::UserDecision;
 use super::session::{NewPhase, NewSession};
@@ -70,7 +71,9 @@ fn sample(topic: &str) -> Session {
         .downstream_context
         .extra
         .insert("x_ctx".to_owned(), Value::Null);
-    session.body.push_str("\nfree-form log text\n");
+    session
+        .log
+        .push(LogEntry::Text("free-form log text".to_owned()));
     session
 }
 
@@ -146,7 +149,7 @@ pub async fn create_and_load(store: Arc<dyn OrchestrationStore>) {
     let loaded = store.load().await;
     assert!(
         matches!(&loaded, Ok(Some(s)) if *s == session),
-        "load must return the created session unchanged, unknown fields and body included: {loaded:?}"
+        "load must return the created session unchanged, unknown fields and log included: {loaded:?}"
     );
 
     let second = store.create(sample("another topic")).await;

@@ -1,11 +1,11 @@
 //! Orchestration sessions (SPEC §5): a multi-phase orchestration tracked in
 //! `<state_dir>/state/active-session.md` — front matter plus a Markdown log — until it is
-//! archived.
+//! archived. The text of that file is the filesystem adapter's (`cairn_storage_fs::orchestration`).
 //!
 //! - [`model`]: the document (serde types with the seed's field names; unknown fields survive).
 //! - [`phase`]: the phase transition table and [`phase::UserDecision`].
 //! - [`session`]: the rules every change follows (manifests, downstream context, tokens, errors).
-//! - [`render`]: the Markdown log section of a phase.
+//! - [`log`]: the session's log, as entries the adapter renders.
 //! - [`archive`]: preconditions, the plan of moves, and its verification.
 //! - [`resume`]: the summary a resumed orchestrator starts from.
 //! - [`hook_state`]: which transient hook-state directories to prune.
@@ -30,9 +30,9 @@
 pub mod archive;
 pub mod error;
 pub mod hook_state;
+pub mod log;
 pub mod model;
 pub mod phase;
-pub mod render;
 pub mod resume;
 pub mod service;
 pub mod session;
@@ -47,6 +47,7 @@ pub use archive::{
     ArchiveBlocker, ArchiveOutcome, ArchivePlan, ArchiveVerification, Location, PlannedMove,
 };
 pub use error::OrchestrationError;
+pub use log::{AgentOutput, LogEntry, PhaseReport};
 pub use model::{
     DownstreamContext, ErrorKind, ErrorRecord, Phase, PhaseId, PhaseStatus, Session, SessionId,
     SessionState, SessionStatus, TokenCounts, TokenUsage, WorkflowMode,

@@ -1,5 +1,5 @@
 //! The session document: front matter (as serde types whose JSON uses the seed's field names)
-//! plus the Markdown log.
+//! plus the log ([`LogEntry`]).
 //!
 //! Every object level carries a flattened `extra` map so that fields written by other tools (or a
 //! newer cairn) survive a load/save round trip untouched.
@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::error::OrchestrationError;
+use super::log::LogEntry;
 use crate::time::{Timestamp, rfc3339};
 
 /// Phase ids are the 1-based positions in the implementation plan.
@@ -202,7 +203,7 @@ pub struct DownstreamContext {
 }
 
 impl DownstreamContext {
-    /// The five lists with the labels the Markdown log uses, in the seed's order.
+    /// The five lists with the seed's labels (the Handoff Report's), in the seed's order.
     pub fn labelled(&self) -> [(&'static str, &[String]); 5] {
         [
             ("Key Interfaces Introduced", &self.key_interfaces_introduced),
@@ -360,11 +361,11 @@ pub struct SessionState {
     pub extra: Map<String, Value>,
 }
 
-/// One orchestration session: the front matter and the Markdown log below it.
+/// One orchestration session: the front matter and the log below it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Session {
     pub state: SessionState,
-    pub body: String,
+    pub log: Vec<LogEntry>,
 }
 
 impl Session {

@@ -64,6 +64,6 @@ impl UserDecision {
 
 /// Collapses every run of whitespace (newlines included) to one space and trims the ends, for
 /// values that end up in a Markdown heading or list item.
-pub(crate) fn one_line(text: &str) -> String {
+pub fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }

@@ -5,9 +5,9 @@ use std::sync::Arc;
 
 use super::archive::ArchiveOutcome;
 use super::error::OrchestrationError;
+use super::log::{LogEntry, PhaseReport};
 use super::model::{DownstreamContext, PhaseId, Session, SessionId, TokenCounts};
 use super::phase::UserDecision;
-use super::render::{PhaseReport, render_phase_section};
 use super::resume::{ResumeSummary, resume_summary};
 use super::session::{FileChanges, NewError, NewSession};
 use super::store::OrchestrationStore;
@@ -122,22 +122,27 @@ impl OrchestrationService {
             .await
     }
 
-    /// Appends the phase's log section, rendered from the phase as it stands now.
+    /// Appends the phase's log entry: the phase as it stands now, and `report`.
     pub async fn append_phase_log(
         &self,
         phase: PhaseId,
         report: PhaseReport,
     ) -> Result<Session, Error> {
         self.change(move |s, now| {
-            let section = render_phase_section(
-                s.phase(phase)
-                    .ok_or_else(|| OrchestrationError::PhaseNotFound {
-                        session: s.id().clone(),
-                        phase,
-                    })?,
-                &report,
+            let snapshot = s
+                .phase(phase)
+                .ok_or_else(|| OrchestrationError::PhaseNotFound {
+                    session: s.id().clone(),
+                    phase,
+                })?
+                .clone();
+            s.append_log(
+                LogEntry::Phase {
+                    phase: Box::new(snapshot),
+                    report,
+                },
+                now,
             );
-            s.append_to_body(&section, now);
             Ok(())
         })
         .await

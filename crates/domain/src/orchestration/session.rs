@@ -7,12 +7,12 @@
 use serde_json::Map;
 
 use super::error::OrchestrationError;
+use super::log::{LogEntry, PhaseReport};
 use super::model::{
     DownstreamContext, ErrorKind, ErrorRecord, PENDING_RESOLUTION, Phase, PhaseId, PhaseStatus,
     Session, SessionId, SessionState, SessionStatus, TokenCounts, TokenUsage, WorkflowMode,
 };
 use super::phase::{MAX_RETRIES, UserDecision, allowed_targets, is_allowed, one_line};
-use super::render::{PhaseReport, render_phase_section};
 use crate::time::Timestamp;
 
 /// What a new session is made from: the approved design and implementation plan.
@@ -137,8 +137,10 @@ impl Session {
             phases,
             extra: Map::new(),
         };
-        let body = format!("# {} Orchestration Log\n", one_line(&spec.topic));
-        Ok(Self { state, body })
+        let log = vec![LogEntry::Title {
+            topic: one_line(&spec.topic),
+        }];
+        Ok(Self { state, log })
     }
 
     /// pending → in_progress, or failed → in_progress (a retry: counted, and refused once
@@ -271,15 +273,14 @@ impl Session {
         let index = self.phase_index(id)?;
         self.check_move(index, PhaseStatus::Skipped)?;
         self.state.phases[index].status = PhaseStatus::Skipped;
-        let note = render_phase_section(
-            &self.state.phases[index],
-            &PhaseReport {
+        let entry = LogEntry::Phase {
+            phase: Box::new(self.state.phases[index].clone()),
+            report: PhaseReport {
                 notes: vec![format!("Skipped by user decision: {}", decision.reason())],
                 ..PhaseReport::default()
             },
-        );
-        self.append_to_body(&note, now);
-        self.touch(now);
+        };
+        self.append_log(entry, now);
         Ok(())
     }
 
@@ -387,20 +388,9 @@ impl Session {
         Ok(())
     }
 
-    /// Appends a section (see [`super::render`]) to the Markdown log, separated from what is
-    /// there by one blank line.
-    pub fn append_to_body(&mut self, section: &str, now: Timestamp) {
-        let section = section.trim_matches('\n');
-        if section.is_empty() {
-            return;
-        }
-        let kept = self.body.trim_end_matches('\n').len();
-        self.body.truncate(kept);
-        if !self.body.is_empty() {
-            self.body.push_str("\n\n");
-        }
-        self.body.push_str(section);
-        self.body.push('\n');
+    /// Appends an entry to the log.
+    pub fn append_log(&mut self, entry: LogEntry, now: Timestamp) {
+        self.log.push(entry);
         self.touch(now);
     }
 

@@ -7,8 +7,8 @@ use std::sync::Arc;
 use chrono::{TimeZone, Utc};
 
 use super::decision::DecisionDraft;
+use super::document::PlanDocument;
 use super::error::PlanError;
-use super::format::PlanDocument;
 use super::id::PlanId;
 use super::record::PlanRecord;
 use super::state::{PlanState, UserApproval};
@@ -108,15 +108,13 @@ pub async fn create_and_read_back(store: Arc<dyn PlanStore>) {
             .is_empty(),
         "a new plan must have no decisions"
     );
+    // What a created document starts with is the adapter's format (the filesystem adapter's
+    // templates are tested with it); every adapter must create each of them.
     for doc in PlanDocument::CREATED {
-        let text = store
-            .read_document(plan.id(), doc)
-            .await
-            .expect("created document");
-        assert_eq!(
-            Some(text),
-            doc.template(plan.goal()),
-            "{} must start as its template",
+        let created = store.read_document(plan.id(), doc).await;
+        assert!(
+            created.is_ok(),
+            "{} must exist once the plan is created: {created:?}",
             doc.file_name()
         );
     }

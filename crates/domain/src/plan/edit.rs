@@ -12,7 +12,7 @@
 //! working directory, so the hook resolves it against the hook input's `cwd` first, and this
 //! function denies what it cannot place.
 
-use super::format::{
+use super::document::{
     CHECKPOINTS_DIR, DECISIONS_FILE, FINDINGS_DIR, FINDINGS_FILE, PLAN_FILE, PROGRESS_FILE,
     STATE_FILE, SUMMARY_FILE,
 };

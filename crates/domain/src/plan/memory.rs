@@ -7,8 +7,8 @@ use std::sync::Mutex;
 use async_trait::async_trait;
 
 use super::decision::{Decision, DecisionDraft};
+use super::document::PlanDocument;
 use super::error::PlanError;
-use super::format::PlanDocument;
 use super::id::PlanId;
 use super::record::PlanRecord;
 use super::state::PlanState;
@@ -96,9 +96,11 @@ impl PlanStore for MemoryPlanStore {
             }
             .into());
         }
+        // The templates are a file format (the filesystem adapter's); here a created document
+        // starts empty and holds whatever the agent would write.
         let documents = PlanDocument::CREATED
             .iter()
-            .filter_map(|doc| doc.template(plan.goal()).map(|text| (*doc, text)))
+            .map(|doc| (*doc, String::new()))
             .collect();
         inner.plans.insert(
             plan.id().clone(),

@@ -34,9 +34,9 @@
 //! [`decide_edit`] is what the PreToolUse hook asks before a write.
 
 pub mod decision;
+pub mod document;
 pub mod edit;
 pub mod error;
-pub mod format;
 pub mod id;
 pub mod record;
 pub mod service;
@@ -48,20 +48,17 @@ pub mod contract;
 #[cfg(feature = "testkit")]
 pub mod memory;
 
-pub use decision::{
-    Decision, DecisionDraft, next_decision_number, parse_decision_log, render_decision,
-    render_decision_log,
-};
+pub use decision::{Decision, DecisionDraft};
+pub use document::PlanDocument;
 pub use edit::{EditVerdict, PlanFile, decide_edit, project_edits_allowed, writable_plan_files};
 pub use error::PlanError;
-pub use format::{PlanDocument, parse_state, render_state};
-pub use id::{PlanId, parse_pointer, render_pointer};
+pub use id::PlanId;
 pub use record::{
     BudgetOverrun, BudgetReport, Change, ChangeKind, ChangeOutcome, FixAttempt, FixAttemptOutcome,
     ForcedReplan, LastTransition, MAX_FILES_ADDED, MAX_FIX_ATTEMPTS, MAX_NEW_ABSTRACTIONS,
     ManifestEntry, NET_LINES_TARGET, NUCLEAR_BLOAT_FACTOR, NUCLEAR_ITERATION,
-    NuclearRecommendation, PlanRecord, STRIKES_TO_REPLAN, StrikeVerdict, TransitionOutcome,
-    TransitionRecord,
+    NuclearRecommendation, PlanRecord, PlanRecordParts, STRIKES_TO_REPLAN, StrikeVerdict,
+    TransitionOutcome, TransitionRecord,
 };
 pub use service::{PlanService, TransitionReport};
 pub use state::{PlanState, TRANSITIONS, TransitionRule, UserApproval};

@@ -262,6 +262,27 @@ pub struct TransitionOutcome {
     pub nuclear: Option<NuclearRecommendation>,
 }
 
+/// Every stored field of a [`PlanRecord`], for an adapter that reads a record back
+/// ([`PlanRecord::restore`]). The derived figures (budget, forced re-plan, nuclear option) are
+/// not here: they are recomputed from these.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlanRecordParts {
+    pub id: PlanId,
+    pub goal: String,
+    pub created_at: Timestamp,
+    pub state: PlanState,
+    pub iteration: u32,
+    pub current_step: Option<String>,
+    pub fix_attempts: Vec<FixAttempt>,
+    pub manifest: Vec<ManifestEntry>,
+    pub abstractions: Vec<String>,
+    pub strikes: BTreeMap<String, u32>,
+    pub scope_estimate: Option<u32>,
+    pub lines_added_total: u64,
+    pub last_transition: Option<LastTransition>,
+    pub history: Vec<TransitionRecord>,
+}
+
 /// One plan: its state, counters, current-iteration manifest and audit trail. This is what
 /// `state.md` holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -304,6 +325,43 @@ impl PlanRecord {
             last_transition: None,
             history: Vec::new(),
         })
+    }
+
+    /// A record as an adapter stored it. The counters are taken as read, not re-validated: a
+    /// hand-edited file may hold any values, and the rules apply to what happens next.
+    pub fn restore(parts: PlanRecordParts) -> Self {
+        let PlanRecordParts {
+            id,
+            goal,
+            created_at,
+            state,
+            iteration,
+            current_step,
+            fix_attempts,
+            manifest,
+            abstractions,
+            strikes,
+            scope_estimate,
+            lines_added_total,
+            last_transition,
+            history,
+        } = parts;
+        Self {
+            id,
+            goal,
+            created_at,
+            state,
+            iteration,
+            current_step,
+            fix_attempts,
+            manifest,
+            abstractions,
+            strikes,
+            scope_estimate,
+            lines_added_total,
+            last_transition,
+            history,
+        }
     }
 
     pub fn id(&self) -> &PlanId {

@@ -3,9 +3,9 @@
 use std::sync::Arc;
 
 use super::decision::{Decision, DecisionDraft};
+use super::document::CLAUDE_DIR;
 use super::edit::{EditVerdict, decide_edit};
 use super::error::PlanError;
-use super::format::CLAUDE_DIR;
 use super::id::PlanId;
 use super::record::{
     BudgetReport, Change, ChangeOutcome, FixAttemptOutcome, PlanRecord, StrikeVerdict,

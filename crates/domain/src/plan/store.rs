@@ -3,7 +3,7 @@
 use async_trait::async_trait;
 
 use super::decision::{Decision, DecisionDraft};
-use super::format::PlanDocument;
+use super::document::PlanDocument;
 use super::id::PlanId;
 use super::record::PlanRecord;
 use super::state::PlanState;
@@ -38,7 +38,8 @@ pub struct PlanSummary {
 pub trait PlanStore: std::fmt::Debug + Send + Sync {
     /// Reads the pointer. `Ok(None)` when there is none. The id is returned even when no such
     /// plan exists (a dangling pointer is for the caller to interpret). A pointer whose content
-    /// fails [`super::id::parse_pointer`] is `StoreError::Corrupt` naming the pointer file.
+    /// is not exactly one plan id (one trailing line ending tolerated) is `StoreError::Corrupt`
+    /// naming the pointer file.
     async fn current(&self) -> Result<Option<PlanId>, StoreError>;
 
     /// Points the pointer at `id`. `StoreError::NotFound` (entity `Plan`) if there is no such
@@ -49,9 +50,9 @@ pub trait PlanStore: std::fmt::Debug + Send + Sync {
     /// itself is kept. Idempotent.
     async fn clear_current(&self) -> Result<Option<PlanId>, StoreError>;
 
-    /// Creates the plan directory of `plan` with all its files — `state.md` rendered from
-    /// `plan`, `decisions.md` with only its header, and the templates of
-    /// [`PlanDocument::CREATED`] filled with the goal — and points the pointer at it, all in one
+    /// Creates the plan directory of `plan` with all its files — the record, an empty decision
+    /// log, and each of [`PlanDocument::CREATED`] (on disk: `state.md`, `decisions.md` with only
+    /// its header, the templates filled with the goal) — and points the pointer at it, all in one
     /// critical section. Refuses with `Error::Domain(PlanError::ActivePlanExists)` when the
     /// pointer names an active plan, unless `force`; a dangling pointer or one naming a closed
     /// plan is simply replaced. `StoreError::AlreadyExists` if a plan with this id exists.

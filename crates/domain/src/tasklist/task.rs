@@ -7,6 +7,8 @@
 //!
 //! cairn writes `id` as a string and always writes `activeForm`; fields it does not know are
 //! carried through unchanged, so a rewrite never drops what Claude Code or another tool added.
+//! The file's text (indentation, final newline) is the filesystem adapter's
+//! (`cairn_storage_fs::tasklist`).
 
 use std::fmt;
 
@@ -57,15 +59,6 @@ pub struct ClaudeTask {
     /// Fields cairn does not model, in file order.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
-}
-
-impl ClaudeTask {
-    /// The file content: 2-space indent and a trailing newline.
-    pub fn to_json_text(&self) -> String {
-        let mut text = serde_json::to_string_pretty(self).expect("a task is always serializable");
-        text.push('\n');
-        text
-    }
 }
 
 /// Something the parser had to repair or could not accept.
@@ -306,7 +299,7 @@ mod tests {
         assert!(parsed.warnings.is_empty(), "{:?}", parsed.warnings);
         let task = parsed.task.unwrap();
         assert_eq!(task.blocks, ["3", "4"]);
-        let written: Value = serde_json::from_str(&task.to_json_text()).unwrap();
+        let written = serde_json::to_value(&task).unwrap();
         assert_eq!(written, value);
         let keys: Vec<_> = written.as_object().unwrap().keys().cloned().collect();
         assert_eq!(
@@ -321,10 +314,6 @@ mod tests {
                 "blockedBy",
                 "metadata"
             ]
-        );
-        assert!(
-            task.to_json_text().ends_with("}\n")
-                && task.to_json_text().contains("\n  \"id\": \"1\"")
         );
     }
 }

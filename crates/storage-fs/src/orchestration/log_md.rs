@@ -1,4 +1,4 @@
-//! The Markdown log section appended for a phase, in the seed's "Markdown Body Updates" format:
+//! The session log in the seed's "Markdown Body Updates" format. A phase's section:
 //!
 //! ```text
 //! ## Phase N: <Phase Name> <status indicator>
@@ -24,9 +24,14 @@
 //! A `- Deleted:` line follows `Modified` when the phase deleted files. A list is written inline
 //! when it has one entry, as nested bullets when it has more, and as `none` when empty. A skipped
 //! phase never ran, so its section is only the heading and the notes (the user's reason).
+//!
+//! The log starts with `# <Topic> Orchestration Log`; entries are separated by one blank line.
+//! Reading a log back keeps its text verbatim as one [`LogEntry::Text`]: the Markdown does not
+//! hold the phase snapshots the entries were rendered from, and another tool's log must survive
+//! byte for byte.
 
-use super::model::{Phase, PhaseStatus};
-use super::phase::one_line;
+use cairn_domain::orchestration::phase::one_line;
+use cairn_domain::orchestration::{LogEntry, Phase, PhaseReport, PhaseStatus};
 
 /// Completed: U+2705 WHITE HEAVY CHECK MARK.
 pub const GLYPH_COMPLETED: &str = "\u{2705}";
@@ -49,22 +54,50 @@ pub fn status_glyph(status: PhaseStatus) -> &'static str {
     }
 }
 
-/// One agent's output for the phase.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AgentOutput {
-    pub agent: String,
-    /// A summary or the full output; written verbatim (trimmed).
-    pub summary: String,
+/// The whole log. An entry is appended after the text before it with one blank line between
+/// them, trailing and leading blank lines of the entry dropped; a [`LogEntry::Text`] at the start
+/// is written exactly as it was read.
+pub fn render_log(log: &[LogEntry]) -> String {
+    let mut out = String::new();
+    for (index, entry) in log.iter().enumerate() {
+        if let (0, LogEntry::Text(text)) = (index, entry) {
+            out.push_str(text);
+            continue;
+        }
+        let section = render_entry(entry);
+        let section = section.trim_matches('\n');
+        if section.is_empty() {
+            continue;
+        }
+        out.truncate(out.trim_end_matches('\n').len());
+        if !out.is_empty() {
+            out.push_str("\n\n");
+        }
+        out.push_str(section);
+        out.push('\n');
+    }
+    out
 }
 
-/// What the orchestrator has to say about a phase beyond what the front matter records.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct PhaseReport {
-    /// Paragraphs written right under the heading.
-    pub notes: Vec<String>,
-    pub outputs: Vec<AgentOutput>,
-    /// `None` is written as `Not run`.
-    pub validation: Option<String>,
+/// Reads the log below the front matter back. See the module documentation for why it is text.
+pub fn parse_log(text: &str) -> Vec<LogEntry> {
+    if text.is_empty() {
+        Vec::new()
+    } else {
+        vec![LogEntry::Text(text.to_owned())]
+    }
+}
+
+/// One entry's text, ending in a newline.
+pub fn render_entry(entry: &LogEntry) -> String {
+    match entry {
+        LogEntry::Title { topic } => format!("# {} Orchestration Log\n", one_line(topic)),
+        LogEntry::Phase { phase, report } => render_phase_section(phase, report),
+        LogEntry::ArchivedUnfinished { reason } => {
+            format!("## Archived with unfinished phases\n\nBy user decision: {reason}\n")
+        }
+        LogEntry::Text(text) => text.clone(),
+    }
 }
 
 /// The section for `phase` as it stands, ending in a newline.

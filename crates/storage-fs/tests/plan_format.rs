@@ -1,9 +1,12 @@
 //! `state.md`, `decisions.md`, plan ids and the pointer: render, parse, and what is refused.
 
 use cairn_domain::plan::{
-    Change, ChangeKind, Decision, DecisionDraft, PlanError, PlanId, PlanRecord, PlanState,
-    UserApproval, next_decision_number, parse_decision_log, parse_pointer, parse_state,
-    render_decision, render_decision_log, render_pointer, render_state,
+    Change, ChangeKind, Decision, DecisionDraft, PlanDocument, PlanError, PlanId, PlanRecord,
+    PlanState, UserApproval,
+};
+use cairn_storage_fs::plan::{
+    next_decision_number, parse_decision_log, parse_pointer, parse_state, render_decision,
+    render_decision_log, render_pointer, render_state, template,
 };
 use chrono::{Duration, NaiveDate, TimeZone, Utc};
 use proptest::prelude::*;
@@ -63,6 +66,12 @@ fn op() -> impl Strategy<Value = Op> {
 
 /// A record reached through the public API, so it is one the real system can produce.
 fn record() -> impl Strategy<Value = PlanRecord> {
+    walk().prop_map(|mut records| records.pop().expect("a walk starts with the new plan"))
+}
+
+/// Every record along a random walk of operations, legal and illegal alike, starting with the
+/// new plan.
+fn walk() -> impl Strategy<Value = Vec<PlanRecord>> {
     (
         text(),
         proptest::collection::vec(op(), 0..60),
@@ -74,6 +83,7 @@ fn record() -> impl Strategy<Value = PlanRecord> {
                 Utc.with_ymd_and_hms(2026, 2, 14, 0, 0, 0).unwrap() + Duration::seconds(secs);
             let start = start + Duration::nanoseconds(i64::from(nanos));
             let mut plan = PlanRecord::new(id(), &goal, start).unwrap();
+            let mut records = vec![plan.clone()];
             let approval = UserApproval::from_user("approved").unwrap();
             for (i, op) in ops.into_iter().enumerate() {
                 let at = start + Duration::minutes(i as i64);
@@ -101,8 +111,9 @@ fn record() -> impl Strategy<Value = PlanRecord> {
                     Op::Abstraction(name) => plan.record_abstraction(&name).map(drop),
                     Op::Estimate(lines) => plan.estimate_scope(lines),
                 };
+                records.push(plan.clone());
             }
-            plan
+            records
         })
 }
 
@@ -113,6 +124,14 @@ proptest! {
     fn state_md_round_trips(plan in record()) {
         let text = render_state(&plan);
         prop_assert_eq!(parse_state(plan.id(), &text).unwrap(), plan);
+    }
+
+    #[test]
+    fn state_md_round_trips_at_every_step(records in walk()) {
+        for plan in records {
+            let text = render_state(&plan);
+            prop_assert_eq!(parse_state(plan.id(), &text).unwrap(), plan);
+        }
     }
 
     #[test]
@@ -334,4 +353,30 @@ fn plan_ids_and_pointers_accept_exactly_one_shape() {
             "{bad:?} must be refused, got {refused:?}"
         );
     }
+}
+
+#[test]
+fn created_documents_start_as_templates_naming_the_goal() {
+    for document in PlanDocument::CREATED {
+        let text = template(document, "migrate sessions")
+            .unwrap_or_else(|| panic!("{} is created, so it has a template", document.file_name()));
+        assert!(text.starts_with("# "), "{text}");
+    }
+    let plan_md = template(PlanDocument::Plan, "migrate sessions").unwrap();
+    for expected in [
+        "# Plan v1: migrate sessions\n",
+        "## Goal\nmigrate sessions\n",
+        "- Files added: 0/3 max\n",
+        "- New abstractions (classes/modules/interfaces): 0/2 max\n",
+    ] {
+        assert!(
+            plan_md.contains(expected),
+            "plan.md lacks {expected:?}:\n{plan_md}"
+        );
+    }
+    assert_eq!(
+        template(PlanDocument::Summary, "migrate sessions"),
+        None,
+        "summary.md is the agent's, written at CLOSE"
+    );
 }

@@ -1,4 +1,4 @@
-//! `state.md` and the initial plan files, as pure render and lenient parse.
+//! `state.md`: the plan record, as pure render and lenient parse.
 //!
 //! `state.md` keeps the seed's headings (`# Current State: X`, `## Iteration: N`,
 //! `## Current Plan Step: …`, `## Fix Attempts …`, `## Change Manifest …`,
@@ -15,89 +15,16 @@
 
 use std::collections::BTreeMap;
 
+use cairn_domain::plan::document::STATE_FILE;
+use cairn_domain::plan::{
+    ChangeKind, FixAttempt, LastTransition, MAX_FILES_ADDED, MAX_FIX_ATTEMPTS,
+    MAX_NEW_ABSTRACTIONS, ManifestEntry, NET_LINES_TARGET, PlanError, PlanId, PlanRecord,
+    PlanRecordParts, PlanState, STRIKES_TO_REPLAN, TransitionRecord,
+};
+use cairn_domain::time::{format_rfc3339, parse_rfc3339};
 use chrono::DateTime;
 
-use super::error::PlanError;
-use super::id::PlanId;
-use super::record::{
-    ChangeKind, FixAttempt, LastTransition, MAX_FILES_ADDED, MAX_FIX_ATTEMPTS,
-    MAX_NEW_ABSTRACTIONS, ManifestEntry, NET_LINES_TARGET, PlanRecord, STRIKES_TO_REPLAN,
-    TransitionRecord,
-};
-use super::state::PlanState;
-use crate::time::{format_rfc3339, parse_rfc3339};
-
-pub const STATE_FILE: &str = "state.md";
-pub const PLAN_FILE: &str = "plan.md";
-pub const DECISIONS_FILE: &str = "decisions.md";
-pub const FINDINGS_FILE: &str = "findings.md";
-pub const PROGRESS_FILE: &str = "progress.md";
-pub const SUMMARY_FILE: &str = "summary.md";
-pub const FINDINGS_DIR: &str = "findings";
-pub const CHECKPOINTS_DIR: &str = "checkpoints";
-/// Where plan directories and the pointer live, relative to the project root.
-pub const CLAUDE_DIR: &str = ".claude";
-pub const POINTER_FILE: &str = ".current_plan";
-
-/// The Markdown documents of a plan that cairn creates (or, for the summary, reads) but whose
-/// content belongs to the agent.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum PlanDocument {
-    Plan,
-    Findings,
-    Progress,
-    /// Written by the agent at CLOSE; absent before.
-    Summary,
-}
-
-impl PlanDocument {
-    pub const CREATED: [PlanDocument; 3] = [
-        PlanDocument::Plan,
-        PlanDocument::Findings,
-        PlanDocument::Progress,
-    ];
-
-    pub fn file_name(self) -> &'static str {
-        match self {
-            PlanDocument::Plan => PLAN_FILE,
-            PlanDocument::Findings => FINDINGS_FILE,
-            PlanDocument::Progress => PROGRESS_FILE,
-            PlanDocument::Summary => SUMMARY_FILE,
-        }
-    }
-
-    /// The content a new plan starts with; `None` for documents not created up front.
-    pub fn template(self, goal: &str) -> Option<String> {
-        match self {
-            PlanDocument::Plan => Some(format!(
-                "# Plan v1: {goal}\n\n## Goal\n{goal}\n\n## Context\nSee findings.md and decisions.md.\n\n\
-                 ## Files To Modify\n- (list every file that will be created or modified)\n\n## Steps\n1. [ ] (first step)\n\n\
-                 ## Risks\n- (what could break, and where)\n\n\
-                 ## Success Criteria\n- (how REFLECT will know it worked)\n\n## Complexity Budget\n\
-                 - Files added: 0/{MAX_FILES_ADDED} max\n\
-                 - New abstractions (classes/modules/interfaces): 0/{MAX_NEW_ABSTRACTIONS} max\n\
-                 - Lines added vs removed: +0/-0 (target: net negative or neutral)\n"
-            )),
-            PlanDocument::Findings => Some(
-                "# Findings\n\n## Index\n- (one line per file in findings/)\n\n## Key Constraints\n- (none yet)\n".to_owned(),
-            ),
-            PlanDocument::Progress => Some(
-                "# Progress\n\n## Completed\n- (nothing yet)\n\n## In Progress\n- (nothing yet)\n\n\
-                 ## Remaining\n- (populated in PLAN)\n\n## Blocked\n- Nothing currently\n"
-                    .to_owned(),
-            ),
-            PlanDocument::Summary => None,
-        }
-    }
-}
-
-/// Splits `A → B` (or `A -> B`) at the first arrow.
-pub(crate) fn split_arrow(text: &str) -> Option<(&str, &str)> {
-    if let Some((a, b)) = text.split_once('→') {
-        return Some((a.trim(), b.trim()));
-    }
-    text.split_once("->").map(|(a, b)| (a.trim(), b.trim()))
-}
+use super::split_arrow;
 
 /// Renders the record as `state.md`.
 pub fn render_state(plan: &PlanRecord) -> String {
@@ -106,22 +33,25 @@ pub fn render_state(plan: &PlanRecord) -> String {
         out.push_str(&text);
         out.push('\n');
     };
-    line(format!("# Current State: {}", plan.state));
-    line(format!("## Goal: {}", plan.goal));
-    line(format!("## Created: {}", format_rfc3339(&plan.created_at)));
-    line(format!("## Iteration: {}", plan.iteration));
+    line(format!("# Current State: {}", plan.state()));
+    line(format!("## Goal: {}", plan.goal()));
+    line(format!(
+        "## Created: {}",
+        format_rfc3339(&plan.created_at())
+    ));
+    line(format!("## Iteration: {}", plan.iteration()));
     line(format!(
         "## Current Plan Step: {}",
-        plan.current_step.as_deref().unwrap_or("N/A")
+        plan.current_step().unwrap_or("N/A")
     ));
 
     line(format!(
         "## Fix Attempts (per plan step, this iteration; {MAX_FIX_ATTEMPTS} max)"
     ));
-    if plan.fix_attempts.is_empty() {
+    if plan.fix_attempts().is_empty() {
         line("- (none yet)".to_owned());
     }
-    for a in &plan.fix_attempts {
+    for a in plan.fix_attempts() {
         line(format!(
             "- Step `{}`, attempt {}: {}",
             a.step, a.attempt, a.note
@@ -129,10 +59,10 @@ pub fn render_state(plan: &PlanRecord) -> String {
     }
 
     line("## Change Manifest (current iteration)".to_owned());
-    if plan.manifest.is_empty() {
+    if plan.manifest().is_empty() {
         line("- (none)".to_owned());
     }
-    for e in &plan.manifest {
+    for e in plan.manifest() {
         line(format!(
             "- `{}` — {} (+{}/-{})",
             e.path,
@@ -143,10 +73,10 @@ pub fn render_state(plan: &PlanRecord) -> String {
     }
 
     line("## New Abstractions (current iteration)".to_owned());
-    if plan.abstractions.is_empty() {
+    if plan.abstractions().is_empty() {
         line("- (none)".to_owned());
     }
-    for name in &plan.abstractions {
+    for name in plan.abstractions() {
         line(format!("- `{name}`"));
     }
 
@@ -177,10 +107,10 @@ pub fn render_state(plan: &PlanRecord) -> String {
     line(format!(
         "## Failure Strikes ({STRIKES_TO_REPLAN} in one area force RE-PLAN)"
     ));
-    if plan.strikes.is_empty() {
+    if plan.strikes().is_empty() {
         line("- (none)".to_owned());
     }
-    for (area, n) in &plan.strikes {
+    for (area, n) in plan.strikes() {
         line(format!("- `{area}`: {n}"));
     }
     if let Some(forced) = plan.forced_replan() {
@@ -190,19 +120,19 @@ pub fn render_state(plan: &PlanRecord) -> String {
         ));
     }
 
-    match plan.scope_estimate {
+    match plan.scope_estimate() {
         Some(n) => line(format!("## Scope Estimate: {n} lines")),
         None => line("## Scope Estimate: not set".to_owned()),
     }
     line(format!(
         "## Lines Added (all iterations): {}",
-        plan.lines_added_total
+        plan.lines_added_total()
     ));
     if let Some(nuclear) = plan.nuclear_check() {
         line(format!("## Nuclear Option (derived): {nuclear}"));
     }
 
-    match &plan.last_transition {
+    match plan.last_transition() {
         Some(t) => line(format!(
             "## Last Transition: {} → {} ({})",
             t.from,
@@ -212,7 +142,7 @@ pub fn render_state(plan: &PlanRecord) -> String {
         None => line("## Last Transition: none".to_owned()),
     }
     line("## Transition History:".to_owned());
-    for t in &plan.history {
+    for t in plan.history() {
         line(format!("- {} → {} ({})", t.from, t.to, t.reason));
     }
     out
@@ -434,7 +364,7 @@ pub fn parse_state(id: &PlanId, text: &str) -> Result<PlanRecord, PlanError> {
         to,
         at: at.unwrap_or(created_at),
     });
-    Ok(PlanRecord {
+    Ok(PlanRecord::restore(PlanRecordParts {
         id: id.clone(),
         goal,
         created_at,
@@ -449,5 +379,5 @@ pub fn parse_state(id: &PlanId, text: &str) -> Result<PlanRecord, PlanError> {
         lines_added_total,
         last_transition,
         history,
-    })
+    }))
 }

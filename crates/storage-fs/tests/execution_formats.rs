@@ -7,6 +7,9 @@ use cairn_domain::execution::progress::{
     ActiveTask, CompletedTask, Progress, ProgressStatus, WaveProgress,
 };
 use cairn_domain::execution::task_log::{Attempts, TaskLog, TaskLogRow, TaskOutcome};
+use cairn_storage_fs::execution::{
+    parse_progress, parse_row, parse_task_log, render_progress, render_row, render_task_log,
+};
 use chrono::TimeZone;
 use proptest::prelude::*;
 
@@ -136,15 +139,15 @@ proptest! {
 
     #[test]
     fn progress_render_then_parse_is_identity(progress in progress()) {
-        let text = progress.render();
+        let text = render_progress(&progress);
         prop_assert!(!text.contains('\r'));
         prop_assert!(text.starts_with("# Execution Progress\nStatus: "));
-        prop_assert_eq!(Progress::parse(&text), progress);
+        prop_assert_eq!(parse_progress(&text), progress);
     }
 
     #[test]
     fn progress_lines_keep_the_exact_shapes(progress in progress()) {
-        let text = progress.render();
+        let text = render_progress(&progress);
         for task in &progress.active {
             let line = format!("- [{}] {} \u{2014} {}\n", task.id, task.subject, task.phase);
             prop_assert!(text.contains(&line), "missing {:?} in {}", line, text);
@@ -157,22 +160,22 @@ proptest! {
 
     #[test]
     fn task_log_row_render_then_parse_is_identity(row in row()) {
-        let line = row.render();
+        let line = render_row(&row);
         prop_assert!(line.ends_with(" |\n") && line.matches('\n').count() == 1);
-        prop_assert_eq!(TaskLogRow::parse(&line), Some(row));
+        prop_assert_eq!(parse_row(&line), Some(row));
     }
 
     #[test]
     fn task_log_render_then_parse_is_identity(rows in proptest::collection::vec(row(), 0..8)) {
         let log = TaskLog { rows };
-        prop_assert_eq!(TaskLog::parse(&log.render()), log);
+        prop_assert_eq!(parse_task_log(&render_task_log(&log)), log);
     }
 
     #[test]
     fn parsers_settle_after_one_rewrite(text in garbage()) {
-        let progress = Progress::parse(&text);
-        prop_assert_eq!(Progress::parse(&progress.render()), progress);
-        let log = TaskLog::parse(&text);
-        prop_assert_eq!(TaskLog::parse(&log.render()), log);
+        let progress = parse_progress(&text);
+        prop_assert_eq!(parse_progress(&render_progress(&progress)), progress);
+        let log = parse_task_log(&text);
+        prop_assert_eq!(parse_task_log(&render_task_log(&log)), log);
     }
 }
