@@ -12,7 +12,7 @@
 //! comes back as `12` (the same JSON number); timestamps come back as the same instant in UTC with
 //! a `Z`. Everything else — above all `actual_minutes` and unknown fields — comes back unchanged.
 
-use cairn_domain::project::TaskDoc;
+use cairn_domain::project::{Project, TaskDoc};
 use cairn_storage_fs::schema::{SchemaKind, validate};
 use proptest::prelude::*;
 use serde_json::{Map, Number, Value, json};
@@ -31,7 +31,7 @@ const INTEGERS: &[&str] = &[
     "version",
     "completions_since_checkpoint",
 ];
-const TIMESTAMPS: &[&str] = &["created_at", "started_at", "completed_at"];
+const TIMESTAMPS: &[&str] = &["created_at", "updated_at", "started_at", "completed_at"];
 const KNOWN_TASK_FIELDS: &[&str] = &[
     "id",
     "title",
@@ -198,10 +198,12 @@ fn optional<S: Strategy<Value = Value> + 'static>(
 
 /// The values of an enum property of the task schema, taken from the schema itself so that a value
 /// the schema allows and the model lacks is generated.
-fn schema_enum(property: &str) -> impl Strategy<Value = String> + use<> {
-    let values: Vec<String> = SchemaKind::Task.schema()["properties"][property]["enum"]
-        .as_array()
-        .unwrap_or_else(|| panic!("{property} is an enum in task.schema.json"))
+fn schema_enum(kind: SchemaKind, pointer: &str) -> impl Strategy<Value = String> + use<> {
+    let schema = kind.schema();
+    let values: Vec<String> = schema
+        .pointer(pointer)
+        .and_then(Value::as_array)
+        .unwrap_or_else(|| panic!("{pointer} is an enum in {}", kind.file_name()))
         .iter()
         .map(|v| v.as_str().expect("string enum").to_owned())
         .collect();
@@ -212,9 +214,9 @@ fn task() -> impl Strategy<Value = Value> {
     let required = (
         task_id(),
         text(3),
-        schema_enum("level"),
-        schema_enum("status"),
-        schema_enum("priority"),
+        schema_enum(SchemaKind::Task, "/properties/level/enum"),
+        schema_enum(SchemaKind::Task, "/properties/status/enum"),
+        schema_enum(SchemaKind::Task, "/properties/priority/enum"),
         unique_ids(),
         prop::collection::vec(text(5), 0..=12),
         timestamp(),
@@ -328,7 +330,9 @@ fn assert_same(original: &Value, written: &Value, at: &str) {
                 assert_eq!(parse(before), parse(after), "{at}: {before} → {after}");
                 assert!(after.ends_with('Z'), "{at}: written in UTC: {after}");
             }
-            (Value::Array(before), Some(Value::Array(after))) if key == "tasks" => {
+            (Value::Array(before), Some(Value::Array(after)))
+                if key == "tasks" || key == "phases" =>
+            {
                 assert_eq!(before.len(), after.len(), "{at}: task count");
                 for (i, (b, a)) in before.iter().zip(after).enumerate() {
                     assert_same(b, a, &format!("{at}/{i}"));
@@ -342,11 +346,99 @@ fn assert_same(original: &Value, written: &Value, at: &str) {
             original.contains_key(key)
                 || matches!(
                     key.as_str(),
-                    "version" | "dependencies" | "completion_criteria"
+                    "version" | "dependencies" | "completion_criteria" | "phases"
                 ),
             "{at}: `{key}` appeared from nowhere"
         );
     }
+}
+
+const KNOWN_PROJECT_FIELDS: &[&str] = &[
+    "id",
+    "name",
+    "goal",
+    "type",
+    "status",
+    "phases",
+    "created_at",
+    "updated_at",
+];
+const KNOWN_PHASE_FIELDS: &[&str] = &["id", "name", "status", "task_ids"];
+
+fn phase() -> impl Strategy<Value = Value> {
+    (
+        "[a-z0-9-]{0,12}",
+        text(0),
+        schema_enum(SchemaKind::Project, "/$defs/phase/properties/status/enum"),
+        optional(unique_ids(), false),
+        unknown_fields(KNOWN_PHASE_FIELDS),
+    )
+        .prop_map(|(id, name, status, task_ids, unknown)| {
+            let mut phase = Map::new();
+            phase.insert("id".into(), json!(id));
+            phase.insert("name".into(), json!(name));
+            phase.insert("status".into(), json!(status));
+            if let Some(task_ids) = task_ids {
+                phase.insert("task_ids".into(), task_ids);
+            }
+            phase.extend(unknown);
+            Value::Object(phase)
+        })
+}
+
+fn project() -> impl Strategy<Value = Value> {
+    (
+        "[a-z0-9-]{1,128}",
+        text(1),
+        text(10),
+        schema_enum(SchemaKind::Project, "/properties/type/enum"),
+        schema_enum(SchemaKind::Project, "/properties/status/enum"),
+        prop::collection::vec(phase(), 0..4),
+        (timestamp(), timestamp()),
+        unknown_fields(KNOWN_PROJECT_FIELDS),
+    )
+        .prop_map(
+            |(id, name, goal, kind, status, phases, (created, updated), unknown)| {
+                let mut project = Map::new();
+                for (key, value) in [
+                    ("id", json!(id)),
+                    ("name", json!(name)),
+                    ("goal", json!(goal)),
+                    ("type", json!(kind)),
+                    ("status", json!(status)),
+                    ("phases", json!(phases)),
+                    ("created_at", json!(created)),
+                    ("updated_at", json!(updated)),
+                ] {
+                    project.insert(key.into(), value);
+                }
+                project.extend(unknown);
+                Value::Object(project)
+            },
+        )
+}
+
+/// Validates, reads as `T`, writes back, validates again and compares (see the module docs).
+fn check_round_trip<T>(kind: SchemaKind, doc: &Value)
+where
+    T: serde::de::DeserializeOwned + serde::Serialize,
+{
+    // Through text, as another tool would hand it over.
+    let text = serde_json::to_string_pretty(doc).expect("serialize");
+    let doc: Value = serde_json::from_str(&text).expect("parse");
+    if let Err(errors) = validate(kind, &doc) {
+        panic!("the generator made an invalid document: {errors:#?}\n{text}");
+    }
+    let typed: T = serde_json::from_value(doc.clone())
+        .unwrap_or_else(|e| panic!("schema-valid but unreadable: {e}\n{text}"));
+    let written = serde_json::to_value(&typed).expect("write");
+    if let Err(errors) = validate(kind, &written) {
+        panic!("cairn's rewrite fails the schema: {errors:#?}\n{written:#}");
+    }
+    assert_same(&doc, &written, "");
+    // And a second read-write changes nothing at all.
+    let again: T = serde_json::from_value(written.clone()).expect("reread");
+    assert_eq!(serde_json::to_value(&again).expect("rewrite"), written);
 }
 
 proptest! {
@@ -354,22 +446,11 @@ proptest! {
 
     #[test]
     fn every_schema_valid_document_reads_and_round_trips(doc in document()) {
-        // Through text, as another tool would hand it over.
-        let text = serde_json::to_string_pretty(&doc).expect("serialize");
-        let doc: Value = serde_json::from_str(&text).expect("parse");
+        check_round_trip::<TaskDoc>(SchemaKind::Tasks, &doc);
+    }
 
-        if let Err(errors) = validate(SchemaKind::Tasks, &doc) {
-            panic!("the generator made an invalid document: {errors:#?}\n{text}");
-        }
-        let typed: TaskDoc = serde_json::from_value(doc.clone())
-            .unwrap_or_else(|e| panic!("schema-valid but unreadable: {e}\n{text}"));
-        let written = serde_json::to_value(&typed).expect("write");
-        if let Err(errors) = validate(SchemaKind::Tasks, &written) {
-            panic!("cairn's rewrite fails the schema: {errors:#?}\n{written:#}");
-        }
-        assert_same(&doc, &written, "");
-        // And a second read-write changes nothing at all.
-        let again: TaskDoc = serde_json::from_value(written.clone()).expect("reread");
-        prop_assert_eq!(serde_json::to_value(&again).expect("rewrite"), written);
+    #[test]
+    fn every_schema_valid_project_reads_and_round_trips(project in project()) {
+        check_round_trip::<Project>(SchemaKind::Project, &project);
     }
 }
