@@ -551,3 +551,47 @@ fn a_stdin_that_never_closes_does_not_hang_the_hook() {
     assert!(stdout(&output).contains("cairn's project record"));
     drop(stdin);
 }
+
+/// A writer process piped into the real binary, as a shell pipeline would: it writes `payload`,
+/// pauses (so the hook has already read the payload), then writes `trailing_spaces` more bytes.
+/// Returns the hook's output and whether the writer finished on its own (not by SIGPIPE/EPIPE).
+fn pipe_from_writer(repo: &Repo, payload: &str, trailing_spaces: usize) -> (Output, bool) {
+    let script = format!(
+        "printf '%s' \"$PAYLOAD\" && sleep 0.3 && head -c {trailing_spaces} /dev/zero | tr '\\000' ' '"
+    );
+    let mut writer = Command::new("sh")
+        .args(["-c", &script])
+        .env("PAYLOAD", payload)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut cmd = repo.command();
+    cmd.stdin(Stdio::from(writer.stdout.take().unwrap()));
+    let hook = cmd.spawn().unwrap();
+    // The Command holds its copy of the pipe's read end; only the hook may keep one open.
+    drop(cmd);
+    let output = wait_with_deadline(hook, Duration::from_secs(30));
+    let status = writer.wait().unwrap();
+    (output, status.success())
+}
+
+#[test]
+fn stdin_is_drained_so_a_slow_writer_never_gets_a_broken_pipe() {
+    let repo = Repo::with_project();
+    let payload = String::from_utf8(fixture("pre_tool_use_edit_project_json")).unwrap();
+    // A payload followed, after a pause, by trailing whitespace.
+    let (output, writer_ok) = pipe_from_writer(&repo, &payload, 256 * 1024);
+    assert_well_behaved(&output, "payload + trailing whitespace");
+    assert!(stdout(&output).contains("cairn's project record"));
+    assert!(writer_ok, "the writer must not get EPIPE/SIGPIPE");
+    // Past the 4 MiB cap: still drained to the end, and decided from what was read (the payload
+    // is complete within the cap).
+    let (output, writer_ok) = pipe_from_writer(&repo, &payload, 5 * 1024 * 1024);
+    assert_well_behaved(&output, "payload + 5 MiB");
+    assert!(stdout(&output).contains("cairn's project record"));
+    assert!(
+        writer_ok,
+        "past the cap the writer must not get EPIPE/SIGPIPE either"
+    );
+    assert_eq!(repo.error_log(), None);
+}

@@ -115,8 +115,12 @@ impl HookInput {
         if bytes.iter().all(u8::is_ascii_whitespace) {
             return Err(MalformedInput::Empty);
         }
-        let value: Value =
-            serde_json::from_slice(bytes).map_err(|e| MalformedInput::NotJson(e.to_string()))?;
+        // The first value decides; bytes after it (a writer's trailing output) are ignored.
+        let value: Value = serde_json::Deserializer::from_slice(bytes)
+            .into_iter()
+            .next()
+            .unwrap_or_else(|| Ok(Value::Null))
+            .map_err(|e| MalformedInput::NotJson(e.to_string()))?;
         match value {
             Value::Object(map) => Self::from_object(map),
             _ => Err(MalformedInput::NotAnObject),
