@@ -27,6 +27,11 @@ pub fn command(step: &NextStep) -> String {
         }
         NextStep::Doctor => "cairn doctor".to_owned(),
         NextStep::DoctorFix => "cairn doctor --fix".to_owned(),
+        NextStep::ShowProject { project } => format!("cairn --project {project} status"),
+        NextStep::SetProjectStatus { project, status } => {
+            format!("cairn --project {project} project set-status {status}")
+        }
+        NextStep::ListInProgress => "cairn task list --status IN_PROGRESS".to_owned(),
         // `NextStep` is non-exhaustive so that new wings can add steps; a step this renderer
         // does not know yet still gets a pointer to the help instead of nothing.
         #[allow(unreachable_patterns)]
