@@ -150,3 +150,14 @@ pub fn pre_compact(root: &Path, session: usize) -> String {
         serde_json::json!({"trigger": "auto", "custom_instructions": ""}),
     )
 }
+
+/// Stop after a session start: the session's SESSION_START is in the log, so the hook reads the
+/// log tail and the task list, the whole cost of the reminder.
+pub fn stop(root: &Path, session: usize) -> String {
+    payload(
+        root,
+        session,
+        "Stop",
+        serde_json::json!({"stop_hook_active": false, "last_assistant_message": "Done."}),
+    )
+}

@@ -3,16 +3,17 @@
 //! | event | store | effect | stdout |
 //! |---|---|---|---|
 //! | PreToolUse | never | guard ([`crate::guard`]) | deny object, or nothing |
-//! | SessionStart | yes | reconcile (resume, or staleness only after `compact`), clean debris, log `SESSION_START` | `additionalContext`: the `cairn prime` text under a header shaped by `source` |
+//! | SessionStart | yes | reconcile (resume, or staleness only after `compact`), clean debris, log `SESSION_START` | `additionalContext`: the `cairn prime` text under a header shaped by `source`; with several projects and none chosen, the list and how to choose |
 //! | PreCompact | yes | checkpoint, log `SESSION_PRECOMPACT` | nothing |
 //! | SessionEnd | yes | log `SESSION_END` (reason) | nothing |
 //! | SubagentStart / SubagentStop | yes | log `SESSION_SUBAGENT_START` / `_STOP` (agent type and id) | nothing |
-//! | PostToolUse, Stop, UserPromptSubmit, others | never | none | nothing |
+//! | Stop | reads | none | `systemMessage` reminding of tasks this session started and left IN_PROGRESS, or nothing |
+//! | PostToolUse, UserPromptSubmit, others | never | none | nothing |
 //!
 //! PostToolUse, Stop and UserPromptSubmit fire on every tool call, every turn and every prompt:
 //! logging them would bury the progress log's real history (and push completions out of the
-//! window velocity reads), and a prompt is the user's text, not cairn's to keep. They are
-//! accepted and answered with silence, without touching the store.
+//! window velocity reads), and a prompt is the user's text, not cairn's to keep. None of them
+//! writes; Stop alone reads (a bounded log tail and the task list) for its reminder.
 //!
 //! Store-changing events are deduplicated ([`crate::dedupe`]); a duplicate SessionStart prints
 //! nothing either, since the first delivery already gave Claude the context.
