@@ -704,3 +704,35 @@ fn stdin_is_drained_so_a_slow_writer_never_gets_a_broken_pipe() {
     );
     assert_eq!(repo.error_log(), None);
 }
+
+#[test]
+fn bash_commands_naming_the_store_are_denied_unless_they_read() {
+    let repo = Repo::with_project();
+    let bash = |command: &str| {
+        let payload = serde_json::json!({
+            "hook_event_name": "PreToolUse", "session_id": "s", "cwd": repo.root,
+            "tool_name": "Bash", "tool_input": {"command": command},
+        });
+        let output = repo.run(payload.to_string().as_bytes());
+        assert_well_behaved(&output, command);
+        stdout(&output)
+    };
+    for command in [
+        "rm -rf .claude/projects",
+        "python3 -c \"open('.claude/projects/demo/tasks.json','w').write('{}')\"",
+        "node -e \"require('fs').writeFileSync('.claude/projects/demo/tasks.json','{}')\"",
+    ] {
+        let out = bash(command);
+        assert!(
+            out.contains("\"permissionDecision\":\"deny\""),
+            "{command}: {out}"
+        );
+        assert!(
+            out.contains("`cairn "),
+            "{command}: the reason names a cairn command"
+        );
+    }
+    assert_eq!(bash("cat .claude/projects/demo/tasks.json | jq ."), "");
+    assert_eq!(bash("cairn task start T-004"), "");
+    assert!(repo.root.join(".claude/projects/demo/tasks.json").is_file());
+}

@@ -90,7 +90,7 @@ fn scan(command: &str, mut cwd: Option<String>, depth: usize, out: &mut Vec<Ment
             }
             _ => {
                 let recursive = is_recursive(program, args);
-                for piece in args.iter().flat_map(|a| pieces(a)) {
+                for piece in args.iter().chain(&cmd.here_docs).flat_map(|a| pieces(a)) {
                     push(out, piece, recursive);
                 }
             }
@@ -335,6 +335,9 @@ struct SimpleCommand {
     words: Vec<String>,
     outputs: Vec<String>,
     substituted: Vec<String>,
+    /// The bodies of its here-documents: data for a read (`cat > notes.md <<EOF`), a script for
+    /// anything else (`python3 - <<EOF`).
+    here_docs: Vec<String>,
 }
 
 /// An open `(`, `$(` or backtick, so the matching close knows what it ends.
@@ -376,7 +379,9 @@ struct Lexer {
     word: String,
     in_word: bool,
     redirect: Option<Redirect>,
-    heredocs: Vec<(String, bool)>,
+    /// Here-documents opened on the current line: delimiter, `<<-`, and the index the command
+    /// that reads them will have.
+    heredocs: Vec<(String, bool, usize)>,
     open: Vec<Open>,
 }
 
@@ -597,7 +602,9 @@ impl Lexer {
                     self.current.outputs.push(word);
                 }
             }
-            Some(Redirect::HereDoc { strip_tabs }) => self.heredocs.push((word, strip_tabs)),
+            Some(Redirect::HereDoc { strip_tabs }) => {
+                self.heredocs.push((word, strip_tabs, self.commands.len()))
+            }
             Some(Redirect::Input) => {}
         }
     }
@@ -614,9 +621,11 @@ impl Lexer {
         }
     }
 
-    /// Called just after a newline: skips the bodies of the here-documents opened on that line.
+    /// Called just after a newline: skips the bodies of the here-documents opened on that line,
+    /// keeping each with the command that reads it.
     fn skip_heredoc_bodies(&mut self) {
-        for (delimiter, strip_tabs) in std::mem::take(&mut self.heredocs) {
+        for (delimiter, strip_tabs, reader) in std::mem::take(&mut self.heredocs) {
+            let mut body = String::new();
             while self.i < self.chars.len() {
                 let end = self.chars[self.i..]
                     .iter()
@@ -633,6 +642,11 @@ impl Lexer {
                 if line == delimiter {
                     break;
                 }
+                body.push_str(line);
+                body.push('\n');
+            }
+            if let Some(command) = self.commands.get_mut(reader) {
+                command.here_docs.push(body);
             }
         }
     }
@@ -896,6 +910,14 @@ mod tests {
             (
                 "awk '{print > \".claude/projects/p/progress/log.md\"}' x",
                 true,
+            ),
+            (
+                "python3 - <<'EOF'\nopen('.claude/projects/p/tasks.json', 'w').write('{}')\nEOF",
+                true,
+            ),
+            (
+                "cat > notes.md <<'EOF'\nnever touch .claude/projects/p/tasks.json\nEOF",
+                false,
             ),
         ];
         assert!(cases.len() >= 40);
