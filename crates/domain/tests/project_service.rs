@@ -781,6 +781,14 @@ async fn open_work_of_a_session_is_what_it_started_and_left_in_progress() {
         .record_session_event(&pid(), "START", "s1", None)
         .await
         .expect("log");
+    assert!(
+        service
+            .open_work_of_session(&pid(), "s1")
+            .await
+            .expect("open work")
+            .is_empty(),
+        "work started before the session is not its own"
+    );
     clock.advance(Duration::minutes(1));
     start(ids[1].clone(), TaskStatus::InProgress).await;
     start(ids[2].clone(), TaskStatus::InProgress).await;

@@ -864,14 +864,25 @@ impl ProjectService {
     ) -> Result<Vec<OpenWork>, Error> {
         let start_kind = EventKind::Session("START".to_owned()).name();
         let log = self.store.read_log(id, Some(SESSION_LOOKBACK)).await?;
-        let Some(since) = log
+        let Some(first) = log
             .records
             .iter()
-            .find(|r| r.kind == start_kind && r.get("session") == Some(session_id))
-            .map(|r| r.at)
+            .position(|r| r.kind == start_kind && r.get("session") == Some(session_id))
         else {
             return Ok(Vec::new());
         };
+        let since = log.records[first].at;
+        // Stop runs after every turn: when the log shows nothing moved into IN_PROGRESS since the
+        // session started, the task list (the bulk of the cost) is not read at all.
+        let moved_in = log.records[first..].iter().any(|r| {
+            matches!(
+                EventKind::parse(&r.kind),
+                EventKind::TaskStarted | EventKind::TaskReopened | EventKind::TaskUnblocked
+            )
+        });
+        if !moved_in {
+            return Ok(Vec::new());
+        }
         let state = self.load(id).await?;
         Ok(state
             .tasks
