@@ -227,6 +227,27 @@ fn all(args: &[String]) -> Result<(), String> {
                 );
                 rows.push(row(name, n, &timed, "process echoing {}", &floor_hook, rss));
             }
+            // Stop again once the sessions have work open: the reminder's full cost.
+            fixture::start_a_ready_task(dir.path())?;
+            let timed = time_process_env(
+                iters,
+                &[h.as_str()],
+                |i| fixture::stop(dir.path(), i),
+                dir.path(),
+            )?;
+            let rss = peak_rss(
+                &me,
+                &[&h],
+                Some((fixture::stop(dir.path(), iters + 1).as_bytes(), dir.path())),
+            );
+            rows.push(row(
+                "cairn-hook Stop, work open",
+                n,
+                &timed,
+                "process echoing {}",
+                &floor_hook,
+                rss,
+            ));
         }
     }
     print_table(&rows);
