@@ -142,11 +142,16 @@ pub fn handle(input: &HookInput, deps: &Deps<'_>) -> Handled {
 fn has_cairn_project(root: &Path, named: Option<&str>) -> bool {
     let projects = cairn_storage_fs::layout::projects_dir(root);
     match named {
-        Some(id) => projects.join(id).join("project.json").is_file(),
+        Some(id) => projects
+            .join(id)
+            .join(cairn_storage_fs::layout::PROJECT_JSON)
+            .is_file(),
         None => std::fs::read_dir(&projects).is_ok_and(|entries| {
-            entries
-                .flatten()
-                .any(|e| e.path().join("project.json").is_file())
+            entries.flatten().any(|e| {
+                e.path()
+                    .join(cairn_storage_fs::layout::PROJECT_JSON)
+                    .is_file()
+            })
         }),
     }
 }
