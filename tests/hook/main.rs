@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use cairn_domain::project::service::{InitProject, LogQuery, ProjectService};
 use cairn_domain::project::tasks::{MoveDetail, NewTask};
-use cairn_domain::project::{ProjectId, ProjectType, TaskStatus};
+use cairn_domain::project::{ProjectId, ProjectStatus, ProjectType, TaskStatus};
 use cairn_storage_fs::{FsProjectStore, SystemClock};
 
 const BIN: &str = env!("CARGO_BIN_EXE_cairn-hook");
@@ -454,19 +454,128 @@ fn a_damaged_store_is_reported_to_the_error_log_not_to_claude() {
 }
 
 #[test]
-fn several_projects_need_cairn_project() {
+fn several_projects_are_listed_with_how_to_choose_one() {
     let repo = Repo::with_project();
     repo.add_project("other", true);
+    // Both have work under way, so both are IN_PROGRESS and neither is picked.
     let output = repo.run(&fixture("session_start_startup"));
     assert_well_behaved(&output, "ambiguous");
-    assert_eq!(stdout(&output), "");
+    let value: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
+    let context = value["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap();
+    assert!(context.starts_with("cairn — session start."), "{context}");
+    for line in [
+        "- `demo` Demo project — IN_PROGRESS, 0/4 tasks complete",
+        "- `other` Demo project — IN_PROGRESS, 0/4 tasks complete",
+        "set CAIRN_PROJECT=demo",
+        "`cairn --project demo status`",
+        "`cairn --project demo project set-status IN_PROGRESS`",
+        "2 projects are IN_PROGRESS now; pause the others (`cairn --project other project set-status PAUSED`)",
+    ] {
+        assert!(context.contains(line), "{line:?} missing from {context}");
+    }
     assert!(repo.error_log().unwrap().contains("CAIRN_PROJECT"));
 
+    // CAIRN_PROJECT picks one.
     let mut cmd = repo.command();
     cmd.env("CAIRN_PROJECT", "other");
     let output = run_with(cmd, &fixture("session_start_clear"));
     assert_well_behaved(&output, "CAIRN_PROJECT");
     assert!(stdout(&output).contains("cairn project `other`"));
+
+    // Doing what the text says works: with `other` paused, `demo` is the only IN_PROGRESS
+    // project and is picked by itself, by the hook as by the CLI.
+    runtime().block_on(async {
+        service(&repo.root)
+            .set_project_status(&"other".parse().unwrap(), ProjectStatus::Paused)
+            .await
+            .unwrap();
+    });
+    let output = repo.run(&fixture("session_start_resume"));
+    assert_well_behaved(&output, "one IN_PROGRESS");
+    assert!(stdout(&output).contains("cairn project `demo`"));
+}
+
+fn stop_payload(session: &str, active: bool) -> Vec<u8> {
+    serde_json::json!({
+        "hook_event_name": "Stop", "session_id": session, "cwd": "/x",
+        "stop_hook_active": active, "last_assistant_message": "Done.",
+    })
+    .to_string()
+    .into_bytes()
+}
+
+fn start_payload(session: &str) -> Vec<u8> {
+    serde_json::json!({
+        "hook_event_name": "SessionStart", "session_id": session, "source": "startup", "cwd": "/x",
+    })
+    .to_string()
+    .into_bytes()
+}
+
+fn start_task(repo: &Repo, task: &str) {
+    runtime().block_on(async {
+        service(&repo.root)
+            .move_task(
+                &demo(),
+                &task.parse().unwrap(),
+                TaskStatus::InProgress,
+                MoveDetail::default(),
+            )
+            .await
+            .unwrap();
+    });
+}
+
+#[test]
+fn stop_reminds_of_work_this_session_left_in_progress() {
+    let repo = Repo::with_project();
+    assert_well_behaved(&repo.run(&start_payload("s1")), "SessionStart");
+    // Nothing started in this session yet (T-001 was reconciled at the start): silence.
+    let output = repo.run(&stop_payload("s1", false));
+    assert_well_behaved(&output, "Stop, nothing open");
+    assert_eq!(stdout(&output), "");
+
+    start_task(&repo, "T-004");
+    let output = repo.run(&stop_payload("s1", false));
+    assert_well_behaved(&output, "Stop, T-004 open");
+    assert_eq!(
+        stdout(&output),
+        concat!(
+            r#"{"systemMessage":"cairn: T-004 Set up CI is still IN_PROGRESS — complete it or block it with a reason: "#,
+            r#"`cairn task complete T-004` or `cairn task block T-004 --reason \"…\"`."}"#,
+            "\n"
+        )
+    );
+    assert!(!stdout(&output).contains("decision"), "never blocks");
+    // Every turn may remind again: Stop writes nothing and is not deduplicated.
+    assert_eq!(repo.run(&stop_payload("s1", false)).stdout, output.stdout);
+
+    // Claude already continuing because of a Stop hook: silence, so nothing can loop.
+    let output = repo.run(&stop_payload("s1", true));
+    assert_well_behaved(&output, "stop_hook_active");
+    assert_eq!(stdout(&output), "");
+
+    // Another session did not start T-004.
+    assert_well_behaved(&repo.run(&start_payload("s2")), "SessionStart s2");
+    let output = repo.run(&stop_payload("s2", false));
+    assert_eq!(stdout(&output), "", "not started by s2");
+    // A session cairn never saw start gets nothing either.
+    assert_eq!(stdout(&repo.run(&stop_payload("unknown", false))), "");
+
+    // Two open tasks: listed with the steps for each.
+    let repo = Repo::with_project();
+    assert_well_behaved(&repo.run(&start_payload("s1")), "SessionStart");
+    start_task(&repo, "T-004");
+    start_task(&repo, "T-001");
+    let text = stdout(&repo.run(&stop_payload("s1", false)));
+    assert!(
+        text.contains("2 tasks started in this session are still IN_PROGRESS"),
+        "{text}"
+    );
+    assert!(text.contains("T-001 Design the schema: `cairn task complete T-001`"));
+    assert_eq!(repo.error_log(), None);
 }
 
 #[test]
@@ -550,4 +659,80 @@ fn a_stdin_that_never_closes_does_not_hang_the_hook() {
     assert_well_behaved(&output, "never closes, complete");
     assert!(stdout(&output).contains("cairn's project record"));
     drop(stdin);
+}
+
+/// A writer process piped into the real binary, as a shell pipeline would: it writes `payload`,
+/// pauses (so the hook has already read the payload), then writes `trailing_spaces` more bytes.
+/// Returns the hook's output and whether the writer finished on its own (not by SIGPIPE/EPIPE).
+fn pipe_from_writer(repo: &Repo, payload: &str, trailing_spaces: usize) -> (Output, bool) {
+    let script = format!(
+        "printf '%s' \"$PAYLOAD\" && sleep 0.3 && head -c {trailing_spaces} /dev/zero | tr '\\000' ' '"
+    );
+    let mut writer = Command::new("sh")
+        .args(["-c", &script])
+        .env("PAYLOAD", payload)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut cmd = repo.command();
+    cmd.stdin(Stdio::from(writer.stdout.take().unwrap()));
+    let hook = cmd.spawn().unwrap();
+    // The Command holds its copy of the pipe's read end; only the hook may keep one open.
+    drop(cmd);
+    let output = wait_with_deadline(hook, Duration::from_secs(30));
+    let status = writer.wait().unwrap();
+    (output, status.success())
+}
+
+#[test]
+fn stdin_is_drained_so_a_slow_writer_never_gets_a_broken_pipe() {
+    let repo = Repo::with_project();
+    let payload = String::from_utf8(fixture("pre_tool_use_edit_project_json")).unwrap();
+    // A payload followed, after a pause, by trailing whitespace.
+    let (output, writer_ok) = pipe_from_writer(&repo, &payload, 256 * 1024);
+    assert_well_behaved(&output, "payload + trailing whitespace");
+    assert!(stdout(&output).contains("cairn's project record"));
+    assert!(writer_ok, "the writer must not get EPIPE/SIGPIPE");
+    // Past the 4 MiB cap: still drained to the end, and decided from what was read (the payload
+    // is complete within the cap).
+    let (output, writer_ok) = pipe_from_writer(&repo, &payload, 5 * 1024 * 1024);
+    assert_well_behaved(&output, "payload + 5 MiB");
+    assert!(stdout(&output).contains("cairn's project record"));
+    assert!(
+        writer_ok,
+        "past the cap the writer must not get EPIPE/SIGPIPE either"
+    );
+    assert_eq!(repo.error_log(), None);
+}
+
+#[test]
+fn bash_commands_naming_the_store_are_denied_unless_they_read() {
+    let repo = Repo::with_project();
+    let bash = |command: &str| {
+        let payload = serde_json::json!({
+            "hook_event_name": "PreToolUse", "session_id": "s", "cwd": repo.root,
+            "tool_name": "Bash", "tool_input": {"command": command},
+        });
+        let output = repo.run(payload.to_string().as_bytes());
+        assert_well_behaved(&output, command);
+        stdout(&output)
+    };
+    for command in [
+        "rm -rf .claude/projects",
+        "python3 -c \"open('.claude/projects/demo/tasks.json','w').write('{}')\"",
+        "node -e \"require('fs').writeFileSync('.claude/projects/demo/tasks.json','{}')\"",
+    ] {
+        let out = bash(command);
+        assert!(
+            out.contains("\"permissionDecision\":\"deny\""),
+            "{command}: {out}"
+        );
+        assert!(
+            out.contains("`cairn "),
+            "{command}: the reason names a cairn command"
+        );
+    }
+    assert_eq!(bash("cat .claude/projects/demo/tasks.json | jq ."), "");
+    assert_eq!(bash("cairn task start T-004"), "");
+    assert!(repo.root.join(".claude/projects/demo/tasks.json").is_file());
 }

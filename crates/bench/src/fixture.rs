@@ -150,3 +150,32 @@ pub fn pre_compact(root: &Path, session: usize) -> String {
         serde_json::json!({"trigger": "auto", "custom_instructions": ""}),
     )
 }
+
+/// Stop after a session start: the session's SESSION_START is in the log, so the hook reads the
+/// log tail and the task list, the whole cost of the reminder.
+pub fn stop(root: &Path, session: usize) -> String {
+    payload(
+        root,
+        session,
+        "Stop",
+        serde_json::json!({"stop_hook_active": false, "last_assistant_message": "Done."}),
+    )
+}
+
+/// Starts ready task T-{FIRST_FREE_TASK}, so that the sessions started so far have open work
+/// and Stop takes its whole path: log tail, then the task list.
+pub fn start_a_ready_task(root: &Path) -> Result<(), String> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .map_err(|e| e.to_string())?;
+    let service = ProjectService::new(Arc::new(FsProjectStore::new(root)), Arc::new(SystemClock));
+    let task = TaskId::from_number(FIRST_FREE_TASK);
+    rt.block_on(service.move_task(
+        &project_id(),
+        &task,
+        TaskStatus::InProgress,
+        cairn_domain::project::MoveDetail::default(),
+    ))
+    .map(|_| ())
+    .map_err(|e| e.to_string())
+}

@@ -205,7 +205,8 @@ fn all(args: &[String]) -> Result<(), String> {
         if let Some(hook) = &hook {
             let h = hook.display().to_string();
             type Payload = fn(&Path, usize) -> String;
-            let events: [(&str, Payload); 4] = [
+            // Stop runs after SessionStart, whose sessions it reuses (see `fixture::stop`).
+            let events: [(&str, Payload); 5] = [
                 ("cairn-hook PreToolUse, allowed", |d, s| {
                     fixture::pre_tool_use(d, "src/main.rs", s)
                 }),
@@ -214,6 +215,7 @@ fn all(args: &[String]) -> Result<(), String> {
                 }),
                 ("cairn-hook SessionStart", fixture::session_start),
                 ("cairn-hook PreCompact", fixture::pre_compact),
+                ("cairn-hook Stop", fixture::stop),
             ];
             for (name, payload) in events {
                 let timed =
@@ -225,6 +227,27 @@ fn all(args: &[String]) -> Result<(), String> {
                 );
                 rows.push(row(name, n, &timed, "process echoing {}", &floor_hook, rss));
             }
+            // Stop again once the sessions have work open: the reminder's full cost.
+            fixture::start_a_ready_task(dir.path())?;
+            let timed = time_process_env(
+                iters,
+                &[h.as_str()],
+                |i| fixture::stop(dir.path(), i),
+                dir.path(),
+            )?;
+            let rss = peak_rss(
+                &me,
+                &[&h],
+                Some((fixture::stop(dir.path(), iters + 1).as_bytes(), dir.path())),
+            );
+            rows.push(row(
+                "cairn-hook Stop, work open",
+                n,
+                &timed,
+                "process echoing {}",
+                &floor_hook,
+                rss,
+            ));
         }
     }
     print_table(&rows);

@@ -4,7 +4,7 @@
 //! a `cairn …` command line (`cairn-render`), the MCP server as a tool call, the board as a
 //! button. That keeps command syntax out of the domain, so renaming a flag touches one renderer.
 
-use crate::project::{ProjectId, TaskId};
+use crate::project::{ProjectId, ProjectStatus, TaskId};
 
 /// One thing to do next. Variants name the use case, not a command line.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -55,4 +55,13 @@ pub enum NextStep {
     ListTasks,
     /// Show where one task stands.
     ShowTask { task: TaskId },
+    /// Show one project's state (and so work on it).
+    ShowProject { project: ProjectId },
+    /// Change a project's status (e.g. make it the one IN_PROGRESS project).
+    SetProjectStatus {
+        project: ProjectId,
+        status: ProjectStatus,
+    },
+    /// List the tasks under way.
+    ListInProgress,
 }

@@ -815,3 +815,115 @@ async fn a_decomposed_parent_alone_gives_resume_nothing_to_do() {
         "not stale yet"
     );
 }
+
+#[tokio::test]
+async fn open_work_of_a_session_is_what_it_started_and_left_in_progress() {
+    use cairn_domain::project::service::OpenWork;
+    let (service, clock) = memory_service().await;
+    let mut ids = Vec::new();
+    for title in ["Started before", "Started in the session", "Finished in it"] {
+        let task = service
+            .add_task(&pid(), NewTask::titled(title))
+            .await
+            .expect("add");
+        ids.push(task.id);
+    }
+    let start = |id: TaskId, to: TaskStatus| {
+        let service = &service;
+        async move {
+            service
+                .move_task(&pid(), &id, to, MoveDetail::default())
+                .await
+                .expect("move");
+        }
+    };
+    start(ids[0].clone(), TaskStatus::InProgress).await;
+    assert!(
+        service
+            .open_work_of_session(&pid(), "s1")
+            .await
+            .expect("open work")
+            .is_empty(),
+        "a session cairn never saw start has no work of its own"
+    );
+    clock.advance(Duration::minutes(1));
+    service
+        .record_session_event(&pid(), "START", "s1", None)
+        .await
+        .expect("log");
+    assert!(
+        service
+            .open_work_of_session(&pid(), "s1")
+            .await
+            .expect("open work")
+            .is_empty(),
+        "work started before the session is not its own"
+    );
+    clock.advance(Duration::minutes(1));
+    start(ids[1].clone(), TaskStatus::InProgress).await;
+    start(ids[2].clone(), TaskStatus::InProgress).await;
+    start(ids[2].clone(), TaskStatus::Complete).await;
+    // A compaction logs another start for the same session: its earlier work still counts.
+    clock.advance(Duration::minutes(1));
+    service
+        .record_session_event(&pid(), "START", "s1", None)
+        .await
+        .expect("log");
+    assert_eq!(
+        service
+            .open_work_of_session(&pid(), "s1")
+            .await
+            .expect("open work"),
+        [OpenWork {
+            task: ids[1].clone(),
+            title: "Started in the session".into()
+        }]
+    );
+    assert!(
+        service
+            .open_work_of_session(&pid(), "s2")
+            .await
+            .expect("open work")
+            .is_empty()
+    );
+}
+
+#[tokio::test]
+async fn the_overview_lists_every_project_with_its_progress() {
+    let (service, _) = memory_service().await;
+    let mut other = init();
+    other.id = "other".parse().expect("id");
+    other.name = "Other".into();
+    service.init(other).await.expect("init");
+    let task = service
+        .add_task(&pid(), NewTask::titled("Only task"))
+        .await
+        .expect("add");
+    service
+        .move_task(
+            &pid(),
+            &task.id,
+            TaskStatus::InProgress,
+            MoveDetail::default(),
+        )
+        .await
+        .expect("start");
+    service
+        .move_task(
+            &pid(),
+            &task.id,
+            TaskStatus::Complete,
+            MoveDetail::default(),
+        )
+        .await
+        .expect("complete");
+    let overview = service.overview().await.expect("overview");
+    let rows: Vec<_> = overview
+        .iter()
+        .map(|p| (p.id.to_string(), p.leaves_complete, p.leaves_total))
+        .collect();
+    assert_eq!(
+        rows,
+        [(pid().to_string(), 1, 1), ("other".to_owned(), 0, 0)]
+    );
+}

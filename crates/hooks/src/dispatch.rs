@@ -3,16 +3,17 @@
 //! | event | store | effect | stdout |
 //! |---|---|---|---|
 //! | PreToolUse | never | guard ([`crate::guard`]) | deny object, or nothing |
-//! | SessionStart | yes | reconcile (resume, or staleness only after `compact`), clean debris, log `SESSION_START` | `additionalContext`: the `cairn prime` text under a header shaped by `source` |
+//! | SessionStart | yes | reconcile (resume, or staleness only after `compact`), clean debris, log `SESSION_START` | `additionalContext`: the `cairn prime` text under a header shaped by `source`; with several projects and none chosen, the list and how to choose |
 //! | PreCompact | yes | checkpoint, log `SESSION_PRECOMPACT` | nothing |
 //! | SessionEnd | yes | log `SESSION_END` (reason) | nothing |
 //! | SubagentStart / SubagentStop | yes | log `SESSION_SUBAGENT_START` / `_STOP` (agent type and id) | nothing |
-//! | PostToolUse, Stop, UserPromptSubmit, others | never | none | nothing |
+//! | Stop | reads | none | `systemMessage` reminding of tasks this session started and left IN_PROGRESS, or nothing |
+//! | PostToolUse, UserPromptSubmit, others | never | none | nothing |
 //!
 //! PostToolUse, Stop and UserPromptSubmit fire on every tool call, every turn and every prompt:
 //! logging them would bury the progress log's real history (and push completions out of the
-//! window velocity reads), and a prompt is the user's text, not cairn's to keep. They are
-//! accepted and answered with silence, without touching the store.
+//! window velocity reads), and a prompt is the user's text, not cairn's to keep. None of them
+//! writes; Stop alone reads (a bounded log tail and the task list) for its reminder.
 //!
 //! Store-changing events are deduplicated ([`crate::dedupe`]); a duplicate SessionStart prints
 //! nothing either, since the first delivery already gave Claude the context.
@@ -22,13 +23,17 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::SystemTime;
 
+use cairn_domain::NextStep;
 use cairn_domain::error::{Error, Report};
 use cairn_domain::ports::Clock;
 use cairn_domain::project::ProjectId;
 use cairn_domain::project::policy::Reconciled;
 use cairn_domain::project::report;
-use cairn_domain::project::service::{ProjectService, ReconcileReport, ReconcileScope};
+use cairn_domain::project::service::{
+    OpenWork, ProjectOverview, ProjectService, ReconcileReport, ReconcileScope,
+};
 use cairn_domain::project::store::{ProjectStore, Recovery};
+use cairn_domain::project::{ProjectStatus, TaskId};
 
 use crate::dedupe;
 use crate::guard;
@@ -124,10 +129,10 @@ pub fn handle(input: &HookInput, deps: &Deps<'_>) -> Handled {
         | HookEvent::SessionEnd
         | HookEvent::SubagentStart
         | HookEvent::SubagentStop => with_store(input, deps),
-        HookEvent::PostToolUse
-        | HookEvent::Stop
-        | HookEvent::UserPromptSubmit
-        | HookEvent::Other(_) => Handled::silent(),
+        HookEvent::Stop => stop(input, deps),
+        HookEvent::PostToolUse | HookEvent::UserPromptSubmit | HookEvent::Other(_) => {
+            Handled::silent()
+        }
     }
 }
 
@@ -137,11 +142,16 @@ pub fn handle(input: &HookInput, deps: &Deps<'_>) -> Handled {
 fn has_cairn_project(root: &Path, named: Option<&str>) -> bool {
     let projects = cairn_storage_fs::layout::projects_dir(root);
     match named {
-        Some(id) => projects.join(id).join("project.json").is_file(),
+        Some(id) => projects
+            .join(id)
+            .join(cairn_storage_fs::layout::PROJECT_JSON)
+            .is_file(),
         None => std::fs::read_dir(&projects).is_ok_and(|entries| {
-            entries
-                .flatten()
-                .any(|e| e.path().join("project.json").is_file())
+            entries.flatten().any(|e| {
+                e.path()
+                    .join(cairn_storage_fs::layout::PROJECT_JSON)
+                    .is_file()
+            })
         }),
     }
 }
@@ -161,26 +171,35 @@ fn with_store(input: &HookInput, deps: &Deps<'_>) -> Handled {
             ..Handled::default()
         };
     }
-    let store = match (deps.open_store)(&root) {
-        Ok(store) => store,
-        Err(e) => return Handled::failed(root, format!("cannot open the project store: {e}")),
+    let (service, runtime) = match open_service(&root, deps) {
+        Ok(opened) => opened,
+        Err(problem) => return Handled::failed(root, problem),
     };
-    let runtime = match tokio::runtime::Builder::new_current_thread().build() {
-        Ok(rt) => rt,
-        Err(e) => return Handled::failed(root, format!("cannot start the runtime: {e}")),
-    };
-    let service = ProjectService::new(store, deps.clock.clone());
     let mut handled = runtime.block_on(async {
         let id = match service.resolve(deps.env.cairn_project.as_deref()).await {
             Ok(id) => id,
             Err(e) => {
-                return Handled::failed(
+                let mut failed = Handled::failed(
                     root.clone(),
                     format!(
                         "which project: {} (set CAIRN_PROJECT to choose)",
                         Report(&e)
                     ),
                 );
+                // Claude still learns which projects there are and how to pick one.
+                if input.event == HookEvent::SessionStart {
+                    match service.overview().await {
+                        Ok(projects) if projects.len() > 1 => {
+                            let source = input.source.as_deref().unwrap_or("startup");
+                            failed.output = Some(HookOutput::session_context(choose_project(
+                                source, &projects,
+                            )));
+                        }
+                        Ok(_) => {}
+                        Err(e) => failed.problems.push(format!("listing projects: {}", Report(&e))),
+                    }
+                }
+                return failed;
             }
         };
         let mut problems = Vec::new();
@@ -209,6 +228,161 @@ fn with_store(input: &HookInput, deps: &Deps<'_>) -> Handled {
     });
     handled.root = Some(root);
     handled
+}
+
+/// The project service over the store under `root`, and a runtime to drive it.
+fn open_service(
+    root: &Path,
+    deps: &Deps<'_>,
+) -> Result<(ProjectService, tokio::runtime::Runtime), String> {
+    let store =
+        (deps.open_store)(root).map_err(|e| format!("cannot open the project store: {e}"))?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .map_err(|e| format!("cannot start the runtime: {e}"))?;
+    Ok((ProjectService::new(store, deps.clock.clone()), runtime))
+}
+
+/// Stop: a reminder of the work this session started and left IN_PROGRESS, as a
+/// `systemMessage` — never a block, so Claude is never made to continue and no hook can loop.
+/// Writes nothing, so it is not deduplicated.
+fn stop(input: &HookInput, deps: &Deps<'_>) -> Handled {
+    // Claude is already continuing because of a Stop hook: stay out of it.
+    if input.stop_hook_active {
+        return Handled::silent();
+    }
+    let (Some(session), Some(root)) = (
+        input.session_id.as_deref(),
+        deps.env.root(input.cwd.as_deref()),
+    ) else {
+        return Handled::silent();
+    };
+    let named = deps.env.cairn_project.as_deref();
+    if !has_cairn_project(&root, named) {
+        return Handled::silent();
+    }
+    let (service, runtime) = match open_service(&root, deps) {
+        Ok(opened) => opened,
+        Err(problem) => return Handled::failed(root, problem),
+    };
+    let mut handled = runtime.block_on(async {
+        // No project chosen among several: the session start already said how to choose, and
+        // repeating that failure after every turn would only fill the error log.
+        let Ok(id) = service.resolve(named).await else {
+            return Handled::silent();
+        };
+        match service.open_work_of_session(&id, session).await {
+            Ok(open) if open.is_empty() => Handled::silent(),
+            Ok(open) => Handled {
+                output: Some(HookOutput::system_message(stop_reminder(&open))),
+                ..Handled::default()
+            },
+            Err(e) => Handled::failed(root.clone(), format!("open work of the session: {}", Report(&e))),
+        }
+    });
+    for r in service.take_recoveries() {
+        handled
+            .problems
+            .push(format!("recovered: {}", recovery_note(&r)));
+    }
+    handled.root = Some(root);
+    handled
+}
+
+const REMINDER_LIST_MAX: usize = 3;
+
+/// "cairn: T-003 Build the API is still IN_PROGRESS — complete it (`…`) or block it …".
+pub fn stop_reminder(open: &[OpenWork]) -> String {
+    let steps = |task: &TaskId| {
+        format!(
+            "`{}` or `{}`",
+            cairn_render::command(&NextStep::Complete { task: task.clone() }),
+            cairn_render::command(&NextStep::Block { task: task.clone() })
+        )
+    };
+    if let [one] = open {
+        return format!(
+            "cairn: {} {} is still IN_PROGRESS — complete it or block it with a reason: {}.",
+            one.task,
+            clip(&one.title, 80),
+            steps(&one.task)
+        );
+    }
+    let mut out = format!(
+        "cairn: {} tasks started in this session are still IN_PROGRESS — complete or block each:",
+        open.len()
+    );
+    for w in open.iter().take(REMINDER_LIST_MAX) {
+        out.push_str(&format!(
+            "\n- {} {}: {}",
+            w.task,
+            clip(&w.title, 80),
+            steps(&w.task)
+        ));
+    }
+    if open.len() > REMINDER_LIST_MAX {
+        out.push_str(&format!(
+            "\n- … and {} more (`{}`)",
+            open.len() - REMINDER_LIST_MAX,
+            cairn_render::command(&NextStep::ListInProgress)
+        ));
+    }
+    out
+}
+
+/// The SessionStart context when several projects exist and none is chosen: the list, and the
+/// ways to choose — matching [`ProjectService::resolve`]: `CAIRN_PROJECT` (read by cairn-hook and,
+/// as the default of `--project`, by every cairn command), or making one the only IN_PROGRESS
+/// project.
+pub fn choose_project(source: &str, projects: &[ProjectOverview]) -> String {
+    let mut out = format!(
+        "{}\nThis repository holds {} cairn projects and none is chosen for this session, so no project state was loaded:",
+        session_title(source),
+        projects.len()
+    );
+    for p in projects {
+        out.push_str(&format!(
+            "\n- `{}` {} — {}, {}/{} tasks complete",
+            p.id,
+            clip(&p.name, 80),
+            p.status,
+            p.leaves_complete,
+            p.leaves_total
+        ));
+    }
+    let Some(example) = projects
+        .iter()
+        .find(|p| p.status == ProjectStatus::InProgress)
+        .or(projects.first())
+    else {
+        return out;
+    };
+    let active: Vec<_> = projects
+        .iter()
+        .filter(|p| p.status == ProjectStatus::InProgress)
+        .collect();
+    out.push_str(&format!(
+        "\nTo choose one: set CAIRN_PROJECT={id} in the environment Claude Code runs in (cairn-hook and every cairn command read it) and start a new session; or name it on each command (`{show}`); or make it the only IN_PROGRESS project (`{set}`) — cairn picks the only IN_PROGRESS project by itself.",
+        id = example.id,
+        show = cairn_render::command(&NextStep::ShowProject {
+            project: example.id.clone()
+        }),
+        set = cairn_render::command(&NextStep::SetProjectStatus {
+            project: example.id.clone(),
+            status: ProjectStatus::InProgress
+        }),
+    ));
+    if active.len() > 1 {
+        out.push_str(&format!(
+            "\n{} projects are IN_PROGRESS now; pause the others (`{}`).",
+            active.len(),
+            cairn_render::command(&NextStep::SetProjectStatus {
+                project: active[1].id.clone(),
+                status: ProjectStatus::Paused
+            })
+        ));
+    }
+    out
 }
 
 /// What makes two deliveries "the same event".
@@ -307,12 +481,7 @@ pub fn session_header(
     checkpoint: Option<u32>,
     recoveries: &[Recovery],
 ) -> String {
-    let mut out = String::from(match source {
-        "resume" => "cairn — session resumed. Current project state:",
-        "clear" => "cairn — context cleared. Current project state:",
-        "compact" => "cairn — context compacted. Current project state:",
-        _ => "cairn — session start. Current project state:",
-    });
+    let mut out = format!("{} Current project state:", session_title(source));
     if let Some(n) = checkpoint {
         out.push_str(&format!(
             "\nThe task list from before the compaction is saved as checkpoint {n} (`cairn checkpoint restore {n}` brings it back)."
@@ -328,6 +497,16 @@ pub fn session_header(
         out.push_str(&format!("\nWarning: {}", recovery_note(r)));
     }
     out
+}
+
+/// "cairn — session start." and its siblings: why Claude is getting context now.
+fn session_title(source: &str) -> &'static str {
+    match source {
+        "resume" => "cairn — session resumed.",
+        "clear" => "cairn — context cleared.",
+        "compact" => "cairn — context compacted.",
+        _ => "cairn — session start.",
+    }
 }
 
 const HEADER_LIST_MAX: usize = 5;

@@ -2,18 +2,25 @@
 //!
 //! cairn's state files are replaced under a lock, validated against their schemas, logged and
 //! checkpointed; an agent editing `tasks.json` by hand skips all of that and can lose a concurrent
-//! update or corrupt the file. So Edit, Write, MultiEdit and NotebookEdit on them are denied, and
-//! so are Bash commands that visibly write into them, each with a reason naming the cairn command
-//! to use instead.
+//! update or corrupt the file. So Edit, Write, MultiEdit and NotebookEdit on them are denied, each
+//! with a reason naming the cairn command to use instead.
+//!
+//! Bash is judged the other way round, because a shell can write a file in more ways than any
+//! list of writers can hold (`rm -rf`, `python3 -c "open(…,'w')"`, `node -e`, …): a command that
+//! names a state file or a store directory is denied unless it is clearly a read (see
+//! [`bash`]'s module docs for what counts as one).
 //!
 //! This module is pure and fast on purpose: it runs on every matching tool call, so it decides
-//! from the payload alone — no store, no filesystem, no runtime. Paths are classified lexically
-//! (separators normalised, `.` and `..` folded, relative paths taken from the payload's `cwd`), so
-//! a symlink pointing into the store is not seen; the guard is a seatbelt against honest
+//! from the payload alone — no store, no filesystem, no runtime. The names it knows come from
+//! `cairn_storage_fs::layout`, the one description of the store's layout. Paths are classified
+//! lexically (separators normalised, `.` and `..` folded, relative paths taken from the payload's
+//! `cwd`), so a symlink pointing into the store is not seen; the guard is a seatbelt against honest
 //! mistakes, not a sandbox. Research briefs (`research/T-NNN.md`) are deliberately not guarded:
 //! writing them by hand is part of the workflow.
 
 mod bash;
+
+use cairn_storage_fs::layout;
 
 use crate::protocol::HookInput;
 
@@ -30,6 +37,11 @@ pub enum StateFile {
     Temp,
     /// The project directory itself (a `rm -r` or `mv` of it).
     ProjectDir,
+    /// The store directory, or the `.claude` directory around it hit recursively.
+    Store,
+    /// Anything else inside a project directory but its research briefs (the lock file, an
+    /// unknown entry): named by a shell command that is not a read.
+    StoreEntry,
 }
 
 impl StateFile {
@@ -43,6 +55,8 @@ impl StateFile {
             Self::ProgressDir => "cairn's progress directory (log and velocity)",
             Self::Temp => "cairn's in-flight atomic writes",
             Self::ProjectDir => "a cairn project directory",
+            Self::Store => "cairn's project store (every project's state)",
+            Self::StoreEntry => "inside a cairn project directory",
         }
     }
 
@@ -57,7 +71,8 @@ impl StateFile {
                 "the log is cairn's append-only audit trail, written under its lock"
             }
             Self::Temp => "a rename from there replaces a state file",
-            Self::ProjectDir => "it holds the project's whole state",
+            Self::ProjectDir | Self::StoreEntry => "it holds the project's whole state",
+            Self::Store => "it holds every project's whole state",
         }
     }
 
@@ -80,7 +95,7 @@ impl StateFile {
                 "cairn recomputes it on every completion; read it with `cairn velocity`"
             }
             Self::Temp => "cairn manages it; `cairn doctor --fix` removes abandoned writes",
-            Self::ProjectDir => {
+            Self::ProjectDir | Self::Store | Self::StoreEntry => {
                 "cairn's state is changed through cairn commands only (`cairn --help`); `cairn doctor` checks it"
             }
         }
@@ -116,9 +131,14 @@ pub fn check(input: &HookInput) -> Option<Refusal> {
     match input.tool_name.as_deref()? {
         "Edit" | "Write" | "MultiEdit" => check_path(input.tool_input_str("file_path")?, cwd),
         "NotebookEdit" => check_path(input.tool_input_str("notebook_path")?, cwd),
-        "Bash" => bash::write_targets(input.tool_input_str("command")?, cwd)
+        // The most specific refusal wins: `tasks.json` says more than "inside a project".
+        "Bash" => bash::mentions(input.tool_input_str("command")?, cwd)
             .into_iter()
-            .find_map(|(target, cwd)| check_path(&target, cwd.as_deref())),
+            .filter_map(|m| {
+                classify_mention(&m.path, m.cwd.as_deref(), m.recursive)
+                    .map(|file| Refusal { path: m.path, file })
+            })
+            .min_by_key(|r| r.file == StateFile::StoreEntry),
         _ => None,
     }
 }
@@ -136,25 +156,64 @@ pub fn classify(path: &str, cwd: Option<&str>) -> Option<StateFile> {
     let components = normalize(path, cwd);
     let n = components.len();
     (0..n.saturating_sub(2))
-        .filter(|&i| {
-            components[i].eq_ignore_ascii_case(".claude")
-                && components[i + 1].eq_ignore_ascii_case("projects")
-                && could_be_project_id(&components[i + 2])
-        })
+        .filter(|&i| is_store_dir(&components[i..]) && could_be_project_id(&components[i + 2]))
         .find_map(|i| classify_inside(&components[i + 3..]))
+}
+
+/// Do `components` start with the store directory (`.claude/projects`)?
+fn is_store_dir(components: &[String]) -> bool {
+    components.len() >= layout::STORE_DIR.len()
+        && layout::STORE_DIR
+            .iter()
+            .zip(components)
+            .all(|(name, c)| c.eq_ignore_ascii_case(name))
+}
+
+/// What a path named by a shell command that is not a read touches: a state file (see
+/// [`classify`]), the store directory, anything else in a project but its research briefs, or —
+/// when the command works recursively — the `.claude` directory holding the store.
+pub fn classify_mention(path: &str, cwd: Option<&str>, recursive: bool) -> Option<StateFile> {
+    if let Some(file) = classify(path, cwd) {
+        return Some(file);
+    }
+    let components = normalize(path, cwd);
+    let store_at = (0..components.len()).find(|&i| is_store_dir(&components[i..]));
+    match store_at {
+        Some(i) => {
+            let rest = &components[i + layout::STORE_DIR.len()..];
+            let research = rest.len() >= 2 && component_matches(&rest[1], layout::RESEARCH_DIR);
+            // Only a word that itself spells the store counts as "inside a project": once `cd`
+            // has entered a project, every relative word (a `sed` script, a message) would.
+            let spelled = normalize(path, None).windows(2).any(is_store_dir);
+            match rest.len() {
+                0 => Some(StateFile::Store),
+                _ if research || !spelled => None,
+                _ => Some(StateFile::StoreEntry),
+            }
+        }
+        None => (recursive
+            && components
+                .last()
+                .is_some_and(|c| component_matches(c, layout::STORE_DIR[0])))
+        .then_some(StateFile::Store),
+    }
 }
 
 fn classify_inside(rest: &[String]) -> Option<StateFile> {
     let name = |i: usize, literal: &str| rest.get(i).is_some_and(|c| component_matches(c, literal));
     match rest.len() {
         0 => Some(StateFile::ProjectDir),
-        1 if name(0, "project.json") => Some(StateFile::ProjectRecord),
-        1 if name(0, "tasks.json") => Some(StateFile::TaskList),
-        1 if name(0, "progress") => Some(StateFile::ProgressDir),
-        _ if name(0, "checkpoints") => Some(StateFile::Checkpoint),
-        _ if name(0, "temp") => Some(StateFile::Temp),
-        2 if name(0, "progress") && name(1, "log.md") => Some(StateFile::ProgressLog),
-        2 if name(0, "progress") && name(1, "velocity.json") => Some(StateFile::Velocity),
+        1 if name(0, layout::PROJECT_JSON) => Some(StateFile::ProjectRecord),
+        1 if name(0, layout::TASKS_JSON) => Some(StateFile::TaskList),
+        1 if name(0, layout::PROGRESS_DIR) => Some(StateFile::ProgressDir),
+        _ if name(0, layout::CHECKPOINTS_DIR) => Some(StateFile::Checkpoint),
+        _ if name(0, layout::TEMP_DIR) => Some(StateFile::Temp),
+        2 if name(0, layout::PROGRESS_DIR) && name(1, layout::LOG_MD) => {
+            Some(StateFile::ProgressLog)
+        }
+        2 if name(0, layout::PROGRESS_DIR) && name(1, layout::VELOCITY_JSON) => {
+            Some(StateFile::Velocity)
+        }
         _ => None,
     }
 }
@@ -399,6 +458,8 @@ mod tests {
             StateFile::ProgressDir,
             StateFile::Temp,
             StateFile::ProjectDir,
+            StateFile::Store,
+            StateFile::StoreEntry,
         ] {
             let reason = Refusal {
                 path: "p".into(),

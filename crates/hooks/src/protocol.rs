@@ -77,6 +77,8 @@ pub struct HookInput {
     pub reason: Option<String>,
     pub agent_id: Option<String>,
     pub agent_type: Option<String>,
+    /// Stop / SubagentStop: Claude is already continuing because of a Stop hook.
+    pub stop_hook_active: bool,
 }
 
 /// Why a payload could not be read at all.
@@ -115,8 +117,12 @@ impl HookInput {
         if bytes.iter().all(u8::is_ascii_whitespace) {
             return Err(MalformedInput::Empty);
         }
-        let value: Value =
-            serde_json::from_slice(bytes).map_err(|e| MalformedInput::NotJson(e.to_string()))?;
+        // The first value decides; bytes after it (a writer's trailing output) are ignored.
+        let value: Value = serde_json::Deserializer::from_slice(bytes)
+            .into_iter()
+            .next()
+            .unwrap_or_else(|| Ok(Value::Null))
+            .map_err(|e| MalformedInput::NotJson(e.to_string()))?;
         match value {
             Value::Object(map) => Self::from_object(map),
             _ => Err(MalformedInput::NotAnObject),
@@ -143,6 +149,7 @@ impl HookInput {
             reason: text("reason"),
             agent_id: text("agent_id"),
             agent_type: text("agent_type"),
+            stop_hook_active: map.get("stop_hook_active") == Some(&Value::Bool(true)),
             tool_input,
         })
     }
@@ -157,7 +164,11 @@ impl HookInput {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct HookOutput {
-    pub hook_specific_output: HookSpecificOutput,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hook_specific_output: Option<HookSpecificOutput>,
+    /// A note shown to the user and the agent; never a decision.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub system_message: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -185,10 +196,11 @@ pub const ADDITIONAL_CONTEXT_MAX_CHARS: usize = 10_000;
 impl HookOutput {
     pub fn deny(reason: impl Into<String>) -> Self {
         Self {
-            hook_specific_output: HookSpecificOutput::PreToolUse {
+            hook_specific_output: Some(HookSpecificOutput::PreToolUse {
                 permission_decision: PermissionDecision::Deny,
                 permission_decision_reason: reason.into(),
-            },
+            }),
+            system_message: None,
         }
     }
 
@@ -203,9 +215,18 @@ impl HookOutput {
             text.push('…');
         }
         Self {
-            hook_specific_output: HookSpecificOutput::SessionStart {
+            hook_specific_output: Some(HookSpecificOutput::SessionStart {
                 additional_context: text,
-            },
+            }),
+            system_message: None,
+        }
+    }
+
+    /// A top-level `systemMessage` and nothing else: informs, never blocks.
+    pub fn system_message(text: impl Into<String>) -> Self {
+        Self {
+            hook_specific_output: None,
+            system_message: Some(text.into()),
         }
     }
 
@@ -269,12 +290,15 @@ mod tests {
             ctx,
             json!({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": "hi"}})
         );
+        let note: Value =
+            serde_json::from_str(&HookOutput::system_message("hi").to_json_line()).unwrap();
+        assert_eq!(note, json!({"systemMessage": "hi"}));
     }
 
     #[test]
     fn context_is_cut_to_the_limit() {
         let long = "é".repeat(ADDITIONAL_CONTEXT_MAX_CHARS + 50);
-        let HookSpecificOutput::SessionStart { additional_context } =
+        let Some(HookSpecificOutput::SessionStart { additional_context }) =
             HookOutput::session_context(long).hook_specific_output
         else {
             panic!("not a SessionStart output");

@@ -12,9 +12,10 @@
 //! to a temporary file beside it, synced, and renamed over the target, so Claude Code never reads
 //! a half-written settings file.
 //!
-//! Which events are registered ([`CAIRN_HOOKS`]): the ones where cairn-hook does something.
-//! PostToolUse, Stop and UserPromptSubmit are accepted by the binary but not registered — it does
-//! nothing for them, and they fire constantly (see [`crate::dispatch`]).
+//! Which events are registered ([`CAIRN_HOOKS`]): the ones where cairn-hook does something —
+//! Stop included, for the reminder of work left IN_PROGRESS. PostToolUse and UserPromptSubmit
+//! are accepted by the binary but not registered — it does nothing for them, and they fire
+//! constantly (see [`crate::dispatch`]).
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -32,7 +33,7 @@ pub struct HookSpec {
 }
 
 /// The events cairn registers for.
-pub const CAIRN_HOOKS: [HookSpec; 6] = [
+pub const CAIRN_HOOKS: [HookSpec; 7] = [
     HookSpec {
         event: "SessionStart",
         matcher: None,
@@ -60,6 +61,11 @@ pub const CAIRN_HOOKS: [HookSpec; 6] = [
     },
     HookSpec {
         event: "SubagentStop",
+        matcher: None,
+        timeout: 10,
+    },
+    HookSpec {
+        event: "Stop",
         matcher: None,
         timeout: 10,
     },
@@ -409,7 +415,8 @@ mod tests {
                 "PreCompact",
                 "SessionEnd",
                 "SubagentStart",
-                "SubagentStop"
+                "SubagentStop",
+                "Stop"
             ]
         );
         let pre = merged["hooks"]["PreToolUse"].as_array().unwrap();
@@ -470,18 +477,18 @@ mod tests {
         let path = dir.path().join("settings.json");
         // A group shared by a user handler and a cairn handler keeps the user's handler.
         let mut start = user_settings();
-        start["hooks"]["Stop"] = json!([{"hooks": [
+        start["hooks"]["UserPromptSubmit"] = json!([{"hooks": [
             {"type": "command", "command": "say done"},
             {"type": "command", "command": "cairn-hook"}
         ]}]);
         fs::write(&path, serde_json::to_string_pretty(&start).unwrap()).unwrap();
-        // Adding already replaces the stray handler (cairn does not register Stop).
+        // Adding already replaces the stray handler (cairn does not register UserPromptSubmit).
         assert_eq!(apply(&options(&path, false)).unwrap().removed, 1);
         let report = apply(&options(&path, true)).unwrap();
         assert!(report.changed);
         assert_eq!(report.removed, CAIRN_HOOKS.len());
         let mut expected = start.clone();
-        expected["hooks"]["Stop"] =
+        expected["hooks"]["UserPromptSubmit"] =
             json!([{"hooks": [{"type": "command", "command": "say done"}]}]);
         assert_eq!(
             serde_json::to_string(&read(&path)).unwrap(),

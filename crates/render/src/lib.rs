@@ -36,6 +36,11 @@ pub fn command(step: &NextStep) -> String {
         NextStep::ForceCompletePhase { phase } => format!("cairn phase complete {phase} --force"),
         NextStep::ListTasks => "cairn task list".to_owned(),
         NextStep::ShowTask { task } => format!("cairn task show {task}"),
+        NextStep::ShowProject { project } => format!("cairn --project {project} status"),
+        NextStep::SetProjectStatus { project, status } => {
+            format!("cairn --project {project} project set-status {status}")
+        }
+        NextStep::ListInProgress => "cairn task list --status IN_PROGRESS".to_owned(),
         // `NextStep` is non-exhaustive so that new wings can add steps; a step this renderer
         // does not know yet still gets a pointer to the help instead of nothing.
         #[allow(unreachable_patterns)]

@@ -26,6 +26,18 @@ use std::path::{Path, PathBuf};
 /// The store directory, relative to the repository root.
 pub const STORE_DIR: [&str; 2] = [".claude", "projects"];
 
+/// The names inside a project directory, for code that must recognise them without a root (the
+/// hook's guard classifies paths it reads in tool calls).
+pub const PROJECT_JSON: &str = "project.json";
+pub const TASKS_JSON: &str = "tasks.json";
+pub const PROGRESS_DIR: &str = "progress";
+pub const LOG_MD: &str = "log.md";
+pub const VELOCITY_JSON: &str = "velocity.json";
+pub const RESEARCH_DIR: &str = "research";
+pub const CHECKPOINTS_DIR: &str = "checkpoints";
+pub const TEMP_DIR: &str = "temp";
+pub const LOCK_FILE: &str = ".lock";
+
 /// An id that cannot be used as a path component.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("invalid {what} {id:?}: must match {pattern}")]
@@ -139,31 +151,31 @@ impl ProjectLayout {
 
     /// The sidecar lock file every read-modify-write of this project holds.
     pub fn lock_file(&self) -> PathBuf {
-        self.dir.join(".lock")
+        self.dir.join(LOCK_FILE)
     }
 
     pub fn project_json(&self) -> PathBuf {
-        self.dir.join("project.json")
+        self.dir.join(PROJECT_JSON)
     }
 
     pub fn tasks_json(&self) -> PathBuf {
-        self.dir.join("tasks.json")
+        self.dir.join(TASKS_JSON)
     }
 
     pub fn progress_dir(&self) -> PathBuf {
-        self.dir.join("progress")
+        self.dir.join(PROGRESS_DIR)
     }
 
     pub fn log_md(&self) -> PathBuf {
-        self.progress_dir().join("log.md")
+        self.progress_dir().join(LOG_MD)
     }
 
     pub fn velocity_json(&self) -> PathBuf {
-        self.progress_dir().join("velocity.json")
+        self.progress_dir().join(VELOCITY_JSON)
     }
 
     pub fn research_dir(&self) -> PathBuf {
-        self.dir.join("research")
+        self.dir.join(RESEARCH_DIR)
     }
 
     /// `research/{task_id}.md`, after checking `task_id` against `^T-[0-9]+$`.
@@ -173,12 +185,12 @@ impl ProjectLayout {
     }
 
     pub fn checkpoints_dir(&self) -> PathBuf {
-        self.dir.join("checkpoints")
+        self.dir.join(CHECKPOINTS_DIR)
     }
 
     /// Staging area for atomic writes; same filesystem as every target above.
     pub fn temp_dir(&self) -> PathBuf {
-        self.dir.join("temp")
+        self.dir.join(TEMP_DIR)
     }
 
     /// Creates the project directory and its subdirectories (idempotent), then fsyncs the store

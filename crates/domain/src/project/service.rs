@@ -1044,3 +1044,93 @@ fn phase_in(project: &Project, phase: &str) -> Result<Phase, Error> {
             .into()
         })
 }
+
+/// One of several projects, as a session start lists them for the agent to choose from.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ProjectOverview {
+    pub id: ProjectId,
+    pub name: String,
+    pub status: ProjectStatus,
+    /// Leaf tasks that count (cancelled ones do not), and how many of them are complete.
+    pub leaves_total: usize,
+    pub leaves_complete: usize,
+}
+
+/// A task still IN_PROGRESS that was started during a given agent session.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct OpenWork {
+    pub task: TaskId,
+    pub title: String,
+}
+
+/// How many progress-log records back [`ProjectService::open_work_of_session`] looks for the
+/// session's start. Bounded so the Stop hook, which runs after every turn, stays cheap however
+/// long the log grows; a session whose start scrolled out of that window gets no reminder.
+pub const SESSION_LOOKBACK: usize = 2_000;
+
+impl ProjectService {
+    /// Every project with its progress, sorted by id, for choosing one when several exist.
+    pub async fn overview(&self) -> Result<Vec<ProjectOverview>, Error> {
+        let mut out = Vec::new();
+        for id in self.store.list().await? {
+            let state = self.load(&id).await?;
+            let summary = report::summarize(&state, 0);
+            out.push(ProjectOverview {
+                id,
+                name: state.project.name,
+                status: state.project.status,
+                leaves_total: summary.leaves_total,
+                leaves_complete: summary.leaves_complete,
+            });
+        }
+        Ok(out)
+    }
+
+    /// The tasks still IN_PROGRESS that agent session `session_id` started: leaves whose
+    /// `started_at` is at or after the session's first SESSION_START entry in the last
+    /// [`SESSION_LOOKBACK`] log records. The *first* entry, because a compaction logs another
+    /// SESSION_START for the same session while its work stays in progress. No such entry (an
+    /// unknown session, or one started long ago) means nothing to report.
+    pub async fn open_work_of_session(
+        &self,
+        id: &ProjectId,
+        session_id: &str,
+    ) -> Result<Vec<OpenWork>, Error> {
+        let start_kind = EventKind::Session("START".to_owned()).name();
+        let log = self.store.read_log(id, Some(SESSION_LOOKBACK)).await?;
+        let Some(first) = log
+            .records
+            .iter()
+            .position(|r| r.kind == start_kind && r.get("session") == Some(session_id))
+        else {
+            return Ok(Vec::new());
+        };
+        let since = log.records[first].at;
+        // Stop runs after every turn: when the log shows nothing moved into IN_PROGRESS since the
+        // session started, the task list (the bulk of the cost) is not read at all.
+        let moved_in = log.records[first..].iter().any(|r| {
+            matches!(
+                EventKind::parse(&r.kind),
+                EventKind::TaskStarted | EventKind::TaskReopened | EventKind::TaskUnblocked
+            )
+        });
+        if !moved_in {
+            return Ok(Vec::new());
+        }
+        let state = self.load(id).await?;
+        Ok(state
+            .tasks
+            .tasks
+            .into_iter()
+            .filter(|t| {
+                !t.is_parent()
+                    && t.status == TaskStatus::InProgress
+                    && t.started_at.is_some_and(|at| at >= since)
+            })
+            .map(|t| OpenWork {
+                task: t.id,
+                title: t.title,
+            })
+            .collect())
+    }
+}

@@ -1,39 +1,55 @@
-//! A small Bash scanner: which paths a command line visibly writes to.
+//! A small Bash scanner: which paths a command line names in a way that could change them.
 //!
-//! Not a shell parser — just enough of the grammar to find write targets without being fooled by
-//! quoting: words with `'…'`, `"…"` and `\` escapes; the separators `;`, `&&`, `||`, `|`, `&`,
-//! newlines, `(…)`, `$(…)` and backticks (what is inside a substitution is scanned as a command
-//! of its own); output redirections (`>`, `>>`, `>|`, `&>`, `&>>`, `N>`, `<>`, `>&file`);
-//! here-documents, whose bodies are skipped (a file written by `cat > notes.md <<EOF` may
-//! mention anything); comments; `cd`/`pushd`, so that relative paths after them resolve; and
-//! `bash -c`, `sh -c` and `eval`, whose script is scanned in turn.
+//! Not a shell parser — just enough of the grammar to judge each simple command without being
+//! fooled by quoting: words with `'…'`, `"…"` and `\` escapes; the separators `;`, `&&`, `||`,
+//! `|`, `&`, newlines and `(…)`, so that each segment of a chain or pipeline is judged alone;
+//! command substitutions `$(…)` and backticks, scanned as commands of their own *and* counted as
+//! words of the command around them (`rm $(echo tasks.json)`); output redirections (`>`, `>>`,
+//! `>|`, `&>`, `&>>`, `N>`, `<>`, `>&file`); here-documents, whose bodies are skipped (a file
+//! written by `cat > notes.md <<EOF` may mention anything); comments; `cd`/`pushd`, so that
+//! relative paths after them resolve; and `bash -c`, `sh -c` and `eval`, whose script is scanned
+//! in turn.
 //!
-//! Commands that write their operands: `tee`, `sed -i`, `perl -i`, `mv` (sources and
-//! destination: a moved-away state file is as lost as an overwritten one), `cp`, `install`, `ln`
-//! and `rsync` (the destination, and each source's name inside it), `rm`, `rmdir`, `unlink`,
-//! `truncate`, `shred`, `dd of=…`, and `git checkout|restore|rm|mv`. A program that opens files
-//! itself (`python -c "open(…)"`) is not seen.
+//! The rule is turned around: every word of a command that is not clearly a read is a
+//! [`Mention`] — split at quotes, parentheses, commas and `=` so that a path inside an
+//! interpreter one-liner (`python3 -c "open('…/tasks.json','w')"`) or an option (`of=…`) is seen
+//! too. Reads are `cat`, `head`, `tail`, `less`, `more`, `grep`, `rg`, `jq`, `wc`, `ls`, `echo`,
+//! `printf`, `diff`, `stat`, `sed` without `-i`, `find` without `-delete`/`-exec`, `git
+//! diff|log|show|status|…` and `cairn` itself; their output redirections are still mentions.
+//! `cp`-like commands (`cp`, `install`, `ln`, `rsync`) read their sources, so only their
+//! destinations count, and `dd` only its `of=`.
 
-/// How deep `bash -c` / `eval` scripts are followed.
+/// How deep `bash -c` / `eval` scripts are followed; deeper scripts are judged as plain words.
 const MAX_NESTING: usize = 4;
 
-/// Every path `command` writes to, each with the working directory in effect at that point
-/// (`cwd` updated by `cd`; `None` once it is unknown).
-pub fn write_targets(command: &str, cwd: Option<&str>) -> Vec<(String, Option<String>)> {
+/// A path (or a piece of a word that may be one) named by a command that could change it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mention {
+    pub path: String,
+    /// The working directory in effect (`cd` followed; `None` once it is unknown).
+    pub cwd: Option<String>,
+    /// Whether the command works on whole trees (`rm -r`, `mv`, `git clean`, …).
+    pub recursive: bool,
+}
+
+/// Every mention in `command`, in order.
+pub fn mentions(command: &str, cwd: Option<&str>) -> Vec<Mention> {
     let mut out = Vec::new();
     scan(command, cwd.map(str::to_owned), 0, &mut out);
     out
 }
 
-fn scan(
-    command: &str,
-    mut cwd: Option<String>,
-    depth: usize,
-    out: &mut Vec<(String, Option<String>)>,
-) {
+fn scan(command: &str, mut cwd: Option<String>, depth: usize, out: &mut Vec<Mention>) {
     for cmd in split(command) {
+        let push = |out: &mut Vec<Mention>, path: &str, recursive: bool| {
+            out.push(Mention {
+                path: path.to_owned(),
+                cwd: cwd.clone(),
+                recursive,
+            });
+        };
         for target in &cmd.outputs {
-            out.push((target.clone(), cwd.clone()));
+            push(out, target, false);
         }
         let words = strip_prefixes(&cmd.words);
         let Some((program, args)) = words.split_first() else {
@@ -47,52 +63,144 @@ fn scan(
                     Some(dir) if *dir == "-" => None,
                     Some(dir) => Some(join(cwd.as_deref(), dir)),
                 };
+                continue;
             }
-            "bash" | "sh" | "zsh" | "dash" | "ksh" if depth < MAX_NESTING => {
-                if let Some(script) = dash_c_script(args) {
-                    scan(script, cwd.clone(), depth + 1, out);
+            "bash" | "sh" | "zsh" | "dash" | "ksh"
+                if depth < MAX_NESTING && dash_c_script(args).is_some() =>
+            {
+                let script = dash_c_script(args).unwrap_or_default();
+                scan(script, cwd.clone(), depth + 1, out);
+                continue;
+            }
+            "eval" if depth < MAX_NESTING => {
+                scan(&args.join(" "), cwd.clone(), depth + 1, out);
+                continue;
+            }
+            _ if is_read(program, args) => continue,
+            "cp" | "install" | "ln" | "rsync" => {
+                let recursive = is_recursive(program, args);
+                for target in copy_destinations(args) {
+                    push(out, &target, recursive);
                 }
             }
-            "eval" if depth < MAX_NESTING => scan(&args.join(" "), cwd.clone(), depth + 1, out),
+            "dd" => {
+                for target in args.iter().filter_map(|a| a.strip_prefix("of=")) {
+                    push(out, target, false);
+                }
+            }
             _ => {
-                for target in command_targets(program, args) {
-                    out.push((target, cwd.clone()));
+                let recursive = is_recursive(program, args);
+                for piece in args.iter().chain(&cmd.here_docs).flat_map(|a| pieces(a)) {
+                    push(out, piece, recursive);
                 }
             }
+        }
+        // What a substitution prints becomes words of this command.
+        let recursive = is_recursive(program, args);
+        for piece in cmd.substituted.iter().flat_map(|a| pieces(a)) {
+            push(out, piece, recursive);
         }
     }
 }
 
-/// The operands `program` writes to.
-fn command_targets(program: &str, args: &[String]) -> Vec<String> {
-    let owned = |v: Vec<&String>| v.into_iter().cloned().collect::<Vec<_>>();
+/// Does `program args` only read the files it names?
+fn is_read(program: &str, args: &[String]) -> bool {
+    const READERS: [&str; 27] = [
+        "cat",
+        "head",
+        "tail",
+        "less",
+        "more",
+        "grep",
+        "egrep",
+        "fgrep",
+        "rg",
+        "jq",
+        "wc",
+        "ls",
+        "cairn",
+        "echo",
+        "printf",
+        "diff",
+        "cmp",
+        "stat",
+        "file",
+        "du",
+        "tree",
+        "test",
+        "[",
+        "true",
+        "realpath",
+        "readlink",
+        "sha256sum",
+    ];
+    const FIND_ACTIONS: [&str; 9] = [
+        "-delete", "-exec", "-execdir", "-ok", "-okdir", "-fprint", "-fprint0", "-fprintf", "-fls",
+    ];
+    const GIT_READS: [&str; 12] = [
+        "diff",
+        "log",
+        "show",
+        "status",
+        "add",
+        "commit",
+        "blame",
+        "grep",
+        "ls-files",
+        "shortlog",
+        "rev-parse",
+        "cat-file",
+    ];
     match program {
-        "tee" | "rm" | "rmdir" | "unlink" | "truncate" | "shred" => owned(operands(args)),
-        "sed" | "perl" if args.iter().any(|a| is_in_place(a)) => owned(operands(args)),
-        "mv" => {
-            let mut all = owned(operands(args));
-            all.extend(copy_destinations(args));
-            all
-        }
-        "cp" | "install" | "ln" | "rsync" => copy_destinations(args),
-        "dd" => args
-            .iter()
-            .filter_map(|a| a.strip_prefix("of="))
-            .map(str::to_owned)
-            .collect(),
-        "git" => {
-            let ops = operands(args);
-            match ops.split_first() {
-                Some((sub, rest))
-                    if ["checkout", "restore", "rm", "mv"].contains(&sub.as_str()) =>
-                {
-                    owned(rest.to_vec())
-                }
-                _ => Vec::new(),
-            }
-        }
-        _ => Vec::new(),
+        "sed" => !args.iter().any(|a| is_in_place(a)),
+        "find" => !args.iter().any(|a| FIND_ACTIONS.contains(&a.as_str())),
+        "git" => operands(args)
+            .first()
+            .is_some_and(|sub| GIT_READS.contains(&sub.as_str())),
+        _ => READERS.contains(&program),
     }
+}
+
+/// Does the command work on whole trees, so that naming `.claude` hits the store inside it?
+fn is_recursive(program: &str, args: &[String]) -> bool {
+    let git_tree = program == "git"
+        && operands(args).first().is_some_and(|sub| {
+            ["clean", "rm", "checkout", "restore", "stash", "reset", "mv"].contains(&sub.as_str())
+        });
+    git_tree
+        || ["mv", "find", "shred"].contains(&program)
+        || args.iter().any(|a| {
+            a == "--recursive"
+                || a == "--delete"
+                || (a.starts_with('-') && !a.starts_with("--") && a[1..].contains(['r', 'R']))
+        })
+}
+
+/// The pieces of a word that could be paths: the word split at characters a path written in a
+/// command line rarely holds but a script around it does (quotes, brackets, commas, `=`, …).
+fn pieces(word: &str) -> impl Iterator<Item = &str> {
+    word.split(|c: char| {
+        c.is_whitespace()
+            || matches!(
+                c,
+                '\'' | '"'
+                    | '`'
+                    | '('
+                    | ')'
+                    | '{'
+                    | '}'
+                    | ','
+                    | ';'
+                    | '='
+                    | '<'
+                    | '>'
+                    | '|'
+                    | '&'
+                    | '+'
+            )
+    })
+    // Options are not paths (`--out=PATH` is split at `=` above).
+    .filter(|p| !p.is_empty() && !p.starts_with('-'))
 }
 
 /// `sed -i`, `sed -i.bak`, `sed --in-place`, `perl -pi -e …`, `sed -Ei`.
@@ -220,11 +328,31 @@ fn join(cwd: Option<&str>, dir: &str) -> String {
     format!("/{}", components.join("/"))
 }
 
-/// One simple command: its words and the files its redirections write.
+/// One simple command: its words, the files its redirections write, and the words of the
+/// commands substituted into it (`$(…)`, backticks), whose output becomes its arguments.
 #[derive(Debug, Default, PartialEq)]
 struct SimpleCommand {
     words: Vec<String>,
     outputs: Vec<String>,
+    substituted: Vec<String>,
+    /// The bodies of its here-documents: data for a read (`cat > notes.md <<EOF`), a script for
+    /// anything else (`python3 - <<EOF`).
+    here_docs: Vec<String>,
+}
+
+/// An open `(`, `$(` or backtick, so the matching close knows what it ends.
+#[derive(Debug, PartialEq)]
+enum Open {
+    Subshell,
+    /// A substitution: the command it sits in (with its partial word) and the index of the first
+    /// command scanned inside it.
+    Substitution {
+        backtick: bool,
+        outer: SimpleCommand,
+        word: String,
+        redirect: Option<Redirect>,
+        first: usize,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -251,7 +379,10 @@ struct Lexer {
     word: String,
     in_word: bool,
     redirect: Option<Redirect>,
-    heredocs: Vec<(String, bool)>,
+    /// Here-documents opened on the current line: delimiter, `<<-`, and the index the command
+    /// that reads them will have.
+    heredocs: Vec<(String, bool, usize)>,
+    open: Vec<Open>,
 }
 
 impl Lexer {
@@ -265,6 +396,7 @@ impl Lexer {
             in_word: false,
             redirect: None,
             heredocs: Vec::new(),
+            open: Vec::new(),
         }
     }
 
@@ -281,7 +413,20 @@ impl Lexer {
                     self.finish_command();
                     self.skip_heredoc_bodies();
                 }
-                ';' | '|' | '(' | ')' | '`' => self.finish_command(),
+                ';' | '|' => self.finish_command(),
+                '(' => {
+                    self.finish_command();
+                    self.open.push(Open::Subshell);
+                }
+                ')' => self.close(false),
+                '`' if matches!(
+                    self.open.last(),
+                    Some(Open::Substitution { backtick: true, .. })
+                ) =>
+                {
+                    self.close(true);
+                }
+                '`' => self.open_substitution(true),
                 '&' if self.peek(0) == Some('>') => {
                     self.finish_word();
                     self.i += 1;
@@ -293,7 +438,7 @@ impl Lexer {
                 '&' => self.finish_command(),
                 '$' if self.peek(0) == Some('(') => {
                     self.i += 1;
-                    self.finish_command();
+                    self.open_substitution(false);
                 }
                 '>' | '<' => self.redirection(c),
                 '\'' => {
@@ -329,6 +474,55 @@ impl Lexer {
         }
         self.finish_command();
         self.commands
+    }
+
+    fn open_substitution(&mut self, backtick: bool) {
+        self.in_word = false;
+        self.open.push(Open::Substitution {
+            backtick,
+            outer: std::mem::take(&mut self.current),
+            word: std::mem::take(&mut self.word),
+            redirect: self.redirect.take(),
+            first: self.commands.len(),
+        });
+    }
+
+    /// A `)` or closing backtick: ends a subshell, or ends a substitution and hands the words
+    /// scanned inside it to the command around it.
+    fn close(&mut self, backtick: bool) {
+        self.finish_command();
+        let at = self.open.iter().rposition(|o| match o {
+            Open::Subshell => !backtick,
+            Open::Substitution { backtick: b, .. } => *b == backtick,
+        });
+        let Some(at) = at else { return };
+        // Anything opened inside and never closed ends here too.
+        self.open.truncate(at + 1);
+        if let Some(Open::Substitution {
+            outer,
+            word,
+            redirect,
+            first,
+            ..
+        }) = self.open.pop()
+        {
+            let inner: Vec<String> = self.commands[first..]
+                .iter()
+                .flat_map(|c| c.words.iter().chain(&c.outputs).chain(&c.substituted))
+                .cloned()
+                .collect();
+            self.current = outer;
+            if matches!(redirect, Some(Redirect::Output | Redirect::OutputOrFd)) {
+                self.current.outputs.extend(inner);
+            } else {
+                self.current.substituted.extend(inner);
+            }
+            self.word = word;
+            // The substitution is (part of) a word of the outer command, even if it was its
+            // first character.
+            self.in_word = true;
+            self.redirect = redirect;
+        }
     }
 
     fn double_quoted(&mut self) {
@@ -408,7 +602,9 @@ impl Lexer {
                     self.current.outputs.push(word);
                 }
             }
-            Some(Redirect::HereDoc { strip_tabs }) => self.heredocs.push((word, strip_tabs)),
+            Some(Redirect::HereDoc { strip_tabs }) => {
+                self.heredocs.push((word, strip_tabs, self.commands.len()))
+            }
             Some(Redirect::Input) => {}
         }
     }
@@ -417,14 +613,19 @@ impl Lexer {
         self.finish_word();
         self.redirect = None;
         let command = std::mem::take(&mut self.current);
-        if !command.words.is_empty() || !command.outputs.is_empty() {
+        if !command.words.is_empty()
+            || !command.outputs.is_empty()
+            || !command.substituted.is_empty()
+        {
             self.commands.push(command);
         }
     }
 
-    /// Called just after a newline: skips the bodies of the here-documents opened on that line.
+    /// Called just after a newline: skips the bodies of the here-documents opened on that line,
+    /// keeping each with the command that reads it.
     fn skip_heredoc_bodies(&mut self) {
-        for (delimiter, strip_tabs) in std::mem::take(&mut self.heredocs) {
+        for (delimiter, strip_tabs, reader) in std::mem::take(&mut self.heredocs) {
+            let mut body = String::new();
             while self.i < self.chars.len() {
                 let end = self.chars[self.i..]
                     .iter()
@@ -441,6 +642,11 @@ impl Lexer {
                 if line == delimiter {
                     break;
                 }
+                body.push_str(line);
+                body.push('\n');
+            }
+            if let Some(command) = self.commands.get_mut(reader) {
+                command.here_docs.push(body);
             }
         }
     }
@@ -451,16 +657,16 @@ mod tests {
     use super::*;
 
     fn targets(command: &str) -> Vec<String> {
-        write_targets(command, Some("/r"))
+        mentions(command, Some("/r"))
             .into_iter()
-            .map(|(t, _)| t)
+            .map(|m| m.path)
             .collect()
     }
 
     fn denied(command: &str) -> bool {
-        write_targets(command, Some("/r"))
-            .iter()
-            .any(|(t, cwd)| super::super::classify(t, cwd.as_deref()).is_some())
+        mentions(command, Some("/r")).iter().any(|m| {
+            super::super::classify_mention(&m.path, m.cwd.as_deref(), m.recursive).is_some()
+        })
     }
 
     const TASKS: &str = ".claude/projects/demo/tasks.json";
@@ -564,11 +770,15 @@ mod tests {
             "cd .claude/projects/demo/checkpoints && cp ../tasks.json ."
         ));
         assert!(!denied("cd src && echo x > tasks.json"));
-        let t = write_targets("cd /a/b; cd ../c && touch x > y; cd; echo > z", Some("/r"));
+        let t: Vec<_> = mentions("cd /a/b; cd ../c && touch x > y; cd; echo > z", Some("/r"))
+            .into_iter()
+            .map(|m| (m.path, m.cwd))
+            .collect();
         assert_eq!(
             t,
             [
                 ("y".to_owned(), Some("/a/c".to_owned())),
+                ("x".to_owned(), Some("/a/c".to_owned())),
                 ("z".to_owned(), None)
             ]
         );
@@ -582,6 +792,8 @@ mod tests {
         assert_eq!(targets(&doc), ["notes.md", "done.txt"]);
         let indented = format!("cat <<-END > a\n\tcp x {TASKS}\n\tEND\ncp y b");
         assert_eq!(targets(&indented), ["a", "b", "b/y"]);
+        // `cat` reads: a heredoc mentioning the store, written elsewhere, is fine.
+        assert!(!denied(&doc));
         // The state file itself written by a here-document is still refused.
         assert!(denied(&format!("cat > {TASKS} <<EOF\n{{}}\nEOF")));
     }
@@ -598,11 +810,119 @@ mod tests {
         for _ in 0..10 {
             command = format!("eval {}", shell_quote(&command));
         }
-        // Deeper than MAX_NESTING: not followed, and no stack overflow.
-        assert!(!denied(&command));
+        // Deeper than MAX_NESTING: not followed but judged as words (so still refused), and no
+        // stack overflow.
+        assert!(denied(&command));
+        assert!(!denied(&command.replace(TASKS, "src/main.rs")));
     }
 
     fn shell_quote(s: &str) -> String {
         format!("'{}'", s.replace('\'', r"'\''"))
+    }
+
+    /// The Bash guard turned around: naming the store is a refusal unless the command is a read.
+    #[test]
+    fn command_forms_table() {
+        let cases: &[(&str, bool)] = &[
+            // Reads and unrelated commands: allowed.
+            ("cat .claude/projects/p/tasks.json", false),
+            ("cat .claude/projects/p/tasks.json | jq .", false),
+            ("jq '.tasks | length' .claude/projects/p/tasks.json", false),
+            ("head -n 20 .claude/projects/p/progress/log.md", false),
+            ("tail -f .claude/projects/p/progress/log.md", false),
+            ("less .claude/projects/p/project.json", false),
+            ("grep -rn T-001 .claude/projects", false),
+            ("rg IN_PROGRESS .claude/projects/p/tasks.json", false),
+            ("wc -l .claude/projects/p/progress/log.md", false),
+            ("ls -la .claude/projects/p/checkpoints", false),
+            ("ls .claude", false),
+            ("git diff .claude/projects/p/tasks.json", false),
+            ("git log -p -- .claude/projects", false),
+            ("git show HEAD:.claude/projects/p/tasks.json", false),
+            ("git status .claude", false),
+            ("cairn task start T-001", false),
+            ("cairn task complete T-001 && cairn task next", false),
+            ("cargo test -p cairn-hooks 2>&1 | tail -5", false),
+            ("rm -rf target/debug", false),
+            ("rm -rf src/.claude-notes", false),
+            ("python3 -c \"print(1 + 1)\"", false),
+            ("node -e \"console.log(process.version)\"", false),
+            ("cat .claude/projects/p/tasks.json > /tmp/copy.json", false),
+            ("find .claude/projects -name '*.json'", false),
+            (
+                "mkdir -p .claude/projects/p/research && echo x > .claude/projects/p/research/T-001.md",
+                false,
+            ),
+            ("sh -c 'cat .claude/projects/p/tasks.json'", false),
+            ("echo $(cat .claude/projects/p/tasks.json | wc -l)", false),
+            // Writes, deletions and anything not clearly a read: denied.
+            ("rm -rf .claude/projects", true),
+            ("rm -rf .claude/projects/", true),
+            ("rm -rf .claude", true),
+            ("rm -r ./.claude/", true),
+            ("mv .claude /tmp/old-claude", true),
+            ("rm -rf .claude/projects/p", true),
+            ("rm .claude/projects/p/.lock", true),
+            ("rm .claude/projects/p/notes.md", true),
+            ("truncate -s 0 .claude/projects/p/progress/log.md", true),
+            ("git checkout -- .claude/projects/p/tasks.json", true),
+            ("git restore .claude/projects/p", true),
+            ("git clean -fdx .claude", true),
+            ("git stash push .claude/projects", true),
+            (
+                "python3 -c \"open('.claude/projects/p/tasks.json','w').write('{}')\"",
+                true,
+            ),
+            (
+                "python -c 'import json; json.dump({}, open(\".claude/projects/p/project.json\", \"w\"))'",
+                true,
+            ),
+            (
+                "node -e \"require('fs').writeFileSync('.claude/projects/p/tasks.json', '{}')\"",
+                true,
+            ),
+            (
+                "perl -e 'open(F, \">.claude/projects/p/tasks.json\")'",
+                true,
+            ),
+            (
+                "ruby -e 'File.write(\".claude/projects/p/tasks.json\", \"{}\")'",
+                true,
+            ),
+            ("cat x.json | tee .claude/projects/p/tasks.json", true),
+            ("jq . x.json > .claude/projects/p/tasks.json", true),
+            ("cairn status && rm .claude/projects/p/tasks.json", true),
+            ("ls; touch .claude/projects/p/tasks.json", true),
+            ("rm $(echo .claude/projects/p/tasks.json)", true),
+            ("rm `ls -d .claude/projects/*`", true),
+            ("bash -c 'rm -rf .claude/projects'", true),
+            ("sh -c \"echo {} > .claude/projects/p/tasks.json\"", true),
+            ("eval \"rm -rf .claude/projects/p\"", true),
+            ("find .claude/projects -name '*.json' -delete", true),
+            ("cd .claude/projects/p && rm -rf ..", true),
+            (
+                "cd .claude/projects/p && python3 -c \"open('tasks.json','w')\"",
+                true,
+            ),
+            ("chmod -R 000 .claude", true),
+            ("cp -r /tmp/backup/. .claude/projects/p", true),
+            ("dd if=/dev/zero of=.claude/projects/p/tasks.json", true),
+            (
+                "awk '{print > \".claude/projects/p/progress/log.md\"}' x",
+                true,
+            ),
+            (
+                "python3 - <<'EOF'\nopen('.claude/projects/p/tasks.json', 'w').write('{}')\nEOF",
+                true,
+            ),
+            (
+                "cat > notes.md <<'EOF'\nnever touch .claude/projects/p/tasks.json\nEOF",
+                false,
+            ),
+        ];
+        assert!(cases.len() >= 40);
+        for (command, refused) in cases {
+            assert_eq!(denied(command), *refused, "{command}");
+        }
     }
 }
