@@ -196,7 +196,9 @@ fn with_store(input: &HookInput, deps: &Deps<'_>) -> Handled {
                             )));
                         }
                         Ok(_) => {}
-                        Err(e) => failed.problems.push(format!("listing projects: {}", Report(&e))),
+                        Err(e) => failed
+                            .problems
+                            .push(format!("listing projects: {}", Report(&e))),
                     }
                 }
                 return failed;
@@ -277,7 +279,10 @@ fn stop(input: &HookInput, deps: &Deps<'_>) -> Handled {
                 output: Some(HookOutput::system_message(stop_reminder(&open))),
                 ..Handled::default()
             },
-            Err(e) => Handled::failed(root.clone(), format!("open work of the session: {}", Report(&e))),
+            Err(e) => Handled::failed(
+                root.clone(),
+                format!("open work of the session: {}", Report(&e)),
+            ),
         }
     });
     for r in service.take_recoveries() {

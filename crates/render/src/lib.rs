@@ -163,7 +163,6 @@ pub fn prime(s: &Summary, header: Option<&str>) -> String {
     out
 }
 
-
 /// `cairn task graph`: Mermaid or Graphviz dot of dependencies (solid) and hierarchy (dotted).
 pub fn graph(doc: &TaskDoc, dot: bool) -> String {
     let node = |id: &TaskId| id.as_str().replace('-', "_");

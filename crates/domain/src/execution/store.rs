@@ -107,8 +107,11 @@ pub trait ExecutionSessionStore: std::fmt::Debug + Send + Sync {
     /// Writes (replaces) the task's report, `context-task-{task_id}.md`. `task_id` must be a
     /// plain path segment (`StoreError::Invalid` otherwise). Errors: `NotFound` without a live
     /// session; `Io`. The last of two concurrent writers of one id wins.
-    async fn write_task_context(&self, task_id: &str, report: &TaskContext)
-    -> Result<(), StoreError>;
+    async fn write_task_context(
+        &self,
+        task_id: &str,
+        report: &TaskContext,
+    ) -> Result<(), StoreError>;
 
     /// Rewrites `execution_context.md`, then deletes the per-task context files named in the
     /// update (only after the new context is written, so a crash loses no learnings; a file

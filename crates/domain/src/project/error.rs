@@ -172,10 +172,9 @@ impl ProjectError {
                     .filter_map(|c| c.parse::<ProjectId>().ok())
                     .collect(),
             }],
-            SelfDependency { .. }
-            | Cycle { .. }
-            | NotADependency { .. }
-            | PhaseClosed { .. } => Vec::new(),
+            SelfDependency { .. } | Cycle { .. } | NotADependency { .. } | PhaseClosed { .. } => {
+                Vec::new()
+            }
             UnknownPhase { .. } => vec![NextStep::ListPhases],
             FinishedTaskEdit { .. } => vec![NextStep::AddTask],
             PhaseExists { .. } | PhaseTransition { .. } => vec![NextStep::ListPhases],
