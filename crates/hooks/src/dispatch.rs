@@ -52,7 +52,7 @@ pub struct HookEnv {
 impl HookEnv {
     pub fn from_process() -> Self {
         Self {
-            claude_project_dir: std::env::var_os(cairn_storage_fs::root::CLAUDE_PROJECT_DIR),
+            claude_project_dir: std::env::var_os(crate::wiring::CLAUDE_PROJECT_DIR),
             cairn_project: std::env::var("CAIRN_PROJECT")
                 .ok()
                 .filter(|p| !p.trim().is_empty()),
@@ -71,7 +71,7 @@ impl HookEnv {
             Some(cwd) => base.join(cwd),
             None => self.process_cwd.clone()?,
         };
-        Some(cairn_storage_fs::root::find_git_work_tree(&start).unwrap_or(start))
+        Some(crate::wiring::find_git_work_tree(&start).unwrap_or(start))
     }
 }
 
@@ -140,18 +140,16 @@ pub fn handle(input: &HookInput, deps: &Deps<'_>) -> Handled {
 /// entries alone, so a repository that does not use cairn costs a `read_dir` and nothing else —
 /// and gets no error log: cairn installed globally must leave other repositories alone.
 fn has_cairn_project(root: &Path, named: Option<&str>) -> bool {
-    let projects = cairn_storage_fs::layout::projects_dir(root);
+    let projects = crate::wiring::layout::projects_dir(root);
     match named {
         Some(id) => projects
             .join(id)
-            .join(cairn_storage_fs::layout::PROJECT_JSON)
+            .join(crate::wiring::layout::PROJECT_JSON)
             .is_file(),
         None => std::fs::read_dir(&projects).is_ok_and(|entries| {
-            entries.flatten().any(|e| {
-                e.path()
-                    .join(cairn_storage_fs::layout::PROJECT_JSON)
-                    .is_file()
-            })
+            entries
+                .flatten()
+                .any(|e| e.path().join(crate::wiring::layout::PROJECT_JSON).is_file())
         }),
     }
 }

@@ -8,11 +8,11 @@
 //! Bash is judged the other way round, because a shell can write a file in more ways than any
 //! list of writers can hold (`rm -rf`, `python3 -c "open(…,'w')"`, `node -e`, …): a command that
 //! names a state file or a store directory is denied unless it is clearly a read (see
-//! [`bash`]'s module docs for what counts as one).
+//! the `bash` module's docs for what counts as one).
 //!
 //! This module is pure and fast on purpose: it runs on every matching tool call, so it decides
 //! from the payload alone — no store, no filesystem, no runtime. The names it knows come from
-//! `cairn_storage_fs::layout`, the one description of the store's layout. Paths are classified
+//! `cairn-storage-fs`'s layout (through `crate::wiring`), the one description of the store's layout. Paths are classified
 //! lexically (separators normalised, `.` and `..` folded, relative paths taken from the payload's
 //! `cwd`), so a symlink pointing into the store is not seen; the guard is a seatbelt against honest
 //! mistakes, not a sandbox. Research briefs (`research/T-NNN.md`) are deliberately not guarded:
@@ -20,7 +20,7 @@
 
 mod bash;
 
-use cairn_storage_fs::layout;
+use crate::wiring::layout;
 
 use crate::protocol::HookInput;
 

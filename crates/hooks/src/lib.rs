@@ -19,6 +19,7 @@ pub mod guard;
 pub mod input;
 pub mod protocol;
 pub mod setup;
+pub mod wiring;
 
 use std::io::Read;
 use std::path::Path;
@@ -69,7 +70,7 @@ pub fn run<R: Read + Send + 'static>(
 /// project (cairn installed globally) gets no log file.
 fn report_malformed(deps: &Deps<'_>, malformed: &MalformedInput) {
     if let Some(root) = deps.env.root(None)
-        && cairn_storage_fs::layout::projects_dir(&root).is_dir()
+        && crate::wiring::layout::projects_dir(&root).is_dir()
     {
         errlog::append(&root, deps.clock.now(), "", &malformed.to_string());
     }
@@ -77,5 +78,5 @@ fn report_malformed(deps: &Deps<'_>, malformed: &MalformedInput) {
 
 /// The repository root a hook started in `dir` would use; for diagnostics and `cairn setup`.
 pub fn root_for(dir: &Path) -> std::path::PathBuf {
-    cairn_storage_fs::root::find_git_work_tree(dir).unwrap_or_else(|| dir.to_path_buf())
+    crate::wiring::find_git_work_tree(dir).unwrap_or_else(|| dir.to_path_buf())
 }

@@ -318,7 +318,7 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), SetupError> {
         _ => PathBuf::from("."),
     };
     fs::create_dir_all(&dir).map_err(io("create directory", &dir))?;
-    Ok(cairn_storage_fs::atomic::write_atomic(&dir, path, bytes)?)
+    Ok(crate::wiring::write_atomic(&dir, path, bytes)?)
 }
 
 #[cfg(test)]

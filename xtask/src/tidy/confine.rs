@@ -13,22 +13,7 @@ use crate::util;
 const NEEDLE: &str = "cairn_storage_fs";
 
 /// Files outside the composition roots that may still name the adapter, each with its reason.
-const EXCEPTIONS: &[(&str, &str)] = &[
-    // TODO(#8): the hook's root resolution and store listing move into its wiring.rs (the hook
-    // crate's owner does this); drop these two entries when they have.
-    (
-        "crates/hooks/src/dispatch.rs",
-        "TODO(#8): move into crates/hooks/src/wiring.rs",
-    ),
-    (
-        "crates/hooks/src/lib.rs",
-        "TODO(#8): move into crates/hooks/src/wiring.rs",
-    ),
-    (
-        "crates/hooks/src/setup.rs",
-        "Claude Code's settings.json is not a store file, but it is written with the one atomic writer",
-    ),
-];
+const EXCEPTIONS: &[(&str, &str)] = &[];
 
 pub fn check(root: &Path) -> Vec<String> {
     let mut out = Vec::new();

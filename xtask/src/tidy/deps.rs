@@ -51,7 +51,9 @@ pub fn check(metadata: &Value) -> Result<Vec<String>, String> {
         let manifest = package["manifest_path"].as_str().unwrap_or("?");
         for dep in package["dependencies"].as_array().into_iter().flatten() {
             let dep_name = dep["name"].as_str().unwrap_or("?");
-            if members.contains(&dep_name) {
+            // A crate's dev-dependency on itself (to switch on a test-only feature, as
+            // cairn-domain does for `testkit`) is no edge of the hexagon.
+            if members.contains(&dep_name) && dep_name != name {
                 edges.push(Edge {
                     from: name,
                     to: dep_name,

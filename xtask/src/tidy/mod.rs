@@ -10,7 +10,7 @@
 //! | [`exit_codes`] | README.md's exit-code table equals the codes `cairn` really returns |
 //! | [`unused`] | every declared dependency is used by the targets that may use it |
 //!
-//! Then `cargo doc --no-deps --workspace` with warnings denied. (`--locked` needs no check: every
+//! Then `cargo doc --no-deps --workspace --all-features` with warnings denied. (`--locked` needs no check: every
 //! cargo run goes through [`crate::util::cargo`], which adds it.)
 
 mod codemap;
@@ -55,7 +55,8 @@ pub fn run(args: &[String]) -> Result<(), String> {
     }
     if with_doc {
         util::cargo_with_env(
-            &["doc", "--no-deps", "--workspace"],
+            // Every feature: the test-only `testkit` items are documented and linked to as well.
+            &["doc", "--no-deps", "--workspace", "--all-features"],
             &[("RUSTDOCFLAGS", "-D warnings")],
         )
         .map_err(|e| format!("{e}: fix the rustdoc warnings it printed (broken intra-doc links, unclosed HTML tags, …)"))?;

@@ -1,0 +1,8 @@
+//! The hook library's composition root: the one module of `cairn-hooks` (besides `main.rs`) that
+//! names the filesystem adapter. The guard, the dispatcher and `setup` take the store's layout,
+//! the repository-root rule and the atomic writer from here, so they restate none of it and a
+//! different adapter changes this file only. `cargo xtask tidy` holds the line.
+
+pub use cairn_storage_fs::atomic::write_atomic;
+pub use cairn_storage_fs::layout;
+pub use cairn_storage_fs::root::{CLAUDE_PROJECT_DIR, find_git_work_tree};
