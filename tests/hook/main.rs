@@ -255,7 +255,7 @@ fn guarded_writes_are_denied_with_the_documented_shape() {
             r#"{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","#,
             r#""permissionDecisionReason":"cairn: `C:\\Users\\dev\\repo\\.claude\\projects\\demo\\tasks.json` "#,
             r#"is cairn's task list and must not be written directly: cairn replaces it atomically under a lock, "#,
-            r#"validates it and logs every change. Instead, use `cairn task add|start|complete|block|decompose|depend …` "#,
+            r#"validates it and logs every change. Instead, use `cairn task add|edit|start|complete|block|decompose|depend …` "#,
             r#"(see `cairn task --help`); read it with `cairn prime` or `cairn task next`."}}"#,
             "\n"
         )

@@ -83,7 +83,7 @@ impl StateFile {
                 "change the project through cairn (`cairn project --help`); read it with `cairn status`"
             }
             Self::TaskList => {
-                "use `cairn task add|start|complete|block|decompose|depend …` (see `cairn task --help`); read it with `cairn prime` or `cairn task next`"
+                "use `cairn task add|edit|start|complete|block|decompose|depend …` (see `cairn task --help`); read it with `cairn prime` or `cairn task next`"
             }
             Self::Checkpoint => {
                 "use `cairn checkpoint write` to take one and `cairn checkpoint restore N` to go back"

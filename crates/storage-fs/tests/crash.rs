@@ -969,14 +969,22 @@ const TRANSACTION_FAILPOINTS: &[(&str, Expect)] = &[
 
 /// The names passed to `failpoint("…")` anywhere in this crate's sources.
 fn failpoints_in_source() -> BTreeSet<String> {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut dirs = vec![Path::new(env!("CARGO_MANIFEST_DIR")).join("src")];
     let mut names = BTreeSet::new();
-    for entry in fs::read_dir(&src).expect("list src") {
-        let text = fs::read_to_string(entry.expect("entry").path()).expect("read a source file");
-        for (at, _) in text.match_indices("failpoint(\"") {
-            let rest = &text[at + "failpoint(\"".len()..];
-            let end = rest.find('"').expect("a closing quote");
-            names.insert(rest[..end].to_owned());
+    // The format modules live in subdirectories (`plan/`, `execution/`, …): walk them all.
+    while let Some(dir) = dirs.pop() {
+        for entry in fs::read_dir(&dir).expect("list src") {
+            let path = entry.expect("entry").path();
+            if path.is_dir() {
+                dirs.push(path);
+                continue;
+            }
+            let text = fs::read_to_string(&path).expect("read a source file");
+            for (at, _) in text.match_indices("failpoint(\"") {
+                let rest = &text[at + "failpoint(\"".len()..];
+                let end = rest.find('"').expect("a closing quote");
+                names.insert(rest[..end].to_owned());
+            }
         }
     }
     names
