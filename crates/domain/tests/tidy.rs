@@ -20,21 +20,27 @@ const FORBIDDEN: &[(&str, &str)] = &[
     ("eprintln!", "the domain returns values; binaries print"),
 ];
 
-/// Calls `check` with every line of every `.rs` file under `dir`: the path, the 1-based line
-/// number, the whole line and its code (the part before any `//`).
-fn each_line(dir: &Path, check: &mut dyn FnMut(&Path, usize, &str, &str)) {
+/// Calls `check` with the path and text of every `.rs` file under `dir`.
+fn each_file(dir: &Path, check: &mut dyn FnMut(&Path, &str)) {
     for entry in std::fs::read_dir(dir).expect("read domain src") {
         let path = entry.expect("dir entry").path();
         if path.is_dir() {
-            each_line(&path, check);
+            each_file(&path, check);
         } else if path.extension().is_some_and(|e| e == "rs") {
-            let text = std::fs::read_to_string(&path).expect("read source");
-            for (n, line) in text.lines().enumerate() {
-                let code = line.split("//").next().unwrap_or("");
-                check(&path, n + 1, line, code);
-            }
+            check(&path, &std::fs::read_to_string(&path).expect("read source"));
         }
     }
+}
+
+/// Calls `check` with every line of every `.rs` file under `dir`: the path, the 1-based line
+/// number, the whole line and its code (the part before any `//`).
+fn each_line(dir: &Path, check: &mut dyn FnMut(&Path, usize, &str, &str)) {
+    each_file(dir, &mut |path, text| {
+        for (n, line) in text.lines().enumerate() {
+            let code = line.split("//").next().unwrap_or("");
+            check(path, n + 1, line, code);
+        }
+    });
 }
 
 fn scan(dir: &Path, offences: &mut Vec<String>) {
@@ -275,19 +281,13 @@ fn command_syntax(text: &str) -> Option<String> {
 }
 
 fn scan_for_command_syntax(dir: &Path, offences: &mut Vec<String>) {
-    for entry in std::fs::read_dir(dir).expect("read domain src") {
-        let path = entry.expect("dir entry").path();
-        if path.is_dir() {
-            scan_for_command_syntax(&path, offences);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            let text = std::fs::read_to_string(&path).expect("read source");
-            for (line, literal) in string_literals(&text) {
-                if let Some(found) = command_syntax(&literal) {
-                    offences.push(format!("{}:{line}: `{found}`", path.display()));
-                }
+    each_file(dir, &mut |path, text| {
+        for (line, literal) in string_literals(text) {
+            if let Some(found) = command_syntax(&literal) {
+                offences.push(format!("{}:{line}: `{found}`", path.display()));
             }
         }
-    }
+    });
 }
 
 /// Architecture invariant: no presentation in the domain. Refusals and reports carry typed
