@@ -245,6 +245,9 @@ fn project_kind(e: &ProjectError) -> &'static str {
         PhaseExists { .. } => "phase_exists",
         PhaseTransition { .. } => "phase_transition",
         PhaseHasOpenTasks { .. } => "phase_has_open_tasks",
+        Claimed { .. } => "claimed",
+        NotHolder { .. } => "not_holder",
+        NothingToClaim => "nothing_to_claim",
     }
 }
 
@@ -267,7 +270,10 @@ fn project_code(e: &ProjectError) -> Code {
         | PhaseClosed { .. }
         | FinishedTaskEdit { .. }
         | PhaseTransition { .. }
-        | PhaseHasOpenTasks { .. } => Code::Refused,
+        | PhaseHasOpenTasks { .. }
+        | Claimed { .. }
+        | NotHolder { .. }
+        | NothingToClaim => Code::Refused,
     }
 }
 

@@ -41,6 +41,7 @@ pub fn command(step: &NextStep) -> String {
             format!("cairn --project {project} project set-status {status}")
         }
         NextStep::ListInProgress => "cairn task list --status IN_PROGRESS".to_owned(),
+        NextStep::ClaimNext => "cairn task claim --next --agent NAME".to_owned(),
         // `NextStep` is non-exhaustive so that new wings can add steps; a step this renderer
         // does not know yet still gets a pointer to the help instead of nothing.
         #[allow(unreachable_patterns)]
