@@ -237,6 +237,7 @@ mod tests {
             leaves_total: in_progress + blocked + next,
             leaves_complete: 0,
             in_progress: (0..in_progress).map(|n| (id(n), title(n))).collect(),
+            claims: Vec::new(),
             blocked: (0..blocked)
                 .map(|n| (id(n), title(n), "waiting for review".into()))
                 .collect(),

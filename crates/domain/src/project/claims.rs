@@ -68,6 +68,14 @@ fn check_agent(agent: &str) -> Result<&str, DomainError> {
     Ok(agent)
 }
 
+/// A lease as the callers measure it; one too long for a timestamp is refused like any lease
+/// over [`MAX_LEASE`].
+pub fn lease(lease: std::time::Duration) -> Result<Duration, DomainError> {
+    let lease = Duration::from_std(lease).unwrap_or(Duration::MAX);
+    check_lease(lease)?;
+    Ok(lease)
+}
+
 fn check_lease(lease: Duration) -> Result<(), DomainError> {
     if lease <= Duration::zero() || lease > MAX_LEASE {
         return Err(DomainError::invalid(

@@ -6,7 +6,6 @@
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 
-use chrono::Duration;
 use serde::Serialize;
 
 use crate::error::{DomainError, Error, StoreError};
@@ -356,8 +355,9 @@ impl ProjectService {
         id: &ProjectId,
         target: &ClaimTarget,
         agent: &str,
-        lease: Duration,
+        lease: std::time::Duration,
     ) -> Result<Task, Error> {
+        let lease = claims::lease(lease)?;
         let at = self.now();
         let (committed, claimed) = self
             .transact_with(id, at, |state| {
@@ -376,8 +376,9 @@ impl ProjectService {
         id: &ProjectId,
         task: &TaskId,
         agent: &str,
-        lease: Duration,
+        lease: std::time::Duration,
     ) -> Result<Task, Error> {
+        let lease = claims::lease(lease)?;
         let at = self.now();
         let committed = self
             .transact(id, at, |state| {
