@@ -248,6 +248,7 @@ fn project_kind(e: &ProjectError) -> &'static str {
         Claimed { .. } => "claimed",
         NotHolder { .. } => "not_holder",
         NothingToClaim => "nothing_to_claim",
+        NotClaimable { .. } => "not_claimable",
     }
 }
 
@@ -273,7 +274,8 @@ fn project_code(e: &ProjectError) -> Code {
         | PhaseHasOpenTasks { .. }
         | Claimed { .. }
         | NotHolder { .. }
-        | NothingToClaim => Code::Refused,
+        | NothingToClaim
+        | NotClaimable { .. } => Code::Refused,
     }
 }
 

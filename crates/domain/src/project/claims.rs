@@ -145,8 +145,15 @@ impl TaskDoc {
                     expired_at: task.lease_expires_at,
                 }),
             }
+        } else if !matches!(task.status, TaskStatus::Pending | TaskStatus::Researched) {
+            // A claim takes ready work; it never reopens, unblocks or adopts a task.
+            return Err(ProjectError::NotClaimable {
+                task: id.clone(),
+                status: task.status,
+            }
+            .into());
         } else {
-            // Everything else is the status table's to judge (readiness, parents, final states).
+            // Readiness and parents are the status table's and the move's to judge.
             events.extend(self.move_task(
                 &id,
                 TaskStatus::InProgress,

@@ -149,6 +149,9 @@ pub enum ProjectError {
 
     #[error("no task is ready to claim: every open task is taken, waiting or blocked")]
     NothingToClaim,
+
+    #[error("{task} is {status}: only a PENDING or RESEARCHED task can be claimed")]
+    NotClaimable { task: TaskId, status: TaskStatus },
 }
 
 fn not_holder(holder: Option<&str>, status: TaskStatus) -> String {
@@ -220,6 +223,7 @@ impl ProjectError {
                 ]
             }
             NothingToClaim => vec![NextStep::ListTasks],
+            NotClaimable { task, .. } => vec![NextStep::ShowTask { task: task.clone() }],
         }
     }
 }
