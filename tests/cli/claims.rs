@@ -171,6 +171,15 @@ fn bad_claims_say_what_to_do_and_change_nothing() {
     repo.fails(&["task", "heartbeat", &task, "--agent", "a"], code::REFUSED);
     assert_eq!(std::fs::read(repo.tasks_file()).unwrap(), before);
 
+    let blocked = repo.add(&["Wait for keys"]);
+    repo.ok(&["task", "block", &blocked, "--reason", "no API keys"]);
+    let run = repo.fails(&["task", "claim", &blocked, "--agent", "a"], code::REFUSED);
+    assert!(
+        run.stderr.contains("only a PENDING or RESEARCHED task"),
+        "{}",
+        run.stderr
+    );
+
     repo.ok(&["task", "claim", "--next", "--agent", "a"]);
     let run = repo.fails(&["task", "claim", "--next", "--agent", "b"], code::REFUSED);
     assert!(

@@ -362,8 +362,7 @@ impl Model {
             Op::Claim { task, agent, lease } => {
                 let i = *task;
                 let t = &self.tasks[i];
-                if working(t.status) && t.holder.is_some() {
-                    let (holder, expires) = t.holder.expect("claimed");
+                if let (true, Some((holder, expires))) = (working(t.status), t.holder) {
                     if expires > self.now && holder != *agent {
                         return false;
                     }
