@@ -189,22 +189,24 @@ fn bad_claims_say_what_to_do_and_change_nothing() {
     );
 }
 
-const RACERS: usize = 16;
-const RACE_TASKS: usize = 200;
-
 /// 16 processes × `claim --next` until nothing is left, on 200 ready tasks: every task is claimed
-/// exactly once, by the process that was told it got it.
+/// exactly once, by the process that was told it got it. `CAIRN_CLAIM_RACE=64x1000` runs the
+/// issue's full size (agents × tasks).
 #[test]
 fn racing_processes_never_claim_the_same_task() {
+    let (racers, race_tasks) = std::env::var("CAIRN_CLAIM_RACE")
+        .ok()
+        .and_then(|v| {
+            let (a, t) = v.split_once('x')?;
+            Some((a.parse::<usize>().ok()?, t.parse::<usize>().ok()?))
+        })
+        .unwrap_or((16, 200));
     let repo = Repo::with_project();
-    let titles: Vec<String> = (0..RACE_TASKS)
-        .map(|i| format!("task number {i}"))
-        .collect();
-    for title in &titles {
-        repo.ok(&["task", "add", title]);
+    for i in 0..race_tasks {
+        repo.ok(&["task", "add", &format!("task number {i}")]);
     }
     let root = repo.root().to_path_buf();
-    let handles: Vec<_> = (0..RACERS)
+    let handles: Vec<_> = (0..racers)
         .map(|w| {
             let root = root.clone();
             std::thread::spawn(move || {
@@ -247,7 +249,7 @@ fn racing_processes_never_claim_the_same_task() {
     }
     assert_eq!(
         holder_of.len(),
-        RACE_TASKS,
+        race_tasks,
         "every task claimed exactly once"
     );
     let doc = repo.tasks_json();
@@ -266,5 +268,5 @@ fn racing_processes_never_claim_the_same_task() {
         .iter()
         .map(|e| e["fields"]["task"].as_str().unwrap())
         .collect();
-    assert_eq!((claims.len(), logged.len()), (RACE_TASKS, RACE_TASKS));
+    assert_eq!((claims.len(), logged.len()), (race_tasks, race_tasks));
 }
