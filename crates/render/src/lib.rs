@@ -111,7 +111,15 @@ pub fn prime(s: &Summary, header: Option<&str>) -> String {
             "In progress",
             s.in_progress
                 .iter()
-                .map(|(id, t)| format!("{id} {}", clip(t, 90)))
+                .map(|(id, t)| {
+                    // Another agent's claim tells a new session to leave the task alone.
+                    match s.claims.iter().find(|(c, _, _)| c == id) {
+                        Some((_, holder, _)) => {
+                            format!("{id} {} [claimed by {}]", clip(t, 90), clip(holder, 40))
+                        }
+                        None => format!("{id} {}", clip(t, 90)),
+                    }
+                })
                 .collect(),
         ),
         (
@@ -287,6 +295,17 @@ mod tests {
         let text = prime(&summary(0, 1, 0), None);
         assert!(text.contains("Blocked:\n- T-001 "), "{text}");
         assert!(text.contains("Nothing is ready"), "{text}");
+    }
+
+    #[test]
+    fn prime_names_the_holder_of_a_claimed_task() {
+        let mut s = summary(2, 0, 0);
+        s.claims = vec![(s.in_progress[1].0.clone(), "session-a".to_owned(), None)];
+        let text = prime(&s, None);
+        let claimed = format!("{} ", s.in_progress[1].0);
+        let line = text.lines().find(|l| l.contains(&claimed)).unwrap();
+        assert!(line.ends_with("[claimed by session-a]"), "{text}");
+        assert!(!text.contains(&format!("{} {} [", s.in_progress[0].0, s.in_progress[0].1)));
     }
 
     #[test]
