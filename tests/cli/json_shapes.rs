@@ -245,6 +245,7 @@ fn every_json_output_has_its_documented_shape() {
             "leaves_complete",
             "counts",
             "in_progress",
+            "claims",
             "blocked",
             "next",
             "phases",

@@ -51,6 +51,7 @@ pub fn cairn_command(root: &Path, args: &[&str]) -> Command {
         .env("NO_COLOR", "1")
         .env_remove("CLAUDE_PROJECT_DIR")
         .env_remove("CAIRN_PROJECT")
+        .env_remove("CAIRN_AGENT")
         .env_remove("CAIRN_LOCK_TIMEOUT_MS");
     cmd
 }

@@ -736,3 +736,42 @@ fn bash_commands_naming_the_store_are_denied_unless_they_read() {
     assert_eq!(bash("cairn task start T-004"), "");
     assert!(repo.root.join(".claude/projects/demo/tasks.json").is_file());
 }
+
+fn claim(repo: &Repo, task: &str, agent: &str) {
+    runtime().block_on(async {
+        service(&repo.root)
+            .claim(
+                &demo(),
+                &cairn_domain::project::ClaimTarget::Task(task.parse().unwrap()),
+                agent,
+                Duration::from_secs(30 * 60),
+            )
+            .await
+            .unwrap();
+    });
+}
+
+/// A second session starting in the same repository leaves the first one's claimed work alone;
+/// the holder's own session (its id is the agent name) resets it on resume.
+#[test]
+fn session_start_spares_another_sessions_live_claim() {
+    let repo = Repo::with_project();
+    claim(&repo, "T-004", "session-a");
+    assert_well_behaved(&repo.run(&start_payload("session-b")), "SessionStart b");
+    assert_eq!(
+        repo.status("T-004"),
+        TaskStatus::InProgress,
+        "a's work kept"
+    );
+    assert_eq!(
+        repo.status("T-001"),
+        TaskStatus::Pending,
+        "unclaimed work reset"
+    );
+    assert_well_behaved(&repo.run(&start_payload("session-a")), "SessionStart a");
+    assert_eq!(
+        repo.status("T-004"),
+        TaskStatus::Pending,
+        "its own claim reset"
+    );
+}

@@ -347,6 +347,8 @@ pub enum TaskCommand {
         /// Minutes actually spent (default: measured from when it was started)
         #[arg(long, value_name = "MIN")]
         actual: Option<u32>,
+        #[command(flatten)]
+        actor: ActorArgs,
     },
 
     /// Block a task, saying why
@@ -356,6 +358,8 @@ pub enum TaskCommand {
         id: String,
         #[arg(long)]
         reason: String,
+        #[command(flatten)]
+        actor: ActorArgs,
     },
 
     /// Unblock a task (a leaf goes back to PENDING, a parent to IN_PROGRESS)
@@ -370,6 +374,8 @@ pub enum TaskCommand {
         id: String,
         #[arg(long)]
         reason: Option<String>,
+        #[command(flatten)]
+        actor: ActorArgs,
     },
 
     /// Put a task back to PENDING (research briefs are kept)
@@ -379,6 +385,8 @@ pub enum TaskCommand {
         id: String,
         #[arg(long)]
         reason: Option<String>,
+        #[command(flatten)]
+        actor: ActorArgs,
     },
 
     /// Move a task to any status the rules allow (for scripts)
@@ -395,6 +403,32 @@ pub enum TaskCommand {
         reason: Option<String>,
         #[arg(long, value_name = "MIN")]
         actual: Option<u32>,
+        #[command(flatten)]
+        actor: ActorArgs,
+    },
+
+    /// Claim a ready task for an agent (IN_PROGRESS, held until its lease lapses)
+    ///
+    /// Takes the task (or with --next the one `task next` would pick, chosen in the same
+    /// transaction, so racing agents never get the same task) from PENDING or RESEARCHED to
+    /// IN_PROGRESS and records the holder and the lease's expiry. While the lease runs, other
+    /// agents cannot complete, block, cancel or reset the task without --force, and resume
+    /// reconciliation leaves it alone; renew it with `task heartbeat`. A lapsed lease is
+    /// reclaimable. Claiming a task you already hold renews the lease.
+    #[command(after_help = "Examples:
+  cairn task claim --next --agent worker-1
+  cairn task claim T-003 --agent worker-1 --lease 1h
+  CAIRN_AGENT=worker-1 cairn --json task claim --next | jq -r .id")]
+    Claim(ClaimArgs),
+
+    /// Extend the lease of a task you hold (the holder only)
+    #[command(after_help = "Examples:
+  cairn task heartbeat T-003 --agent worker-1
+  cairn task heartbeat T-003 --agent worker-1 --lease 2h")]
+    Heartbeat {
+        id: String,
+        #[command(flatten)]
+        lease: LeaseArgs,
     },
 
     /// Split a task into subtasks (the task becomes their parent and moves to IN_PROGRESS)
@@ -453,6 +487,46 @@ pub enum TaskCommand {
         #[command(flatten)]
         page: PageArgs,
     },
+}
+
+/// Who acts on a task that an agent may hold a claim on.
+#[derive(Debug, Clone, Args)]
+pub struct ActorArgs {
+    /// The agent acting (default: $CAIRN_AGENT). Refused when another agent holds a live claim
+    /// on the task; without any agent the change is a person's and is allowed
+    #[arg(long, env = "CAIRN_AGENT", value_name = "NAME")]
+    pub agent: Option<String>,
+    /// Act although another agent holds a live claim on the task
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// The holder of a claim and how long it holds.
+#[derive(Debug, Clone, Args)]
+pub struct LeaseArgs {
+    /// The agent holding the claim: a session id or a short name (default: $CAIRN_AGENT)
+    #[arg(long, env = "CAIRN_AGENT", value_name = "NAME")]
+    pub agent: String,
+    /// How long the claim holds without a heartbeat: 90s, 30m, 1h, 1h30m (at most 24h)
+    #[arg(long, value_name = "DURATION", default_value = "30m", value_parser = parse_lease)]
+    pub lease: std::time::Duration,
+}
+
+#[derive(Debug, Args)]
+pub struct ClaimArgs {
+    /// The task to claim (or --next)
+    #[arg(required_unless_present = "next", conflicts_with = "next")]
+    pub id: Option<String>,
+    /// Claim the task `task next` would pick
+    #[arg(long)]
+    pub next: bool,
+    #[command(flatten)]
+    pub lease: LeaseArgs,
+}
+
+fn parse_lease(text: &str) -> Result<std::time::Duration, String> {
+    cairn_domain::execution::duration::parse_duration(text)
+        .ok_or_else(|| format!("`{text}` is not a duration: write it like 90s, 30m, 1h or 1h30m"))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -658,6 +732,10 @@ pub struct ReconcileArgs {
     /// Only the staleness check (the same session continues, e.g. after a compaction)
     #[arg(long)]
     pub staleness_only: bool,
+    /// The resuming agent (default: $CAIRN_AGENT): its own claimed tasks are reset too. Other
+    /// agents' claims are reset only once their lease expired
+    #[arg(long, env = "CAIRN_AGENT", value_name = "NAME")]
+    pub agent: Option<String>,
 }
 
 #[derive(Debug, Args)]

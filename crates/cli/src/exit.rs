@@ -245,6 +245,10 @@ fn project_kind(e: &ProjectError) -> &'static str {
         PhaseExists { .. } => "phase_exists",
         PhaseTransition { .. } => "phase_transition",
         PhaseHasOpenTasks { .. } => "phase_has_open_tasks",
+        Claimed { .. } => "claimed",
+        NotHolder { .. } => "not_holder",
+        NothingToClaim => "nothing_to_claim",
+        NotClaimable { .. } => "not_claimable",
     }
 }
 
@@ -267,7 +271,11 @@ fn project_code(e: &ProjectError) -> Code {
         | PhaseClosed { .. }
         | FinishedTaskEdit { .. }
         | PhaseTransition { .. }
-        | PhaseHasOpenTasks { .. } => Code::Refused,
+        | PhaseHasOpenTasks { .. }
+        | Claimed { .. }
+        | NotHolder { .. }
+        | NothingToClaim
+        | NotClaimable { .. } => Code::Refused,
     }
 }
 

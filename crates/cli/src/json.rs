@@ -31,7 +31,7 @@
 //! | `velocity` | `progress/velocity.json`: `{"version", "updated_at", "window", "completed_count", "mean_actual_minutes", "estimate_ratio", "throughput_per_day", "remaining_tasks", "remaining_estimate_minutes", "eta"}` (unknown values `null`) |
 //! | `reconcile` | `{"applied": bool, "reconciled": [Change, …], "stale": [Change, …]}` |
 //! | `doctor` | `{"clean": bool, "findings": [Finding, …], "damaged": [{"path", "detail"}], "debris": [path, …], "torn_log": bool, "repaired": [text, …], "debris_removed": [path, …]}` + the paging fields, which page `findings` (`clean` and the exit code count all of them) |
-//! | `status` | `{"project", "name", "goal", "status", "total", "leaves_total", "leaves_complete", "counts": {STATUS: n, …}, "in_progress": [Ref], "blocked": [Ref + "reason"], "next": [Ref], "phases": [{"id", "status"}], "current_phase": {"id", "name", "status", "tasks", "complete"}\|null, "critical_path": {"tasks": [Ref + "estimate_minutes"], "remaining_minutes": n}}` |
+//! | `status` | `{"project", "name", "goal", "status", "total", "leaves_total", "leaves_complete", "counts": {STATUS: n, …}, "in_progress": [Ref], "claims": [{"id", "agent", "lease_expires_at"}], "blocked": [Ref + "reason"], "next": [Ref], "phases": [{"id", "status"}], "current_phase": {"id", "name", "status", "tasks", "complete"}\|null, "critical_path": {"tasks": [Ref + "estimate_minutes"], "remaining_minutes": n}}` |
 //! | `prime` | `{"prime": "<text>", "chars": n}` |
 //! | any failure | `{"error": {"kind", "message", "hint", "exit_code"}}`, with that exit code |
 //!
@@ -170,6 +170,7 @@ pub fn status(s: &Summary) -> Value {
         "leaves_complete": s.leaves_complete,
         "counts": counts,
         "in_progress": refs(&s.in_progress),
+        "claims": s.claims.iter().map(|(id, agent, until)| json!({"id": id, "agent": agent, "lease_expires_at": until.as_ref().map(format_rfc3339)})).collect::<Vec<_>>(),
         "blocked": s.blocked.iter().map(|(id, title, reason)| json!({"id": id, "title": title, "reason": reason})).collect::<Vec<_>>(),
         "next": refs(&s.next),
         "phases": s.phases.iter().map(|(id, status)| json!({"id": id, "status": status})).collect::<Vec<_>>(),

@@ -64,4 +64,6 @@ pub enum NextStep {
     },
     /// List the tasks under way.
     ListInProgress,
+    /// Claim the next ready task for an agent.
+    ClaimNext,
 }

@@ -3,14 +3,21 @@
 //! The reference is a deliberately naive re-statement of SPEC §2: statuses in a Vec, the
 //! transition table as a list of pairs, the completion and cancellation cascades as a fixpoint
 //! over every parent, and cycles found by peeling sinks (Kahn) rather than the real code's DFS.
-//! Random sequences of add / decompose / depend / move must be accepted or refused identically by
-//! both, leave both in the same state, and keep the invariants after every step.
+//! Claims are a holder and an expiry minute per task on a model clock that only `Tick` moves.
+//! Random sequences of add / decompose / depend / move / claim / heartbeat / move-as-agent / tick /
+//! reconcile must be accepted or refused identically by both, leave both in the same state, and
+//! keep the invariants after every step.
 
 use std::collections::HashSet;
 
+use cairn_domain::project::claims::check_actor;
 use cairn_domain::project::graph::{self, Index};
-use cairn_domain::project::{MoveDetail, NewTask, ProjectId, TaskDoc, TaskId, TaskStatus};
-use chrono::{TimeZone, Utc};
+use cairn_domain::project::policy;
+use cairn_domain::project::{
+    Actor, ClaimTarget, MoveDetail, NewTask, ProjectId, TaskDoc, TaskId, TaskStatus,
+};
+use cairn_domain::time::Timestamp;
+use chrono::{Duration, TimeZone, Utc};
 use proptest::prelude::*;
 use proptest_state_machine::{ReferenceStateMachine, StateMachineTest, prop_state_machine};
 
@@ -58,11 +65,15 @@ struct RefTask {
     parent: Option<usize>,
     children: Vec<usize>,
     deps: Vec<usize>,
+    /// The claim: agent number and the model minute its lease ends.
+    holder: Option<(u8, i64)>,
 }
 
 #[derive(Clone, Debug, Default)]
 struct Model {
     tasks: Vec<RefTask>,
+    /// Minutes since [`base`].
+    now: i64,
 }
 
 #[derive(Clone, Debug)]
@@ -83,6 +94,44 @@ enum Op {
         task: usize,
         to: TaskStatus,
     },
+    Claim {
+        task: usize,
+        agent: u8,
+        lease: i64,
+    },
+    Heartbeat {
+        task: usize,
+        agent: u8,
+        lease: i64,
+    },
+    /// A move by a named agent (or a person, `None`), maybe forced.
+    MoveAs {
+        task: usize,
+        to: TaskStatus,
+        agent: Option<u8>,
+        force: bool,
+    },
+    Tick {
+        minutes: i64,
+    },
+    /// Resume reconciliation by the session named after `session`, if any.
+    Reconcile {
+        session: Option<u8>,
+    },
+}
+
+fn base() -> Timestamp {
+    Utc.with_ymd_and_hms(2026, 3, 1, 12, 0, 0)
+        .single()
+        .expect("time")
+}
+
+fn agent_name(agent: u8) -> String {
+    format!("agent-{agent}")
+}
+
+fn working(status: TaskStatus) -> bool {
+    matches!(status, InProgress | Validating)
 }
 
 impl Model {
@@ -159,10 +208,12 @@ impl Model {
                 if t.status == InProgress && !live.is_empty() && live.iter().all(|s| *s == Complete)
                 {
                     self.tasks[i].status = Complete;
+                    self.tasks[i].holder = None;
                     changed = true;
                 } else if live.is_empty() && TABLE.contains(&(t.status, Cancelled)) {
                     // Every child cancelled: nothing is left to do under it.
                     self.tasks[i].status = Cancelled;
+                    self.tasks[i].holder = None;
                     changed = true;
                 }
             }
@@ -193,6 +244,7 @@ impl Model {
                     parent: None,
                     children: vec![],
                     deps: unique,
+                    holder: None,
                 });
                 true
             }
@@ -216,6 +268,7 @@ impl Model {
                     parent: Some(*p),
                     children: vec![],
                     deps: unique,
+                    holder: None,
                 });
                 trial.tasks[*p].children.push(id);
                 trial.tasks[*p].status = InProgress;
@@ -236,6 +289,7 @@ impl Model {
                         parent: Some(*task),
                         children: vec![],
                         deps: vec![],
+                        holder: None,
                     });
                     self.tasks[*task].children.push(id);
                 }
@@ -294,11 +348,86 @@ impl Model {
                     for d in self.descendants(i) {
                         if !matches!(self.tasks[d].status, Complete | Cancelled) {
                             self.tasks[d].status = Cancelled;
+                            self.tasks[d].holder = None;
                         }
                     }
                 }
                 self.tasks[i].status = *to;
+                if !working(*to) {
+                    self.tasks[i].holder = None;
+                }
                 self.cascade();
+                true
+            }
+            Op::Claim { task, agent, lease } => {
+                let i = *task;
+                let t = &self.tasks[i];
+                if let (true, Some((holder, expires))) = (working(t.status), t.holder) {
+                    if expires > self.now && holder != *agent {
+                        return false;
+                    }
+                    self.tasks[i].holder = Some((*agent, self.now + lease));
+                    return true;
+                }
+                if !matches!(t.status, Pending | Researched) {
+                    return false;
+                }
+                if !self.apply(&Op::Move {
+                    task: i,
+                    to: InProgress,
+                }) {
+                    return false;
+                }
+                self.tasks[i].holder = Some((*agent, self.now + lease));
+                true
+            }
+            Op::Heartbeat { task, agent, lease } => {
+                let t = &self.tasks[*task];
+                if !working(t.status) || t.holder.map(|(a, _)| a) != Some(*agent) {
+                    return false;
+                }
+                self.tasks[*task].holder = Some((*agent, self.now + lease));
+                true
+            }
+            Op::MoveAs {
+                task,
+                to,
+                agent,
+                force,
+            } => {
+                let live_other = match (self.tasks[*task].holder, agent) {
+                    (Some((holder, expires)), Some(agent)) => {
+                        expires > self.now && holder != *agent
+                    }
+                    _ => false,
+                };
+                if live_other && !force {
+                    return false;
+                }
+                self.apply(&Op::Move {
+                    task: *task,
+                    to: *to,
+                })
+            }
+            Op::Tick { minutes } => {
+                self.now += minutes;
+                true
+            }
+            Op::Reconcile { session } => {
+                for i in 0..self.tasks.len() {
+                    let t = &self.tasks[i];
+                    let mid_work = matches!(t.status, InResearch | InProgress | Validating)
+                        && t.children.is_empty();
+                    let spared = match t.holder {
+                        Some((holder, expires)) => expires > self.now && Some(holder) != *session,
+                        None => false,
+                    };
+                    if mid_work && !spared {
+                        self.tasks[i].status = Pending;
+                        self.tasks[i].holder = None;
+                        self.cascade();
+                    }
+                }
                 true
             }
         }
@@ -333,7 +462,14 @@ impl ReferenceStateMachine for Reference {
             2 => add,
             1 => (0..n, 1..4usize).prop_map(|(task, children)| Op::Decompose { task, children }),
             2 => (0..n, 0..n).prop_map(|(task, on)| Op::Depend { task, on }),
-            6 => (0..n, status).prop_map(|(task, to)| Op::Move { task, to }),
+            6 => (0..n, status.clone()).prop_map(|(task, to)| Op::Move { task, to }),
+            3 => (0..n, 0..3u8, 1..60i64).prop_map(|(task, agent, lease)| Op::Claim { task, agent, lease }),
+            1 => (0..n, 0..3u8, 1..60i64)
+                .prop_map(|(task, agent, lease)| Op::Heartbeat { task, agent, lease }),
+            3 => (0..n, status, proptest::option::of(0..3u8), proptest::bool::weighted(0.2))
+                .prop_map(|(task, to, agent, force)| Op::MoveAs { task, to, agent, force }),
+            1 => (1..40i64).prop_map(|minutes| Op::Tick { minutes }),
+            1 => proptest::option::of(0..3u8).prop_map(|session| Op::Reconcile { session }),
         ]
         .boxed()
     }
@@ -343,8 +479,13 @@ impl ReferenceStateMachine for Reference {
         let n = state.tasks.len();
         match op {
             Op::Add { parent, deps } => parent.is_none_or(|p| p < n) && deps.iter().all(|d| *d < n),
-            Op::Decompose { task, .. } | Op::Move { task, .. } => *task < n,
+            Op::Decompose { task, .. }
+            | Op::Move { task, .. }
+            | Op::Claim { task, .. }
+            | Op::Heartbeat { task, .. }
+            | Op::MoveAs { task, .. } => *task < n,
             Op::Depend { task, on } => *task < n && *on < n,
+            Op::Tick { .. } | Op::Reconcile { .. } => true,
         }
     }
 
@@ -376,11 +517,12 @@ impl StateMachineTest for Real {
     }
 
     fn apply(mut real: Real, after: &Model, op: Op) -> Real {
-        let at = Utc
-            .with_ymd_and_hms(2026, 3, 1, 12, 0, 0)
-            .single()
-            .expect("time");
         let allowed = real.model.apply(&op);
+        let at = base() + Duration::minutes(real.model.now);
+        let because = || MoveDetail {
+            reason: Some("because".into()),
+            actual_minutes: None,
+        };
         assert_eq!(
             real.model.tasks, after.tasks,
             "the reference is deterministic"
@@ -407,12 +549,55 @@ impl StateMachineTest for Real {
                 )
                 .map(|_| ()),
             Op::Depend { task, on } => real.doc.add_dependency(&id(*task), &id(*on)).map(|_| ()),
-            Op::Move { task, to } => {
-                let detail = MoveDetail {
-                    reason: Some("because".into()),
-                    actual_minutes: None,
+            Op::Move { task, to } => real
+                .doc
+                .move_task(&id(*task), *to, because(), at)
+                .map(|_| ()),
+            Op::Claim { task, agent, lease } => real
+                .doc
+                .claim(
+                    &ClaimTarget::Task(id(*task)),
+                    &agent_name(*agent),
+                    Duration::minutes(*lease),
+                    at,
+                )
+                .map(|_| ()),
+            Op::Heartbeat { task, agent, lease } => real
+                .doc
+                .heartbeat(
+                    &id(*task),
+                    &agent_name(*agent),
+                    Duration::minutes(*lease),
+                    at,
+                )
+                .map(|_| ()),
+            Op::MoveAs {
+                task,
+                to,
+                agent,
+                force,
+            } => {
+                // What `ProjectService::move_task_as` does inside its transaction.
+                let actor = Actor {
+                    agent: agent.map(agent_name),
+                    force: *force,
                 };
-                real.doc.move_task(&id(*task), *to, detail, at).map(|_| ())
+                let current = real.doc.get(&id(*task)).expect("task").clone();
+                check_actor(&current, &actor, at)
+                    .and_then(|()| real.doc.move_task(&id(*task), *to, because(), at))
+                    .map(|_| ())
+            }
+            Op::Tick { .. } => Ok(()),
+            Op::Reconcile { session } => {
+                // What `ProjectService::reconcile_as` does, without research briefs.
+                let session = session.map(agent_name);
+                let plan = policy::reconciliation(&real.doc, &|_| None, at, session.as_deref());
+                for r in plan {
+                    real.doc
+                        .move_task(&r.task, r.to, because(), at)
+                        .expect("a reconciliation move is always legal");
+                }
+                Ok(())
             }
         };
         assert_eq!(
@@ -452,6 +637,15 @@ impl StateMachineTest for Real {
                 "dependencies of {}",
                 id(i)
             );
+            assert_eq!(
+                (r.claimed_by.clone(), r.lease_expires_at),
+                (
+                    m.holder.map(|(a, _)| agent_name(a)),
+                    m.holder.map(|(_, e)| base() + Duration::minutes(e))
+                ),
+                "claim of {} after {op:?}",
+                id(i)
+            );
         }
         real
     }
@@ -460,6 +654,12 @@ impl StateMachineTest for Real {
         let doc = &real.doc;
         let index = Index::new(doc);
         for t in &doc.tasks {
+            assert!(
+                t.claimed_by.is_none() || working(t.status),
+                "{} is {} but still claimed",
+                t.id,
+                t.status
+            );
             if t.status == Complete {
                 for c in t.children() {
                     let child = index.get(c).expect("child exists");

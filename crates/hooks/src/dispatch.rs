@@ -3,7 +3,7 @@
 //! | event | store | effect | stdout |
 //! |---|---|---|---|
 //! | PreToolUse | never | guard ([`crate::guard`]) | deny object, or nothing |
-//! | SessionStart | yes | reconcile (resume, or staleness only after `compact`), clean debris, log `SESSION_START` | `additionalContext`: the `cairn prime` text under a header shaped by `source`; with several projects and none chosen, the list and how to choose |
+//! | SessionStart | yes | reconcile (resume, or staleness only after `compact`; other agents' live claims are left alone), clean debris, log `SESSION_START` | `additionalContext`: the `cairn prime` text under a header shaped by `source`; with several projects and none chosen, the list and how to choose |
 //! | PreCompact | yes | checkpoint, log `SESSION_PRECOMPACT` | nothing |
 //! | SessionEnd | yes | log `SESSION_END` (reason) | nothing |
 //! | SubagentStart / SubagentStop | yes | log `SESSION_SUBAGENT_START` / `_STOP` (agent type and id) | nothing |
@@ -426,10 +426,13 @@ async fn session_start(
     // One load serves the common case, where there is nothing to reconcile: the task list is the
     // bulk of a session start's cost (a 10,000-task list is megabytes of validated JSON).
     let mut state = service.load(id).await?;
-    let work = scope.has_work(&state.tasks, service.now());
+    // Claims named after this session are its own interrupted work; other agents' live claims
+    // are theirs and stay as they are.
+    let this_session = input.session_id.as_deref();
+    let work = scope.has_work_for(&state.tasks, service.now(), this_session);
     let mut report = ReconcileReport::default();
     if work {
-        match service.reconcile(id, scope, false).await {
+        match service.reconcile_as(id, scope, false, this_session).await {
             Ok(done) => {
                 report = done;
                 state = service.load(id).await?;

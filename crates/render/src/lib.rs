@@ -41,6 +41,7 @@ pub fn command(step: &NextStep) -> String {
             format!("cairn --project {project} project set-status {status}")
         }
         NextStep::ListInProgress => "cairn task list --status IN_PROGRESS".to_owned(),
+        NextStep::ClaimNext => "cairn task claim --next --agent NAME".to_owned(),
         // `NextStep` is non-exhaustive so that new wings can add steps; a step this renderer
         // does not know yet still gets a pointer to the help instead of nothing.
         #[allow(unreachable_patterns)]
@@ -110,7 +111,15 @@ pub fn prime(s: &Summary, header: Option<&str>) -> String {
             "In progress",
             s.in_progress
                 .iter()
-                .map(|(id, t)| format!("{id} {}", clip(t, 90)))
+                .map(|(id, t)| {
+                    // Another agent's claim tells a new session to leave the task alone.
+                    match s.claims.iter().find(|(c, _, _)| c == id) {
+                        Some((_, holder, _)) => {
+                            format!("{id} {} [claimed by {}]", clip(t, 90), clip(holder, 40))
+                        }
+                        None => format!("{id} {}", clip(t, 90)),
+                    }
+                })
                 .collect(),
         ),
         (
@@ -236,6 +245,7 @@ mod tests {
             leaves_total: in_progress + blocked + next,
             leaves_complete: 0,
             in_progress: (0..in_progress).map(|n| (id(n), title(n))).collect(),
+            claims: Vec::new(),
             blocked: (0..blocked)
                 .map(|n| (id(n), title(n), "waiting for review".into()))
                 .collect(),
@@ -285,6 +295,17 @@ mod tests {
         let text = prime(&summary(0, 1, 0), None);
         assert!(text.contains("Blocked:\n- T-001 "), "{text}");
         assert!(text.contains("Nothing is ready"), "{text}");
+    }
+
+    #[test]
+    fn prime_names_the_holder_of_a_claimed_task() {
+        let mut s = summary(2, 0, 0);
+        s.claims = vec![(s.in_progress[1].0.clone(), "session-a".to_owned(), None)];
+        let text = prime(&s, None);
+        let claimed = format!("{} ", s.in_progress[1].0);
+        let line = text.lines().find(|l| l.contains(&claimed)).unwrap();
+        assert!(line.ends_with("[claimed by session-a]"), "{text}");
+        assert!(!text.contains(&format!("{} {} [", s.in_progress[0].0, s.in_progress[0].1)));
     }
 
     #[test]

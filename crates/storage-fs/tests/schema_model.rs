@@ -24,6 +24,8 @@ const NULLABLE: &[&str] = &[
     "blocked_reason",
     "research_file",
     "external_id",
+    "claimed_by",
+    "lease_expires_at",
 ];
 const INTEGERS: &[&str] = &[
     "estimate_minutes",
@@ -31,7 +33,13 @@ const INTEGERS: &[&str] = &[
     "version",
     "completions_since_checkpoint",
 ];
-const TIMESTAMPS: &[&str] = &["created_at", "updated_at", "started_at", "completed_at"];
+const TIMESTAMPS: &[&str] = &[
+    "created_at",
+    "updated_at",
+    "started_at",
+    "completed_at",
+    "lease_expires_at",
+];
 const KNOWN_TASK_FIELDS: &[&str] = &[
     "id",
     "title",
@@ -54,6 +62,8 @@ const KNOWN_TASK_FIELDS: &[&str] = &[
     "tags",
     "external_id",
     "stale_count",
+    "claimed_by",
+    "lease_expires_at",
 ];
 const KNOWN_DOC_FIELDS: &[&str] = &[
     "version",
@@ -240,6 +250,8 @@ fn task() -> impl Strategy<Value = Value> {
         ),
         optional(text(0).prop_map(Value::String), true),
         optional(integer(0, u32::MAX), false),
+        optional(text(0).prop_map(Value::String), true),
+        optional(timestamp().prop_map(Value::String), true),
     );
     (
         required,
@@ -271,6 +283,8 @@ fn task() -> impl Strategy<Value = Value> {
                 ("tags", b.4),
                 ("external_id", b.5),
                 ("stale_count", b.6),
+                ("claimed_by", b.7),
+                ("lease_expires_at", b.8),
             ];
             for (key, value) in optionals {
                 if let Some(value) = value {

@@ -1,12 +1,13 @@
 //! Checkpoints, the log, velocity, reconciliation, doctor, status and prime.
 
+use std::collections::HashMap;
 use std::fmt::Write as _;
 
 use cairn_domain::project::report::{Finding, clip};
 use cairn_domain::project::service::Outlook;
 use cairn_domain::project::service::{LogQuery, ReconcileScope};
 use cairn_domain::project::{ProjectStatus, TaskId, TaskStatus};
-use cairn_domain::time::format_rfc3339;
+use cairn_domain::time::{Timestamp, format_rfc3339};
 use cairn_render::PRIME_MAX_CHARS;
 use serde_json::{Map, Value, json};
 
@@ -181,7 +182,8 @@ pub fn reconcile(ctx: &Ctx, args: ReconcileArgs) -> Result<Report, Failure> {
     } else {
         ReconcileScope::Resume
     };
-    let report = ctx.block_on(ctx.service.reconcile(&p, scope, args.dry_run))?;
+    let agent = args.agent.as_deref().filter(|a| !a.trim().is_empty());
+    let report = ctx.block_on(ctx.service.reconcile_as(&p, scope, args.dry_run, agent))?;
     ctx.emit(&json::reconcile(&report), |style| {
         let mut out = String::new();
         let verb = if args.dry_run { "would move" } else { "moved" };
@@ -313,6 +315,7 @@ const STATUS_SECTION: PageArgs = PageArgs {
 pub fn status(ctx: &Ctx) -> Result<Report, Failure> {
     let p = ctx.project()?;
     let outlook = ctx.block_on(ctx.service.outlook(&p))?;
+    let now = ctx.service.now();
     let s = &outlook.summary;
     ctx.emit(&json::outlook(&outlook), |style| {
         let mut out = format!("{} — {} [{}]\n", style.bold(&s.project), s.name, s.status);
@@ -395,11 +398,27 @@ pub fn status(ctx: &Ctx) -> Result<Report, Failure> {
                 let _ = writeln!(out, "  … and {} more: {rest}", page.total - next);
             }
         };
+        let claims: HashMap<&TaskId, (&String, &Option<Timestamp>)> = s
+            .claims
+            .iter()
+            .map(|(id, holder, until)| (id, (holder, until)))
+            .collect();
         section(
             style.yellow("In progress"),
             s.in_progress
                 .iter()
-                .map(|(id, t)| (id.to_string(), t.clone()))
+                .map(|(id, t)| {
+                    let text = match claims.get(id) {
+                        Some((holder, Some(until))) if *until > now => {
+                            format!("{t} — claimed by {holder} until {}", format_rfc3339(until))
+                        }
+                        Some((holder, _)) => {
+                            format!("{t} — claimed by {holder}, lease expired: reclaimable")
+                        }
+                        None => t.clone(),
+                    };
+                    (id.to_string(), text)
+                })
                 .collect(),
             "`cairn task list --status IN_PROGRESS,IN_RESEARCH,VALIDATING`",
         );

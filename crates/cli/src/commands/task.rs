@@ -9,14 +9,14 @@ use cairn_domain::NextStep;
 use cairn_domain::project::graph::{self, Index};
 use cairn_domain::project::service::Moved;
 use cairn_domain::project::{
-    Level, MoveDetail, NewTask, ProjectId, ProjectStatus, Task, TaskDoc, TaskEdit, TaskId,
-    TaskStatus,
+    Actor, ClaimTarget, Level, MoveDetail, NewTask, ProjectId, ProjectStatus, Task, TaskDoc,
+    TaskEdit, TaskId, TaskStatus,
 };
 use cairn_domain::time::format_rfc3339;
 use serde_json::json;
 
 use super::{Ctx, Report, not_applicable};
-use crate::cli::{AddArgs, EditArgs, GraphFormat, ListArgs, PageArgs, TaskCommand};
+use crate::cli::{ActorArgs, AddArgs, EditArgs, GraphFormat, ListArgs, PageArgs, TaskCommand};
 use crate::exit::{Code, Failure};
 use crate::json::checkpoint_name;
 use crate::output::{Cell, Style, Table, id_list, minutes, task_line};
@@ -57,7 +57,7 @@ pub fn run(ctx: &Ctx, command: TaskCommand) -> Result<Report, Failure> {
         TaskCommand::Validate { id } => {
             transition(ctx, p, &id.parse()?, TaskStatus::Validating, no_detail())
         }
-        TaskCommand::Complete { id, actual } => transition(
+        TaskCommand::Complete { id, actual, actor } => transition_as(
             ctx,
             p,
             &id.parse()?,
@@ -66,10 +66,16 @@ pub fn run(ctx: &Ctx, command: TaskCommand) -> Result<Report, Failure> {
                 actual_minutes: actual,
                 reason: None,
             },
+            actor,
         ),
-        TaskCommand::Block { id, reason } => {
-            transition(ctx, p, &id.parse()?, TaskStatus::Blocked, because(reason))
-        }
+        TaskCommand::Block { id, reason, actor } => transition_as(
+            ctx,
+            p,
+            &id.parse()?,
+            TaskStatus::Blocked,
+            because(reason),
+            actor,
+        ),
         TaskCommand::Unblock { id } => {
             let id: TaskId = id.parse()?;
             let state = ctx.block_on(ctx.service.load(p))?;
@@ -83,7 +89,7 @@ pub fn run(ctx: &Ctx, command: TaskCommand) -> Result<Report, Failure> {
             };
             transition(ctx, p, &id, to, because("unblocked".to_owned()))
         }
-        TaskCommand::Cancel { id, reason } => transition(
+        TaskCommand::Cancel { id, reason, actor } => transition_as(
             ctx,
             p,
             &id.parse()?,
@@ -92,19 +98,22 @@ pub fn run(ctx: &Ctx, command: TaskCommand) -> Result<Report, Failure> {
                 actual_minutes: None,
                 reason,
             },
+            actor,
         ),
-        TaskCommand::Reset { id, reason } => transition(
+        TaskCommand::Reset { id, reason, actor } => transition_as(
             ctx,
             p,
             &id.parse()?,
             TaskStatus::Pending,
             because(reason.unwrap_or_else(|| "reset by hand".to_owned())),
+            actor,
         ),
         TaskCommand::Move {
             id,
             to,
             reason,
             actual,
+            actor,
         } => {
             let to: TaskStatus = to.parse()?;
             if actual.is_some() && to != TaskStatus::Complete {
@@ -114,7 +123,7 @@ pub fn run(ctx: &Ctx, command: TaskCommand) -> Result<Report, Failure> {
                     "drop --actual, or move the task with --to COMPLETE",
                 ));
             }
-            transition(
+            transition_as(
                 ctx,
                 p,
                 &id.parse()?,
@@ -123,7 +132,30 @@ pub fn run(ctx: &Ctx, command: TaskCommand) -> Result<Report, Failure> {
                     actual_minutes: actual,
                     reason,
                 },
+                actor,
             )
+        }
+        TaskCommand::Claim(args) => {
+            let target = match &args.id {
+                Some(id) => ClaimTarget::Task(id.parse()?),
+                None => ClaimTarget::Next,
+            };
+            let task =
+                ctx.block_on(
+                    ctx.service
+                        .claim(p, &target, &args.lease.agent, args.lease.lease),
+                )?;
+            ctx.emit(&task, |style| leased_text(style, &task, "claimed by"))
+        }
+        TaskCommand::Heartbeat { id, lease } => {
+            let task =
+                ctx.block_on(
+                    ctx.service
+                        .heartbeat(p, &id.parse()?, &lease.agent, lease.lease),
+                )?;
+            ctx.emit(&task, |style| {
+                leased_text(style, &task, "lease renewed for")
+            })
         }
         TaskCommand::Decompose { id, into } => decompose(ctx, p, &id.parse()?, into),
         TaskCommand::Depend { id, on, remove } => {
@@ -533,6 +565,7 @@ fn show(ctx: &Ctx, p: &ProjectId, id: &TaskId) -> Result<Report, Failure> {
     let state = ctx.block_on(ctx.service.load(p))?;
     let task = find(&state.tasks, id)?.clone();
     let brief = ctx.block_on(ctx.service.research_brief(p, id))?;
+    let now = ctx.service.now();
     ctx.emit(&task, |style| {
         let doc = &state.tasks;
         let index = Index::new(doc);
@@ -602,6 +635,14 @@ fn show(ctx: &Ctx, p: &ProjectId, id: &TaskId) -> Result<Report, Failure> {
         if let Some(reason) = &task.blocked_reason {
             field("blocked", reason.clone());
         }
+        if let Some(holder) = &task.claimed_by {
+            let lease = match task.lease_expires_at {
+                Some(at) if at > now => format!("lease until {}", format_rfc3339(&at)),
+                Some(at) => format!("lease expired {}: reclaimable", format_rfc3339(&at)),
+                None => "no lease: reclaimable".to_owned(),
+            };
+            field("claimed by", format!("{holder} ({lease})"));
+        }
         if let Some(brief) = &brief {
             let freshness = if brief.fresh {
                 "fresh: reuse it"
@@ -663,6 +704,42 @@ fn transition(
 ) -> Result<Report, Failure> {
     let moved = ctx.block_on(ctx.service.move_task(p, id, to, detail))?;
     ctx.emit(&moved.task, |style| moved_text(style, &moved))
+}
+
+/// A move by an agent that may be refused by another agent's claim.
+fn transition_as(
+    ctx: &Ctx,
+    p: &ProjectId,
+    id: &TaskId,
+    to: TaskStatus,
+    detail: MoveDetail,
+    actor: ActorArgs,
+) -> Result<Report, Failure> {
+    let actor = Actor {
+        agent: actor.agent.filter(|a| !a.trim().is_empty()),
+        force: actor.force,
+    };
+    let moved = ctx.block_on(ctx.service.move_task_as(p, id, to, detail, &actor))?;
+    ctx.emit(&moved.task, |style| moved_text(style, &moved))
+}
+
+/// `T-003 Title: claimed by worker-1 until 2026-…` and what to do next.
+fn leased_text(style: &Style, task: &Task, what: &str) -> String {
+    let mut out = format!(
+        "{} {}: {what} {} until {}\n",
+        style.bold(task.id.as_str()),
+        task.title,
+        task.claimed_by.as_deref().unwrap_or("-"),
+        task.lease_expires_at
+            .as_ref()
+            .map_or_else(|| "-".to_owned(), format_rfc3339)
+    );
+    let agent = task.claimed_by.as_deref().unwrap_or("NAME");
+    out.push_str(&style.next_step(&format!(
+        "cairn task complete {} --agent {agent} (renew with `cairn task heartbeat {} --agent {agent}`)",
+        task.id, task.id
+    )));
+    out
 }
 
 fn moved_text(style: &Style, moved: &Moved) -> String {

@@ -4,6 +4,7 @@
 //! ([`ProjectError::next_steps`]) so that each interface says it in its own terms.
 
 use crate::next::NextStep;
+use crate::time::{Timestamp, format_rfc3339};
 
 use super::model::{PhaseStatus, ProjectId, TaskId, TaskStatus};
 
@@ -127,6 +128,40 @@ pub enum ProjectError {
         if open.len() == 1 { "it" } else { "them" }
     )]
     PhaseHasOpenTasks { phase: String, open: Vec<TaskId> },
+
+    #[error(
+        "{task} is claimed by {holder} until {}; it is theirs while the lease runs (another agent may override with force)",
+        format_rfc3339(expires)
+    )]
+    Claimed {
+        task: TaskId,
+        holder: String,
+        expires: Timestamp,
+    },
+
+    #[error("{agent} does not hold {task}: {}", not_holder(holder.as_deref(), *status))]
+    NotHolder {
+        task: TaskId,
+        agent: String,
+        holder: Option<String>,
+        status: TaskStatus,
+    },
+
+    #[error("no task is ready to claim: every open task is taken, waiting or blocked")]
+    NothingToClaim,
+
+    #[error("{task} is {status}: only a PENDING or RESEARCHED task can be claimed")]
+    NotClaimable { task: TaskId, status: TaskStatus },
+}
+
+fn not_holder(holder: Option<&str>, status: TaskStatus) -> String {
+    match holder {
+        Some(holder) => format!("it is claimed by {holder}"),
+        None if matches!(status, TaskStatus::InProgress | TaskStatus::Validating) => {
+            "nobody claimed it".to_owned()
+        }
+        None => format!("it is {status}, so nobody holds it; claim it first"),
+    }
 }
 
 fn decompose_refusal(status: TaskStatus) -> String {
@@ -181,6 +216,14 @@ impl ProjectError {
             PhaseHasOpenTasks { phase, .. } => vec![NextStep::ForceCompletePhase {
                 phase: phase.clone(),
             }],
+            Claimed { task, .. } | NotHolder { task, .. } => {
+                vec![
+                    NextStep::ShowTask { task: task.clone() },
+                    NextStep::ClaimNext,
+                ]
+            }
+            NothingToClaim => vec![NextStep::ListTasks],
+            NotClaimable { task, .. } => vec![NextStep::ShowTask { task: task.clone() }],
         }
     }
 }

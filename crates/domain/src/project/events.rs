@@ -2,7 +2,7 @@
 //! [`LogRecord`] the adapter writes. Rendering is the adapter's job; meaning is ours.
 
 use crate::log::LogRecord;
-use crate::time::Timestamp;
+use crate::time::{Timestamp, format_rfc3339, parse_rfc3339};
 
 use super::model::{ProjectId, ProjectStatus, TaskId, TaskStatus};
 
@@ -109,6 +109,25 @@ pub enum ProjectEvent {
         from: ProjectStatus,
         tasks: usize,
     },
+    /// An agent claimed a task until `expires_at`.
+    TaskClaimed {
+        task: TaskId,
+        agent: String,
+        expires_at: Timestamp,
+    },
+    /// The holder extended its lease.
+    LeaseRenewed {
+        task: TaskId,
+        agent: String,
+        expires_at: Timestamp,
+    },
+    /// A claim's lease lapsed and the task was taken over or reset; `expired_at` is `None` for a
+    /// claim written without an expiry.
+    LeaseExpired {
+        task: TaskId,
+        agent: String,
+        expired_at: Option<Timestamp>,
+    },
 }
 
 /// The heading kind of a log entry.
@@ -147,6 +166,9 @@ pub enum EventKind {
     PhaseAdded,
     PhaseStarted,
     ProjectComplete,
+    TaskClaimed,
+    LeaseRenewed,
+    LeaseExpired,
 }
 
 const FIXED_KINDS: &[(EventKind, &str)] = &[
@@ -179,6 +201,9 @@ const FIXED_KINDS: &[(EventKind, &str)] = &[
     (EventKind::PhaseAdded, "PHASE_ADDED"),
     (EventKind::PhaseStarted, "PHASE_STARTED"),
     (EventKind::ProjectComplete, "PROJECT_COMPLETE"),
+    (EventKind::TaskClaimed, "TASK_CLAIMED"),
+    (EventKind::LeaseRenewed, "LEASE_RENEWED"),
+    (EventKind::LeaseExpired, "LEASE_EXPIRED"),
 ];
 
 impl EventKind {
@@ -254,6 +279,9 @@ impl ProjectEvent {
             ProjectEvent::PhaseAdded { .. } => EventKind::PhaseAdded,
             ProjectEvent::PhaseStarted { .. } => EventKind::PhaseStarted,
             ProjectEvent::ProjectComplete { .. } => EventKind::ProjectComplete,
+            ProjectEvent::TaskClaimed { .. } => EventKind::TaskClaimed,
+            ProjectEvent::LeaseRenewed { .. } => EventKind::LeaseRenewed,
+            ProjectEvent::LeaseExpired { .. } => EventKind::LeaseExpired,
         }
     }
 
@@ -265,7 +293,10 @@ impl ProjectEvent {
             | ProjectEvent::DependencyAdded { task, .. }
             | ProjectEvent::DependencyRemoved { task, .. }
             | ProjectEvent::SyncTo { task, .. }
-            | ProjectEvent::TaskUpdated { task, .. } => Some(task),
+            | ProjectEvent::TaskUpdated { task, .. }
+            | ProjectEvent::TaskClaimed { task, .. }
+            | ProjectEvent::LeaseRenewed { task, .. }
+            | ProjectEvent::LeaseExpired { task, .. } => Some(task),
             ProjectEvent::Error { task, .. } | ProjectEvent::Repaired { task, .. } => task.as_ref(),
             _ => None,
         }
@@ -373,6 +404,30 @@ impl ProjectEvent {
                 .with("previous_status", from)
                 .with("new_status", ProjectStatus::Complete)
                 .with("tasks", tasks),
+            ProjectEvent::TaskClaimed {
+                task,
+                agent,
+                expires_at,
+            }
+            | ProjectEvent::LeaseRenewed {
+                task,
+                agent,
+                expires_at,
+            } => record
+                .with("task", task)
+                .with("agent", agent)
+                .with("lease_expires_at", format_rfc3339(expires_at)),
+            ProjectEvent::LeaseExpired {
+                task,
+                agent,
+                expired_at,
+            } => {
+                let record = record.with("task", task).with("agent", agent);
+                match expired_at {
+                    Some(at) => record.with("lease_expires_at", format_rfc3339(at)),
+                    None => record,
+                }
+            }
         }
     }
 
@@ -495,6 +550,21 @@ impl ProjectEvent {
             EventKind::ProjectComplete => ProjectEvent::ProjectComplete {
                 from: record.get("previous_status")?.parse().ok()?,
                 tasks: usize::try_from(number("tasks").unwrap_or(0)).ok()?,
+            },
+            EventKind::TaskClaimed => ProjectEvent::TaskClaimed {
+                task: task()?,
+                agent: text("agent")?,
+                expires_at: parse_rfc3339(record.get("lease_expires_at")?)?,
+            },
+            EventKind::LeaseRenewed => ProjectEvent::LeaseRenewed {
+                task: task()?,
+                agent: text("agent")?,
+                expires_at: parse_rfc3339(record.get("lease_expires_at")?)?,
+            },
+            EventKind::LeaseExpired => ProjectEvent::LeaseExpired {
+                task: task()?,
+                agent: text("agent").unwrap_or_default(),
+                expired_at: record.get("lease_expires_at").and_then(parse_rfc3339),
             },
             EventKind::Other(_) => return None,
         })

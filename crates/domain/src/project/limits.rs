@@ -23,6 +23,8 @@ pub const MAX_TAG_CHARS: usize = 100;
 pub const MAX_TAGS: usize = 20;
 pub const MAX_PROJECT_NAME_CHARS: usize = 200;
 pub const MAX_GOAL_CHARS: usize = 2_000;
+/// An agent name holding a claim: a session id or a short name, shown in lists.
+pub const MAX_AGENT_CHARS: usize = 128;
 
 /// A free-text field with a length limit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,6 +37,7 @@ pub enum Field {
     Tag,
     ProjectName,
     Goal,
+    Agent,
 }
 
 impl Field {
@@ -49,6 +52,7 @@ impl Field {
             Field::Tag => "tag",
             Field::ProjectName => "name",
             Field::Goal => "goal",
+            Field::Agent => "agent",
         }
     }
 
@@ -62,6 +66,7 @@ impl Field {
             Field::Tag => MAX_TAG_CHARS,
             Field::ProjectName => MAX_PROJECT_NAME_CHARS,
             Field::Goal => MAX_GOAL_CHARS,
+            Field::Agent => MAX_AGENT_CHARS,
         }
     }
 
@@ -74,7 +79,7 @@ impl Field {
             Field::Description | Field::Goal | Field::Reason => {
                 "summarise it and keep the full text in a file the task links to"
             }
-            Field::Phase | Field::Tag => "use a short identifier",
+            Field::Phase | Field::Tag | Field::Agent => "use a short identifier",
         }
     }
 }

@@ -6,10 +6,12 @@
 //! - [`graph`]: readiness, `next`, waves, the critical path, cycles.
 //! - [`policy`]: checkpoints, reconciliation on resume, staleness, freshness, velocity.
 //! - [`phases`]: the phase table, phase progress, and the project's own completion.
+//! - [`claims`]: claims with leases: who works a task, until when.
 //! - [`events`]: typed log events.
 //! - [`limits`]: the longest value cairn writes into each free-text field.
 //! - [`store`]: the [`store::ProjectStore`] port; [`service`]: the use cases.
 
+pub mod claims;
 pub mod error;
 pub mod events;
 pub mod graph;
@@ -21,6 +23,7 @@ pub mod report;
 pub mod status;
 pub mod tasks;
 
+pub use claims::{Actor, ClaimTarget};
 pub use error::ProjectError;
 pub use events::{EventKind, ProjectEvent};
 pub use model::*;

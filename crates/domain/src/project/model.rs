@@ -447,6 +447,16 @@ pub struct Task {
         deserialize_with = "whole::option"
     )]
     pub stale_count: Option<u32>,
+    /// The agent holding this task's claim (`task claim`), while it is IN_PROGRESS or VALIDATING.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub claimed_by: Option<String>,
+    /// When the claim lapses unless renewed; past it, the task is reclaimable.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "rfc3339::option"
+    )]
+    pub lease_expires_at: Option<Timestamp>,
     /// Fields written by other tools, kept as they were.
     #[serde(flatten)]
     pub extra: Map<String, Value>,

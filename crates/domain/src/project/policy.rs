@@ -49,14 +49,17 @@ pub struct Reconciled {
 /// IN_RESEARCH, IN_PROGRESS and VALIDATING tasks go to RESEARCHED when their research brief
 /// exists and was written after the task was created, else to PENDING: redoing work is cheaper
 /// than asserting a false completion. COMPLETE, BLOCKED and CANCELLED are never touched, nor are
-/// parents (their status follows their children).
+/// parents (their status follows their children), nor another live agent's claimed work
+/// ([`reconcilable`]).
 pub fn reconciliation(
     doc: &TaskDoc,
     research_modified: &dyn Fn(&TaskId) -> Option<Timestamp>,
+    now: Timestamp,
+    this_session: Option<&str>,
 ) -> Vec<Reconciled> {
     doc.tasks
         .iter()
-        .filter(|t| was_interrupted(t))
+        .filter(|t| reconcilable(t, now, this_session))
         .map(|t| {
             let brief = research_modified(&t.id).filter(|m| *m > t.created_at);
             let (to, reason) = match brief {
@@ -69,6 +72,11 @@ pub fn reconciliation(
                     "resumed: work was interrupted".to_owned(),
                 ),
             };
+            let reason = if t.lease_expired(now) {
+                format!("{reason} (lease expired)")
+            } else {
+                reason
+            };
             Reconciled {
                 task: t.id.clone(),
                 from: t.status,
@@ -77,6 +85,17 @@ pub fn reconciliation(
             }
         })
         .collect()
+}
+
+/// Whether resume reconciliation may reset `task`: it was interrupted, and either nobody holds
+/// it, its lease expired, or its holder is the resuming session itself (an agent named after the
+/// session id). Another agent's live claim is that agent's work in progress, never reset.
+pub fn reconcilable(task: &Task, now: Timestamp, this_session: Option<&str>) -> bool {
+    was_interrupted(task)
+        && match task.live_holder(now) {
+            None => true,
+            Some(holder) => this_session == Some(holder),
+        }
 }
 
 /// A leaf left mid-work (IN_RESEARCH, IN_PROGRESS, VALIDATING): what resume reconciliation
@@ -91,6 +110,8 @@ pub fn stale_candidates(doc: &TaskDoc, now: Timestamp) -> Vec<TaskId> {
     doc.tasks
         .iter()
         .filter(|t| t.status == TaskStatus::InProgress && !t.is_parent())
+        // A live lease is a fresher sign of life than any estimate.
+        .filter(|t| t.live_holder(now).is_none())
         .filter(|t| match (t.started_at, t.estimate_minutes) {
             (Some(started), Some(estimate)) => {
                 now - started > Duration::minutes(i64::from(estimate) * STALE_FACTOR)

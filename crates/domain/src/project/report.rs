@@ -326,6 +326,9 @@ pub struct Summary {
     pub leaves_total: usize,
     pub leaves_complete: usize,
     pub in_progress: Vec<(TaskId, String)>,
+    /// The claimed tasks among `in_progress`: holder and lease expiry (which may have passed).
+    #[serde(skip)]
+    pub claims: Vec<(TaskId, String, Option<Timestamp>)>,
     pub blocked: Vec<(TaskId, String, String)>,
     pub next: Vec<(TaskId, String)>,
     pub phases: Vec<(String, String)>,
@@ -391,6 +394,12 @@ pub fn summarize(state: &ProjectState, next_count: usize) -> Summary {
                     )
             })
             .map(|t| (t.id.clone(), t.title.clone()))
+            .collect(),
+        claims: doc
+            .tasks
+            .iter()
+            .filter(|t| !t.is_parent() && t.status.is_transitional())
+            .filter_map(|t| Some((t.id.clone(), t.claimed_by.clone()?, t.lease_expires_at)))
             .collect(),
         blocked: doc
             .tasks

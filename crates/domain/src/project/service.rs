@@ -13,6 +13,7 @@ use crate::log::LogRecord;
 use crate::ports::Clock;
 use crate::time::Timestamp;
 
+use super::claims::{self, Actor, ClaimTarget};
 use super::error::ProjectError;
 use super::events::{EventKind, ProjectEvent};
 use super::graph::{self, Waves};
@@ -71,8 +72,17 @@ impl ReconcileScope {
     /// Whether reconciling in this scope would change anything: a stale task, or (on resume) a
     /// leaf left mid-work. Lets callers that hold the state skip the transaction.
     pub fn has_work(self, doc: &TaskDoc, now: Timestamp) -> bool {
+        self.has_work_for(doc, now, None)
+    }
+
+    /// [`Self::has_work`] for a resuming session that may hold claims of its own.
+    pub fn has_work_for(self, doc: &TaskDoc, now: Timestamp, this_session: Option<&str>) -> bool {
         !policy::stale_candidates(doc, now).is_empty()
-            || (self == ReconcileScope::Resume && doc.tasks.iter().any(policy::was_interrupted))
+            || (self == ReconcileScope::Resume
+                && doc
+                    .tasks
+                    .iter()
+                    .any(|t| policy::reconcilable(t, now, this_session)))
     }
 }
 
@@ -289,9 +299,26 @@ impl ProjectService {
         to: TaskStatus,
         detail: MoveDetail,
     ) -> Result<Moved, Error> {
+        self.move_task_as(id, task, to, detail, &Actor::default())
+            .await
+    }
+
+    /// [`Self::move_task`] by `actor`: refused while another agent holds a live claim on the
+    /// task, unless forced ([`claims::check_actor`]).
+    pub async fn move_task_as(
+        &self,
+        id: &ProjectId,
+        task: &TaskId,
+        to: TaskStatus,
+        detail: MoveDetail,
+        actor: &Actor,
+    ) -> Result<Moved, Error> {
         let at = self.now();
         let (committed, (moves, project_status)) = self
             .transact_with(id, at, |state| {
+                if let Some(current) = state.tasks.get(task) {
+                    claims::check_actor(current, actor, at)?;
+                }
                 let mut events = state.tasks.move_task(task, to, detail, at)?;
                 let moves: Vec<_> = events
                     .iter()
@@ -319,6 +346,48 @@ impl ProjectService {
             checkpoint: committed.checkpoint,
             project_status,
         })
+    }
+
+    /// Claims a task for `agent` until now + `lease`, in one transaction with the choice of
+    /// task: two racing claimers never get the same one.
+    pub async fn claim(
+        &self,
+        id: &ProjectId,
+        target: &ClaimTarget,
+        agent: &str,
+        lease: std::time::Duration,
+    ) -> Result<Task, Error> {
+        let lease = claims::lease(lease)?;
+        let at = self.now();
+        let (committed, claimed) = self
+            .transact_with(id, at, |state| {
+                let (claimed, mut events) = state.tasks.claim(target, agent, lease, at)?;
+                advance_project(state, at, &mut events);
+                phases::settle_project(state, at, &mut events);
+                Ok((finish(state, events, false), claimed))
+            })
+            .await?;
+        task_in(&committed.state, &claimed)
+    }
+
+    /// Extends `agent`'s lease on `task` to now + `lease`; only the holder may.
+    pub async fn heartbeat(
+        &self,
+        id: &ProjectId,
+        task: &TaskId,
+        agent: &str,
+        lease: std::time::Duration,
+    ) -> Result<Task, Error> {
+        let lease = claims::lease(lease)?;
+        let at = self.now();
+        let committed = self
+            .transact(id, at, |state| {
+                Ok(Changes::events(
+                    state.tasks.heartbeat(task, agent, lease, at)?,
+                ))
+            })
+            .await?;
+        task_in(&committed.state, task)
     }
 
     pub async fn decompose(
@@ -514,6 +583,19 @@ impl ProjectService {
         scope: ReconcileScope,
         dry_run: bool,
     ) -> Result<ReconcileReport, Error> {
+        self.reconcile_as(id, scope, dry_run, None).await
+    }
+
+    /// [`Self::reconcile`] by a session that may hold claims: its own claimed tasks are reset
+    /// like unclaimed ones; other agents' live claims are left alone
+    /// ([`policy::reconcilable`]); lapsed leases are logged (LEASE_EXPIRED) and reset.
+    pub async fn reconcile_as(
+        &self,
+        id: &ProjectId,
+        scope: ReconcileScope,
+        dry_run: bool,
+        this_session: Option<&str>,
+    ) -> Result<ReconcileReport, Error> {
         let at = self.now();
         // Work out what needs the log and research files outside the lock: both only grow.
         let state = self.load(id).await?;
@@ -529,7 +611,7 @@ impl ProjectService {
                 .tasks
                 .tasks
                 .iter()
-                .filter(|t| policy::was_interrupted(t))
+                .filter(|t| policy::reconcilable(t, at, this_session))
             {
                 research.insert(t.id.clone(), self.store.research_modified(id, &t.id).await?);
             }
@@ -557,7 +639,14 @@ impl ProjectService {
             }
             if scope == ReconcileScope::Resume {
                 let lookup = |t: &TaskId| research.get(t).copied().flatten();
-                for r in policy::reconciliation(doc, &lookup) {
+                for r in policy::reconciliation(doc, &lookup, at, this_session) {
+                    let lapsed = doc.get(&r.task).filter(|t| t.lease_expired(at)).map(|t| {
+                        ProjectEvent::LeaseExpired {
+                            task: t.id.clone(),
+                            agent: t.claimed_by.clone().unwrap_or_default(),
+                            expired_at: t.lease_expires_at,
+                        }
+                    });
                     if let Ok(moved) = doc.move_task(
                         &r.task,
                         r.to,
@@ -567,6 +656,7 @@ impl ProjectService {
                         },
                         at,
                     ) {
+                        events.extend(lapsed);
                         events.extend(moved);
                         report.reconciled.push(r);
                     }
@@ -578,7 +668,7 @@ impl ProjectService {
             let mut doc = state.tasks.clone();
             return Ok(plan(&mut doc).0);
         }
-        if !scope.has_work(&state.tasks, at) {
+        if !scope.has_work_for(&state.tasks, at, this_session) {
             return Ok(ReconcileReport {
                 applied: true,
                 ..Default::default()

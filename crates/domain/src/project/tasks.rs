@@ -282,6 +282,8 @@ impl TaskDoc {
             tags: (!new.tags.is_empty()).then_some(new.tags),
             external_id: None,
             stale_count: None,
+            claimed_by: None,
+            lease_expires_at: None,
             extra: Map::new(),
         })
     }
@@ -534,6 +536,11 @@ impl TaskDoc {
             task.blocked_reason = None;
         }
         task.status = to;
+        if !matches!(to, TaskStatus::InProgress | TaskStatus::Validating) {
+            // A claim covers the work; once the task leaves it, nobody holds it.
+            task.claimed_by = None;
+            task.lease_expires_at = None;
+        }
         events.push(ProjectEvent::TaskMoved {
             task: task.id.clone(),
             from,
