@@ -19,6 +19,7 @@
 //! | [`failpoints`] | white-box crash points (`CAIRN_FAILPOINT`) used by the crash tests |
 //! | [`orchestration`] | the Markdown log of an orchestration session file |
 //! | [`plan`] | the text of a plan's files (`state.md`, `decisions.md`, the pointer, templates) |
+//! | [`plan_store`] | plans and the `.current_plan` pointer on disk, every write atomic and locked |
 //!
 //! Errors are [`cairn_domain::StoreError`] wherever an operation touches the disk: every I/O
 //! failure names the operation and the path, so a user reading the message knows which file to
@@ -37,6 +38,7 @@ pub mod layout;
 pub mod lock;
 pub mod orchestration;
 pub mod plan;
+pub mod plan_store;
 pub mod progress_log;
 pub mod project_store;
 pub mod root;
@@ -45,6 +47,7 @@ pub mod system;
 pub mod tasklist;
 
 pub use failpoints::failpoint;
+pub use plan_store::FsPlanStore;
 pub use project_store::FsProjectStore;
 pub use system::{RandomIds, SystemClock};
 

@@ -1,0 +1,335 @@
+//! [`FsPlanStore`]: plans on disk (SPEC §4).
+//!
+//! ```text
+//! <root>/.claude/
+//!   .current_plan              the pointer: the bare directory name of the active plan
+//!   .plan.lock                 sidecar lock: every read-modify-write of any plan holds it
+//!   .plan-temp/                in-flight atomic writes and plan directories being built
+//!   .plan_YYYY-MM-DD_XXXXXXXX/
+//!     state.md  decisions.md  plan.md  findings.md  progress.md  findings/  checkpoints/
+//! ```
+//!
+//! One lock for all plans rather than one per plan: `create` and the pointer span plans, and
+//! plan writes are rare and short, so finer locking would buy nothing but lock-ordering rules.
+//!
+//! A new plan directory is built whole under `.plan-temp/` and renamed into place, so a crash
+//! never leaves a plan without its `state.md`. Every file is replaced by [`atomic::write_atomic`],
+//! including `decisions.md`: an append rewrites the file as the old bytes plus the new block,
+//! which keeps the log append-only in content while a crash can never leave a torn entry.
+//!
+//! Readers take no lock: every file is replaced by rename, so a reader sees a whole file.
+
+use std::io::ErrorKind;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use cairn_domain::plan::document::{
+    CHECKPOINTS_DIR, CLAUDE_DIR, DECISIONS_FILE, FINDINGS_DIR, POINTER_FILE, STATE_FILE,
+};
+use cairn_domain::plan::{
+    Decision, DecisionDraft, PlanDocument, PlanError, PlanId, PlanMutation, PlanRecord, PlanState,
+    PlanStore, PlanSummary,
+};
+use cairn_domain::{Entity, Error, StoreError};
+
+use crate::plan::{
+    DECISION_LOG_HEADER, next_decision_number, parse_decision_log, parse_pointer, parse_state,
+    render_decision, render_pointer, render_state, template,
+};
+use crate::project_store::DEFAULT_LOCK_TIMEOUT;
+use crate::{atomic, failpoint, fsync_dir, io_error, lock};
+
+/// The sidecar lock file of every plan write, in `.claude/`.
+pub const PLAN_LOCK_FILE: &str = ".plan.lock";
+/// Where plan writes are staged, in `.claude/` (same filesystem, so renames stay atomic).
+pub const PLAN_TEMP_DIR: &str = ".plan-temp";
+
+/// The filesystem adapter of [`PlanStore`].
+#[derive(Debug, Clone)]
+pub struct FsPlanStore {
+    claude: PathBuf,
+    lock_timeout: Duration,
+}
+
+impl FsPlanStore {
+    /// A store under `<root>/.claude`, where `root` is the repository root.
+    pub fn new(root: &Path) -> Self {
+        Self {
+            claude: root.join(CLAUDE_DIR),
+            lock_timeout: DEFAULT_LOCK_TIMEOUT,
+        }
+    }
+
+    pub fn with_lock_timeout(mut self, timeout: Duration) -> Self {
+        self.lock_timeout = timeout;
+        self
+    }
+
+    /// The directory of plan `id` (whether or not it exists).
+    pub fn plan_dir(&self, id: &PlanId) -> PathBuf {
+        self.claude.join(id.as_str())
+    }
+
+    fn pointer_path(&self) -> PathBuf {
+        self.claude.join(POINTER_FILE)
+    }
+
+    fn temp_dir(&self) -> PathBuf {
+        self.claude.join(PLAN_TEMP_DIR)
+    }
+
+    fn lock(&self) -> Result<lock::LockGuard, StoreError> {
+        std::fs::create_dir_all(&self.claude)
+            .map_err(io_error("create .claude directory", &self.claude))?;
+        lock::lock_exclusive(&self.claude.join(PLAN_LOCK_FILE), self.lock_timeout)
+    }
+
+    /// The directory of an existing plan: one whose `state.md` is there.
+    fn existing(&self, id: &PlanId) -> Result<PathBuf, StoreError> {
+        let dir = self.plan_dir(id);
+        if dir.join(STATE_FILE).is_file() {
+            Ok(dir)
+        } else {
+            Err(StoreError::not_found(Entity::Plan, id))
+        }
+    }
+
+    fn write(&self, target: &Path, text: &str) -> Result<(), StoreError> {
+        atomic::write_atomic(&self.temp_dir(), target, text.as_bytes())
+    }
+
+    fn read_pointer(&self) -> Result<Option<PlanId>, StoreError> {
+        let path = self.pointer_path();
+        let Some(content) = read_optional(&path)? else {
+            return Ok(None);
+        };
+        parse_pointer(&content)
+            .map(Some)
+            .map_err(|e| corrupt(&path, &e))
+    }
+
+    fn load_from(&self, id: &PlanId, dir: &Path) -> Result<PlanRecord, StoreError> {
+        let path = dir.join(STATE_FILE);
+        let text = read_optional(&path)?.ok_or_else(|| StoreError::not_found(Entity::Plan, id))?;
+        parse_state(id, &text).map_err(|e| corrupt(&path, &e))
+    }
+
+    /// Appends `drafts` to the decision log of the plan in `dir`, numbered on from the highest
+    /// number present. The caller holds the lock.
+    fn append_decisions(
+        &self,
+        dir: &Path,
+        drafts: Vec<DecisionDraft>,
+    ) -> Result<Vec<Decision>, StoreError> {
+        if drafts.is_empty() {
+            return Ok(Vec::new());
+        }
+        let path = dir.join(DECISIONS_FILE);
+        let mut text =
+            read_optional(&path)?.unwrap_or_else(|| format!("{DECISION_LOG_HEADER}\n"));
+        if !text.is_empty() && !text.ends_with('\n') {
+            text.push('\n');
+        }
+        let mut number = next_decision_number(&text);
+        let mut appended = Vec::with_capacity(drafts.len());
+        for draft in drafts {
+            let decision = draft.numbered(number);
+            number = number.saturating_add(1);
+            text.push_str(&render_decision(&decision));
+            appended.push(decision);
+        }
+        self.write(&path, &text)?;
+        Ok(appended)
+    }
+
+    /// Builds the whole directory of `plan` under the temp directory and renames it into place.
+    fn write_plan_dir(&self, plan: &PlanRecord) -> Result<(), StoreError> {
+        let target = self.plan_dir(plan.id());
+        let staging = self
+            .temp_dir()
+            .join(format!("{}.{}", plan.id(), uuid::Uuid::new_v4()));
+        let built = (|| {
+            for sub in [FINDINGS_DIR, CHECKPOINTS_DIR] {
+                let path = staging.join(sub);
+                std::fs::create_dir_all(&path).map_err(io_error("create plan directory", &path))?;
+            }
+            self.write(&staging.join(STATE_FILE), &render_state(plan))?;
+            self.write(
+                &staging.join(DECISIONS_FILE),
+                &format!("{DECISION_LOG_HEADER}\n"),
+            )?;
+            for doc in PlanDocument::CREATED {
+                let text = template(doc, plan.goal()).unwrap_or_default();
+                self.write(&staging.join(doc.file_name()), &text)?;
+            }
+            failpoint("plan:before-dir-rename");
+            std::fs::rename(&staging, &target).map_err(|source| StoreError::Io {
+                op: "rename plan directory into place",
+                path: format!("{} -> {}", staging.display(), target.display()),
+                source,
+            })
+        })();
+        if built.is_err() {
+            // Best effort: what is left is debris under the temp directory, never a plan.
+            let _ = std::fs::remove_dir_all(&staging);
+        }
+        built?;
+        fsync_dir(&self.claude)
+    }
+}
+
+fn corrupt(path: &Path, error: &PlanError) -> StoreError {
+    StoreError::Corrupt {
+        path: path.display().to_string(),
+        detail: error.to_string(),
+    }
+}
+
+/// The text of `path`, or `None` when there is no such file.
+fn read_optional(path: &Path) -> Result<Option<String>, StoreError> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => Ok(Some(text)),
+        Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(io_error("read", path)(e)),
+    }
+}
+
+#[async_trait]
+impl PlanStore for FsPlanStore {
+    async fn current(&self) -> Result<Option<PlanId>, StoreError> {
+        self.read_pointer()
+    }
+
+    async fn set_current(&self, id: &PlanId) -> Result<(), StoreError> {
+        let _guard = self.lock()?;
+        self.existing(id)?;
+        self.write(&self.pointer_path(), &render_pointer(id))
+    }
+
+    async fn clear_current(&self) -> Result<Option<PlanId>, StoreError> {
+        let _guard = self.lock()?;
+        let previous = self.read_pointer()?;
+        if previous.is_some() {
+            let path = self.pointer_path();
+            std::fs::remove_file(&path).map_err(io_error("remove plan pointer", &path))?;
+            fsync_dir(&self.claude)?;
+        }
+        Ok(previous)
+    }
+
+    async fn create(&self, plan: &PlanRecord, force: bool) -> Result<Option<PlanId>, Error> {
+        let _guard = self.lock()?;
+        let previous = match self.read_pointer()? {
+            Some(id) => match self.existing(&id) {
+                Ok(dir) => Some((id.clone(), self.load_from(&id, &dir)?)),
+                Err(_) => None,
+            },
+            None => None,
+        };
+        if let Some((current, record)) = &previous
+            && !force
+            && record.state() != PlanState::Close
+        {
+            return Err(PlanError::ActivePlanExists {
+                current: current.clone(),
+            }
+            .into());
+        }
+        if self.plan_dir(plan.id()).exists() {
+            return Err(StoreError::already_exists(Entity::Plan, plan.id()).into());
+        }
+        self.write_plan_dir(plan)?;
+        failpoint("plan:after-dir-create");
+        self.write(&self.pointer_path(), &render_pointer(plan.id()))
+            .map_err(StoreError::after_commit)?;
+        Ok(previous.map(|(id, _)| id))
+    }
+
+    async fn load(&self, id: &PlanId) -> Result<PlanRecord, StoreError> {
+        self.load_from(id, &self.existing(id)?)
+    }
+
+    async fn transact(
+        &self,
+        id: &PlanId,
+        mutation: PlanMutation<'_>,
+    ) -> Result<(PlanRecord, Vec<Decision>), Error> {
+        let _guard = self.lock()?;
+        let dir = self.existing(id)?;
+        let mut record = self.load_from(id, &dir)?;
+        let drafts = mutation(&mut record)?;
+        self.write(&dir.join(STATE_FILE), &render_state(&record))?;
+        failpoint("plan:after-state-write");
+        let appended = self
+            .append_decisions(&dir, drafts)
+            .map_err(StoreError::after_commit)?;
+        Ok((record, appended))
+    }
+
+    async fn append_decision(
+        &self,
+        id: &PlanId,
+        draft: DecisionDraft,
+    ) -> Result<Decision, StoreError> {
+        let _guard = self.lock()?;
+        let dir = self.existing(id)?;
+        let mut appended = self.append_decisions(&dir, vec![draft])?;
+        Ok(appended.remove(0))
+    }
+
+    async fn decisions(&self, id: &PlanId) -> Result<Vec<Decision>, StoreError> {
+        let dir = self.existing(id)?;
+        let text = read_optional(&dir.join(DECISIONS_FILE))?.unwrap_or_default();
+        Ok(parse_decision_log(&text))
+    }
+
+    async fn read_document(
+        &self,
+        id: &PlanId,
+        document: PlanDocument,
+    ) -> Result<String, StoreError> {
+        let dir = self.existing(id)?;
+        read_optional(&dir.join(document.file_name()))?.ok_or_else(|| {
+            StoreError::not_found(
+                Entity::PlanDocument,
+                format!("{id}/{}", document.file_name()),
+            )
+        })
+    }
+
+    async fn list(&self) -> Result<Vec<PlanSummary>, StoreError> {
+        let entries = match std::fs::read_dir(&self.claude) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(io_error("list plans", &self.claude)(e)),
+        };
+        let mut ids = Vec::new();
+        for entry in entries {
+            let entry = entry.map_err(io_error("list plans", &self.claude))?;
+            if let Some(id) = entry
+                .file_name()
+                .to_str()
+                .and_then(|name| PlanId::parse(name).ok())
+                && entry.path().join(STATE_FILE).is_file()
+            {
+                ids.push(id);
+            }
+        }
+        ids.sort();
+        // A damaged pointer must not hide the plans: the listing then marks none current.
+        let pointer = self.read_pointer().ok().flatten();
+        ids.into_iter()
+            .map(|id| {
+                let record = self.load_from(&id, &self.plan_dir(&id))?;
+                Ok(PlanSummary {
+                    current: pointer.as_ref() == Some(&id),
+                    state: record.state(),
+                    iteration: record.iteration(),
+                    goal: record.goal().to_owned(),
+                    id,
+                })
+            })
+            .collect()
+    }
+}
