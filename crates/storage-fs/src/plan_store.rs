@@ -126,8 +126,7 @@ impl FsPlanStore {
             return Ok(Vec::new());
         }
         let path = dir.join(DECISIONS_FILE);
-        let mut text =
-            read_optional(&path)?.unwrap_or_else(|| format!("{DECISION_LOG_HEADER}\n"));
+        let mut text = read_optional(&path)?.unwrap_or_else(|| format!("{DECISION_LOG_HEADER}\n"));
         if !text.is_empty() && !text.ends_with('\n') {
             text.push('\n');
         }
