@@ -90,6 +90,10 @@ fn child_process_entry() {
                 }
             });
         }
+        "plan-create" => {
+            let store = FsPlanStore::new(&call.dir);
+            support::block_on(store.create(&record(), false)).expect("create");
+        }
         other => panic!("unknown child role {other}"),
     }
 }
@@ -132,6 +136,53 @@ fn separate_processes_lose_no_update_and_share_no_number() {
             .collect();
         let total = u32::try_from(PROCESSES * APPENDS).expect("small");
         assert_eq!(numbers, (1..=total).collect::<Vec<_>>());
+    });
+}
+
+/// Runs `create` in a child that aborts at `failpoint`; the child must die there.
+fn create_crashing_at(root: &Path, failpoint: &str) {
+    let output = support::child_command("plan-create", root, "")
+        .env(cairn_storage_fs::failpoints::FAILPOINT_ENV, failpoint)
+        .output()
+        .expect("run the child");
+    assert!(
+        !output.status.success(),
+        "the child must die at {failpoint}: {}",
+        support::describe(&output)
+    );
+}
+
+#[test]
+fn a_crash_before_the_plan_directory_is_renamed_leaves_no_plan() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    create_crashing_at(dir.path(), "plan:before-dir-rename");
+    let store = FsPlanStore::new(dir.path());
+    support::block_on(async {
+        assert!(
+            store.list().await.expect("list").is_empty(),
+            "no half-built plan is listed"
+        );
+        assert_eq!(store.current().await.expect("current"), None);
+        store
+            .create(&record(), false)
+            .await
+            .expect("a retry succeeds");
+        assert_eq!(store.load(&plan_id()).await.expect("load"), record());
+    });
+}
+
+#[test]
+fn a_crash_before_the_pointer_moves_leaves_a_whole_plan_not_current() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    create_crashing_at(dir.path(), "plan:after-dir-create");
+    let store = FsPlanStore::new(dir.path());
+    support::block_on(async {
+        assert_eq!(store.load(&plan_id()).await.expect("whole plan"), record());
+        assert_eq!(store.current().await.expect("current"), None);
+        store
+            .set_current(&plan_id())
+            .await
+            .expect("the plan can be pointed at by hand");
     });
 }
 
