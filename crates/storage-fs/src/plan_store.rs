@@ -21,7 +21,7 @@
 
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use async_trait::async_trait;
 use cairn_domain::plan::document::{
@@ -142,6 +142,26 @@ impl FsPlanStore {
         Ok(appended)
     }
 
+    /// Removes what crashed writers left in the temp directory. Every plan write stages there
+    /// under the lock, so with the lock held nothing in it is in flight: all of it is debris.
+    fn remove_debris(&self) -> Result<(), StoreError> {
+        let temp = self.temp_dir();
+        atomic::remove_debris(&temp, SystemTime::now(), Duration::ZERO)?;
+        let entries = match std::fs::read_dir(&temp) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(io_error("list temp directory", &temp)(e)),
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                std::fs::remove_dir_all(&path)
+                    .map_err(io_error("remove an abandoned plan directory", &path))?;
+            }
+        }
+        Ok(())
+    }
+
     /// Builds the whole directory of `plan` under the temp directory and renames it into place.
     fn write_plan_dir(&self, plan: &PlanRecord) -> Result<(), StoreError> {
         let target = self.plan_dir(plan.id());
@@ -170,7 +190,7 @@ impl FsPlanStore {
             })
         })();
         if built.is_err() {
-            // Best effort: what is left is debris under the temp directory, never a plan.
+            // Best effort: what is left is debris that the next create removes, never a plan.
             let _ = std::fs::remove_dir_all(&staging);
         }
         built?;
@@ -238,6 +258,7 @@ impl PlanStore for FsPlanStore {
         if self.plan_dir(plan.id()).exists() {
             return Err(StoreError::already_exists(Entity::Plan, plan.id()).into());
         }
+        self.remove_debris()?;
         self.write_plan_dir(plan)?;
         failpoint("plan:after-dir-create");
         self.write(&self.pointer_path(), &render_pointer(plan.id()))

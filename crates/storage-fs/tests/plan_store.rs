@@ -163,11 +163,19 @@ fn a_crash_before_the_plan_directory_is_renamed_leaves_no_plan() {
             "no half-built plan is listed"
         );
         assert_eq!(store.current().await.expect("current"), None);
+        let temp = dir.path().join(".claude/.plan-temp");
+        let entries = |temp: &Path| std::fs::read_dir(temp).map_or(0, |d| d.count());
+        assert_eq!(
+            entries(&temp),
+            1,
+            "the half-built directory is left as debris"
+        );
         store
             .create(&record(), false)
             .await
             .expect("a retry succeeds");
         assert_eq!(store.load(&plan_id()).await.expect("load"), record());
+        assert_eq!(entries(&temp), 0, "the next create removes the debris");
     });
 }
 
