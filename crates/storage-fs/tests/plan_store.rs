@@ -94,6 +94,23 @@ fn child_process_entry() {
             let store = FsPlanStore::new(&call.dir);
             support::block_on(store.create(&record(), false)).expect("create");
         }
+        "plan-transact" => {
+            let store = FsPlanStore::new(&call.dir);
+            support::block_on(store.transact(
+                &plan_id(),
+                Box::new(|p| {
+                    p.record_failure("area")?;
+                    let draft = DecisionDraft::new(
+                        PlanState::Execute,
+                        PlanState::Execute,
+                        at(0).date_naive(),
+                        "a failure in area",
+                    )?;
+                    Ok(vec![draft])
+                }),
+            ))
+            .expect("transact");
+        }
         other => panic!("unknown child role {other}"),
     }
 }
@@ -141,13 +158,19 @@ fn separate_processes_lose_no_update_and_share_no_number() {
 
 /// Runs `create` in a child that aborts at `failpoint`; the child must die there.
 fn create_crashing_at(root: &Path, failpoint: &str) {
-    let output = support::child_command("plan-create", root, "")
+    run_crashing_at("plan-create", root, failpoint);
+}
+
+/// Runs the child `role` with `failpoint` armed; the child must die there.
+fn run_crashing_at(role: &str, root: &Path, failpoint: &str) {
+    let output = support::child_command(role, root, "")
         .env(cairn_storage_fs::failpoints::FAILPOINT_ENV, failpoint)
         .output()
         .expect("run the child");
-    assert!(
-        !output.status.success(),
-        "the child must die at {failpoint}: {}",
+    assert_eq!(
+        std::os::unix::process::ExitStatusExt::signal(&output.status),
+        Some(6),
+        "the child must abort at {failpoint}: {}",
         support::describe(&output)
     );
 }
@@ -191,6 +214,54 @@ fn a_crash_before_the_pointer_moves_leaves_a_whole_plan_not_current() {
             .set_current(&plan_id())
             .await
             .expect("the plan can be pointed at by hand");
+    });
+}
+
+/// The known gap of write-then-log ordering, pinned down: a crash between state.md and
+/// decisions.md keeps the new state without its decision entry, and never a torn entry; the
+/// decision log goes on numbering from where it was.
+#[test]
+fn a_crash_after_the_state_write_keeps_the_state_and_no_torn_decision() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = support::block_on(async {
+        let store = created(dir.path()).await;
+        let approval = UserApproval::from_user("go").expect("approval");
+        store
+            .transact(
+                &plan_id(),
+                Box::new(move |p| {
+                    p.transition(PlanState::Plan, "ready", None, at(1))?;
+                    p.transition(PlanState::Execute, "approved", Some(&approval), at(2))?;
+                    Ok(Vec::new())
+                }),
+            )
+            .await
+            .expect("reach EXECUTE");
+        store
+    });
+    let decisions_before = read(dir.path(), &format!("{ID}/decisions.md"));
+    run_crashing_at("plan-transact", dir.path(), "plan:after-state-write");
+    support::block_on(async {
+        let loaded = store.load(&plan_id()).await.expect("state.md reads");
+        assert_eq!(loaded.strikes_on("area"), 1, "the state write is kept");
+        assert_eq!(
+            read(dir.path(), &format!("{ID}/decisions.md")),
+            decisions_before,
+            "the decision was not appended, and nothing half-written was"
+        );
+        let numbered = store.decisions(&plan_id()).await.expect("decisions").len();
+        let draft = DecisionDraft::new(
+            PlanState::Execute,
+            PlanState::Execute,
+            at(0).date_naive(),
+            "after the crash",
+        )
+        .expect("draft");
+        let next = store
+            .append_decision(&plan_id(), draft)
+            .await
+            .expect("append");
+        assert_eq!(next.number as usize, numbered + 1);
     });
 }
 
