@@ -24,7 +24,7 @@ use std::fmt;
 
 use cairn_domain::orchestration::OrchestrationError;
 use cairn_domain::project::ProjectError;
-use cairn_domain::{DomainError, Entity, Error, StoreError};
+use cairn_domain::{DomainError, Entity, Error, Report, StoreError};
 
 /// The help text of the table above, for `cairn --help`.
 pub const EXIT_CODES_HELP: &str = "Exit codes:
@@ -143,9 +143,9 @@ impl From<StoreError> for Failure {
     fn from(e: StoreError) -> Self {
         let mut message = e.to_string();
         // The causes are not repeated in the error's own text: print each on its line.
-        for cause in cairn_render::causes(&e) {
+        for cause in Report(&e).causes() {
             message.push_str("\ncaused by: ");
-            message.push_str(&cause);
+            message.push_str(&cause.to_string());
         }
         let kind = match &e {
             StoreError::NotFound { .. } => "not_found",

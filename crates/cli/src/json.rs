@@ -136,7 +136,7 @@ fn refs(items: &[(TaskId, String)]) -> Vec<Value> {
 /// `status`: the summary, the current phase and the critical path.
 pub fn outlook(o: &Outlook) -> Value {
     let mut value = status(&o.summary);
-    value["current_phase"] = json!(o.current_phase.as_ref().map(|p| json!({
+    value["current_phase"] = json!(o.summary.current_phase.as_ref().map(|p| json!({
         "id": p.id,
         "name": p.name,
         "status": p.status,

@@ -192,13 +192,18 @@ impl Error {
 #[derive(Debug, Clone, Copy)]
 pub struct Report<'a>(pub &'a (dyn std::error::Error + 'static));
 
+impl<'a> Report<'a> {
+    /// The causes under the error, outermost first (the CLI prints each as a `caused by:` line).
+    pub fn causes(&self) -> impl Iterator<Item = &'a (dyn std::error::Error + 'static)> {
+        std::iter::successors(self.0.source(), |e| e.source())
+    }
+}
+
 impl std::fmt::Display for Report<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}", self.0)?;
-        let mut cause = self.0.source();
-        while let Some(error) = cause {
-            write!(f, ": {error}")?;
-            cause = error.source();
+        for cause in self.causes() {
+            write!(f, ": {cause}")?;
         }
         Ok(())
     }
@@ -230,6 +235,8 @@ mod tests {
             "the change was saved, but recording it failed; do not repeat it: append to progress/log.md: disk full"
         );
         assert_eq!(report.matches("disk full").count(), 1);
+        let causes: Vec<String> = Report(&error).causes().map(|c| c.to_string()).collect();
+        assert_eq!(causes, ["append to progress/log.md", "disk full"]);
     }
 
     #[test]

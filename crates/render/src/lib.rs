@@ -58,13 +58,6 @@ pub fn commands(steps: &[NextStep]) -> String {
         .join(", then ")
 }
 
-/// The texts of `error`'s causes, outermost first (the CLI prints them as `caused by:` lines).
-pub fn causes(error: &(dyn std::error::Error + 'static)) -> Vec<String> {
-    std::iter::successors(error.source(), |e| e.source())
-        .map(ToString::to_string)
-        .collect()
-}
-
 /// The most characters [`prime`] ever returns, however large the store.
 pub const PRIME_MAX_CHARS: usize = 2_000;
 
@@ -275,19 +268,6 @@ mod tests {
             text.ends_with(WORKFLOW),
             "the workflow always closes it:\n{text}"
         );
-    }
-
-    #[test]
-    fn causes_are_listed_once_outermost_first() {
-        let io = std::io::Error::new(std::io::ErrorKind::PermissionDenied, "permission denied");
-        let error = cairn_domain::StoreError::AfterCommit {
-            source: Box::new(cairn_domain::StoreError::Io {
-                op: "append to",
-                path: "log.md".into(),
-                source: io,
-            }),
-        };
-        assert_eq!(causes(&error), ["append to log.md", "permission denied"]);
     }
 
     #[test]

@@ -115,26 +115,29 @@ fn child_process_entry() {
     }
 }
 
+/// A created plan, approved into EXECUTE (where failures and fix attempts are recorded).
+async fn executing(root: &Path) -> FsPlanStore {
+    let store = created(root).await;
+    let approval = UserApproval::from_user("go").expect("approval");
+    store
+        .transact(
+            &plan_id(),
+            Box::new(move |p| {
+                p.transition(PlanState::Plan, "ready", None, at(1))?;
+                p.transition(PlanState::Execute, "approved", Some(&approval), at(2))?;
+                Ok(Vec::new())
+            }),
+        )
+        .await
+        .expect("reach EXECUTE");
+    store
+}
+
 /// The lock must serialise writers that share nothing but the files.
 #[test]
 fn separate_processes_lose_no_update_and_share_no_number() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let store = support::block_on(async {
-        let store = created(dir.path()).await;
-        let approval = UserApproval::from_user("go").expect("approval");
-        store
-            .transact(
-                &plan_id(),
-                Box::new(move |p| {
-                    p.transition(PlanState::Plan, "ready", None, at(1))?;
-                    p.transition(PlanState::Execute, "approved", Some(&approval), at(2))?;
-                    Ok(Vec::new())
-                }),
-            )
-            .await
-            .expect("reach EXECUTE");
-        store
-    });
+    let store = support::block_on(executing(dir.path()));
     let args: Vec<String> = (0..PROCESSES).map(|w| w.to_string()).collect();
     support::run_together("plan-writer", dir.path(), &args);
     support::block_on(async {
@@ -223,22 +226,7 @@ fn a_crash_before_the_pointer_moves_leaves_a_whole_plan_not_current() {
 #[test]
 fn a_crash_after_the_state_write_keeps_the_state_and_no_torn_decision() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let store = support::block_on(async {
-        let store = created(dir.path()).await;
-        let approval = UserApproval::from_user("go").expect("approval");
-        store
-            .transact(
-                &plan_id(),
-                Box::new(move |p| {
-                    p.transition(PlanState::Plan, "ready", None, at(1))?;
-                    p.transition(PlanState::Execute, "approved", Some(&approval), at(2))?;
-                    Ok(Vec::new())
-                }),
-            )
-            .await
-            .expect("reach EXECUTE");
-        store
-    });
+    let store = support::block_on(executing(dir.path()));
     let decisions_before = read(dir.path(), &format!("{ID}/decisions.md"));
     run_crashing_at("plan-transact", dir.path(), "plan:after-state-write");
     support::block_on(async {

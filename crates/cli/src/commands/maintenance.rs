@@ -353,7 +353,7 @@ pub fn status(ctx: &Ctx) -> Result<Report, Failure> {
                 .collect();
             let _ = writeln!(out, "Phases: {}", phases.join(", "));
         }
-        if let Some(ph) = &outlook.current_phase {
+        if let Some(ph) = &s.current_phase {
             let _ = writeln!(
                 out,
                 "Current phase: {} — {} [{}], {}/{} tasks complete",

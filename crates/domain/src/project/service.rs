@@ -902,11 +902,10 @@ pub struct PhaseCompleted {
     pub checkpoint: Option<u32>,
 }
 
-/// What `status` shows beyond the counts: the current phase and the critical path.
+/// What `status` shows beyond the counts (which hold the current phase): the critical path.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Outlook {
     pub summary: Summary,
-    pub current_phase: Option<PhaseProgress>,
     /// The leaves of the critical path, first task first: id, title, estimate.
     pub critical_path: Vec<(TaskId, String, Option<u32>)>,
     /// Its remaining estimate; unestimated leaves count as
@@ -1095,8 +1094,6 @@ impl ProjectService {
     /// The summary behind `status`, with the current phase and the critical path.
     pub async fn outlook(&self, id: &ProjectId) -> Result<Outlook, Error> {
         let state = self.load(id).await?;
-        let current_phase =
-            phases::current_phase(&state.project).map(|p| phases::progress(&state, p));
         let mut critical_minutes = 0;
         let critical_path = graph::critical_path(&state.tasks)
             .into_iter()
@@ -1113,7 +1110,6 @@ impl ProjectService {
             .collect();
         Ok(Outlook {
             summary: report::summarize(&state, 5),
-            current_phase,
             critical_path,
             critical_minutes,
         })

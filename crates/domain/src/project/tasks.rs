@@ -62,23 +62,6 @@ pub struct MoveDetail {
     pub reason: Option<String>,
 }
 
-impl Level {
-    /// The levels a new task may be given. `phase` and `micro` are read from (and written back
-    /// to) files other tools wrote, but cairn does not create more of them: two spellings of one
-    /// level would split every filter and count.
-    pub const CANONICAL: &'static [Level] = &[
-        Level::Epic,
-        Level::Story,
-        Level::Task,
-        Level::Subtask,
-        Level::MicroTask,
-    ];
-
-    pub fn is_canonical(self) -> bool {
-        Self::CANONICAL.contains(&self)
-    }
-}
-
 fn child_level(parent: Level) -> Level {
     match parent {
         Level::Phase | Level::Epic => Level::Story,
