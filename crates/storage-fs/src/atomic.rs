@@ -52,6 +52,22 @@ pub const DEBRIS_MAX_AGE: Duration = Duration::from_secs(5 * 60);
 /// Errors: [`StoreError::Io`] naming the step (`create temp file`, `write temp file`,
 /// `fsync temp file`, `rename temp file over target`, `fsync directory`, …) and the path involved.
 pub fn write_atomic(temp_dir: &Path, target: &Path, bytes: &[u8]) -> Result<(), StoreError> {
+    stage(temp_dir, bytes)?.install(target)
+}
+
+/// New content made durable in a temp file but not yet in place: the first half of
+/// [`write_atomic`]. A write-ahead writer stages its files, logs the commit, then installs them,
+/// so a failure to stage (a full disk) happens before anything is committed.
+///
+/// Dropping it without [`Staged::install`] removes the temp file.
+#[derive(Debug)]
+#[must_use = "a staged write does nothing until it is installed"]
+pub struct Staged {
+    temp_path: Option<PathBuf>,
+}
+
+/// Writes `bytes` to a fresh temp file in `temp_dir` and fsyncs it; see [`Staged`].
+pub fn stage(temp_dir: &Path, bytes: &[u8]) -> Result<Staged, StoreError> {
     let (temp_path, file) = create_temp_file(temp_dir)?;
     failpoint("atomic:after-temp-create");
 
@@ -59,20 +75,40 @@ pub fn write_atomic(temp_dir: &Path, target: &Path, bytes: &[u8]) -> Result<(), 
         discard(&temp_path);
         return Err(error);
     }
+    Ok(Staged {
+        temp_path: Some(temp_path),
+    })
+}
 
-    if let Err(source) = fs::rename(&temp_path, target) {
-        discard(&temp_path);
-        return Err(StoreError::Io {
-            op: "rename temp file over target",
-            path: format!("{} -> {}", temp_path.display(), target.display()),
-            source,
-        });
+impl Staged {
+    /// Renames the staged file over `target` and fsyncs the directory: the second half of
+    /// [`write_atomic`], with the same guarantees.
+    pub fn install(mut self, target: &Path) -> Result<(), StoreError> {
+        let Some(temp_path) = self.temp_path.take() else {
+            return Ok(());
+        };
+        if let Err(source) = fs::rename(&temp_path, target) {
+            discard(&temp_path);
+            return Err(StoreError::Io {
+                op: "rename temp file over target",
+                path: format!("{} -> {}", temp_path.display(), target.display()),
+                source,
+            });
+        }
+        failpoint("atomic:after-rename");
+
+        fsync_dir(parent_dir(target))?;
+        failpoint("atomic:after-dir-fsync");
+        Ok(())
     }
-    failpoint("atomic:after-rename");
+}
 
-    fsync_dir(parent_dir(target))?;
-    failpoint("atomic:after-dir-fsync");
-    Ok(())
+impl Drop for Staged {
+    fn drop(&mut self) {
+        if let Some(temp_path) = self.temp_path.take() {
+            discard(&temp_path);
+        }
+    }
 }
 
 /// Creates `temp_dir/.write-{uuid v4}` with create-new semantics, creating `temp_dir` on demand.

@@ -18,7 +18,8 @@
 //! | `atomic:after-dir-fsync` | write fully done |
 //! | `log:after-append` | progress-log entry written, not yet fsynced |
 //! | `checkpoint:after-link` | checkpoint linked into place, temp file not yet removed |
-//! | `project:after-state-write` | a project transaction replaced its state files; no checkpoint, no log entry yet |
+//! | `project:after-log-append` | a project transaction's log entry (its commit, with the replay payload) is durable; no state file replaced yet |
+//! | `project:after-state-write` | a project transaction replaced its state files; no checkpoint yet |
 //! | `plan:before-dir-rename` | a new plan directory is built under `.claude/.plan-temp/`, not renamed into place |
 //! | `plan:after-dir-create` | a new plan directory is in place; the pointer not yet moved |
 //! | `plan:after-state-write` | a plan transaction replaced `state.md`; its decisions not yet appended |

@@ -20,6 +20,7 @@
 //! | [`orchestration`] | the Markdown log of an orchestration session file |
 //! | [`plan`] | the text of a plan's files (`state.md`, `decisions.md`, the pointer, templates) |
 //! | [`plan_store`] | plans and the `.current_plan` pointer on disk, every write atomic and locked |
+//! | `project_journal` | the replay payload that makes the progress log a write-ahead log of the project store |
 //!
 //! Errors are [`cairn_domain::StoreError`] wherever an operation touches the disk: every I/O
 //! failure names the operation and the path, so a user reading the message knows which file to
@@ -40,6 +41,7 @@ pub mod orchestration;
 pub mod plan;
 pub mod plan_store;
 pub mod progress_log;
+mod project_journal;
 pub mod project_store;
 pub mod root;
 pub mod schema;

@@ -45,6 +45,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::layout::{self, ProjectLayout};
+use crate::project_journal::{self as journal, Base, Payload};
 use crate::schema::{self, SchemaKind};
 use crate::{atomic, checkpoints, failpoint, io_error, lock, progress_log};
 
@@ -108,10 +109,11 @@ impl FsProjectStore {
         })
     }
 
-    /// The layout of an existing project.
+    /// The layout of an existing project: one with a project record, or a log that can rebuild
+    /// it (a project.json deleted by accident is recovered on the next read).
     fn existing(&self, id: &ProjectId) -> Result<ProjectLayout, StoreError> {
         let layout = self.layout(id)?;
-        if !layout.project_json().is_file() {
+        if !layout.project_json().is_file() && !layout.log_md().is_file() {
             return Err(StoreError::NotFound {
                 entity: Entity::Project,
                 id: id.to_string(),
@@ -145,40 +147,79 @@ impl FsProjectStore {
         &self,
         layout: &ProjectLayout,
         locked: bool,
-    ) -> Result<(TaskDoc, Option<Recovery>), StoreError> {
+    ) -> Result<(TaskDoc, u64, Option<Recovery>), StoreError> {
         match read_task_doc(layout) {
-            Ok(doc) => Ok((doc, None)),
+            Ok((doc, seq)) => Ok((doc, seq, None)),
             Err(_) if !locked => {
                 let _guard = self.lock(layout)?;
                 // Another process may have recovered it while we waited.
                 self.read_tasks(layout, true)
             }
-            Err(damage) => self.recover(layout, &damage).map(|(doc, r)| (doc, Some(r))),
+            Err(damage) => self
+                .recover(layout, &damage)
+                .map(|(doc, seq, r)| (doc, seq, Some(r))),
         }
     }
 
-    /// Rebuilds a damaged tasks.json task by task (see [`rebuild`]) and replaces it. The damaged
-    /// file is kept beside it; nothing is deleted. Caller holds the lock.
+    /// Rebuilds a damaged tasks.json and replaces it; the damaged file is kept beside it, nothing
+    /// is deleted. A file with no valid task left — truncated, garbled, empty, deleted — is
+    /// rebuilt by the log's replay (newest trusted base + every later commit), which loses
+    /// nothing. A file that still parses with valid tasks is an edit gone wrong (a person,
+    /// another tool): it is rebuilt task by task (see [`rebuild`]) so its valid edits are kept,
+    /// and so is a file the log cannot replay (a store older than the replay payloads). Caller
+    /// holds the lock.
     fn recover(
         &self,
         layout: &ProjectLayout,
         damage: &str,
-    ) -> Result<(TaskDoc, Recovery), StoreError> {
+    ) -> Result<(TaskDoc, u64, Recovery), StoreError> {
         let target = layout.tasks_json();
         let damaged = std::fs::read(&target)
             .ok()
             .and_then(|bytes| Salvaged::parse(&bytes));
-        let Some((doc, mut recovery)) = rebuild(damaged, || newest_valid_checkpoint(layout)) else {
-            return Err(StoreError::Corrupt {
-                path: target.display().to_string(),
-                detail: format!(
-                    "{damage}; neither it nor any checkpoint holds a valid task. The file was left as it is: fix it by hand, or restore one with `cairn checkpoint restore N`"
-                ),
-            });
-        };
+        let damaged = damaged.filter(Salvaged::has_valid_task);
+        let damaged_marker = damaged.as_ref().and_then(|d| d.marker);
+        let log = progress_log::read_all(&layout.log_md())?;
+        let replayed = damaged
+            .is_none()
+            .then(|| replay_tasks(layout, &log.records))
+            .flatten();
         let now = self.clock.now();
+        let (doc, seq, mut recovery, payload) = match replayed {
+            Some(replayed) => {
+                let recovery = replayed.recovery();
+                // The rebuilt list is what the log already says: nothing new to log as a commit.
+                (replayed.doc, replayed.seq, recovery, None)
+            }
+            _ => {
+                let Some((doc, recovery)) = rebuild(damaged, || newest_valid_checkpoint(layout))
+                else {
+                    return Err(StoreError::Corrupt {
+                        path: target.display().to_string(),
+                        detail: format!(
+                            "{damage}; neither it, nor any checkpoint, nor the progress log holds a valid task. The file was left as it is: fix it by hand, or restore one with `cairn checkpoint restore N`"
+                        ),
+                    });
+                };
+                // The salvaged list differs from what the log replays to: log it whole, as a
+                // commit, so that a later replay arrives at it too.
+                let marks = Marks {
+                    tasks: damaged_marker.unwrap_or(0),
+                    project: read_project(&layout.project_json()).map_or(0, |(_, seq)| seq),
+                };
+                let seq = marks.next(last_payload_in(&log.records).map_or(0, |p| p.seq));
+                let payload = Payload {
+                    seq,
+                    base: marks.base(),
+                    tasks: Some(journal::whole(&doc)),
+                    project: None,
+                };
+                (doc, seq, recovery, Some(payload))
+            }
+        };
+        let bytes = journal::with_marker(tasks_bytes(layout, &doc, None)?, seq);
+        let staged = atomic::stage(&layout.temp_dir(), &bytes)?;
         let damaged_copy = set_aside(&target, now)?;
-        write_tasks(layout, &doc, None)?;
         recovery.damaged_copy = damaged_copy.as_deref().map_or_else(
             || "(tasks.json was missing)".to_owned(),
             |p| p.display().to_string(),
@@ -199,32 +240,331 @@ impl FsProjectStore {
                 damaged_copy: recovery.damaged_copy.clone(),
             },
         ];
-        append(layout, now, &events)?;
-        Ok((doc, recovery))
+        append_commit(layout, now, &events, payload.as_ref())?;
+        staged.install(&target)?;
+        stamp_tasks(layout);
+        Ok((doc, seq, recovery))
     }
 
-    fn load_state(&self, layout: &ProjectLayout, locked: bool) -> Result<Loaded, StoreError> {
-        let project = read_project(&layout.project_json())?;
-        let (tasks, recovered) = self.read_tasks(layout, locked)?;
-        Ok(Loaded {
-            state: ProjectState { project, tasks },
-            recovered,
-        })
+    /// Rebuilds a damaged or missing project.json from the last project record the log holds.
+    /// Caller holds the lock.
+    fn recover_project(
+        &self,
+        layout: &ProjectLayout,
+        damage: StoreError,
+    ) -> Result<(Project, u64), StoreError> {
+        let log = progress_log::read_all(&layout.log_md())?;
+        let Some((project, seq)) = log
+            .records
+            .iter()
+            .rev()
+            .filter_map(|r| Payload::of(r)?.ok())
+            .find_map(|p| p.project.map(|project| (project, p.seq)))
+        else {
+            return Err(damage);
+        };
+        let target = layout.project_json();
+        let bytes =
+            journal::with_marker(to_json_bytes(&project, SchemaKind::Project, &target)?, seq);
+        let staged = atomic::stage(&layout.temp_dir(), &bytes)?;
+        let now = self.clock.now();
+        let copy = set_aside(&target, now)?.map_or_else(
+            || "(project.json was missing)".to_owned(),
+            |p| p.display().to_string(),
+        );
+        append(
+            layout,
+            now,
+            &[ProjectEvent::Error {
+                task: None,
+                message: format!(
+                    "project.json was damaged ({damage}); rebuilt it from the progress log; damaged copy: {copy}"
+                ),
+            }],
+        )?;
+        staged.install(&target)?;
+        Ok((project, seq))
+    }
+
+    /// Reads project.json, rebuilding it under the lock when it is damaged or missing.
+    fn read_project_or_recover(
+        &self,
+        layout: &ProjectLayout,
+        locked: bool,
+    ) -> Result<(Project, u64), StoreError> {
+        match read_project(&layout.project_json()) {
+            Ok(read) => Ok(read),
+            Err(damage) if is_damage(&damage) => {
+                if locked {
+                    self.recover_project(layout, damage)
+                } else {
+                    let _guard = self.lock(layout)?;
+                    self.read_project_or_recover(layout, true)
+                }
+            }
+            Err(error) => Err(error),
+        }
+    }
+
+    /// Reads the state, recovering damaged files, and brings it up to the log: a commit whose
+    /// entry is logged but whose state files were not (all) replaced — a crash between the two —
+    /// is applied (write-ahead). A writer (`locked`) applies it to the files, looking as far back
+    /// in the log as needed for the last commit; a reader applies it to what it returns only,
+    /// without the lock, and looks only at the log's tail: a store it cannot judge cheaply is
+    /// left to the next writer.
+    fn load_state(
+        &self,
+        layout: &ProjectLayout,
+        locked: bool,
+    ) -> Result<(Loaded, Marks, u64), StoreError> {
+        let (project, project_seq) = self.read_project_or_recover(layout, locked)?;
+        let (tasks, tasks_seq, recovered) = self.read_tasks(layout, locked)?;
+        let mut state = ProjectState { project, tasks };
+        let mut marks = Marks {
+            tasks: tasks_seq,
+            project: project_seq,
+        };
+        let last = if locked {
+            last_payload(layout)?
+        } else {
+            // A reader's look at the log is an optimisation of freshness, not of safety: an
+            // unreadable log must not stop it from reading the state.
+            last_payload_within(layout, READER_LOG_WINDOW).unwrap_or(None)
+        };
+        let Some(last) = last else {
+            return Ok((Loaded { state, recovered }, marks, 0));
+        };
+        let tasks_behind = last.tasks.is_some() && marks.tasks == last.base.tasks;
+        let project_behind = last.project.is_some() && marks.project == last.base.project;
+        if !tasks_behind && !project_behind {
+            return Ok((Loaded { state, recovered }, marks, last.seq));
+        }
+        if let (true, Some(change)) = (tasks_behind, &last.tasks) {
+            let mut doc = state.tasks.clone();
+            if let Err(detail) = journal::apply(&mut doc, change) {
+                if !locked {
+                    // The writer that takes the lock next reports it.
+                    return Ok((Loaded { state, recovered }, marks, last.seq));
+                }
+                return Err(StoreError::Corrupt {
+                    path: layout.log_md().display().to_string(),
+                    detail: format!(
+                        "commit {} of the log does not apply to tasks.json: {detail}",
+                        last.seq
+                    ),
+                });
+            }
+            if locked {
+                let bytes = tasks_bytes(layout, &doc, Some(&state.tasks))?;
+                put_tasks(layout, &journal::with_marker(bytes, last.seq))?;
+            }
+            state.tasks = doc;
+            marks.tasks = last.seq;
+        }
+        if let (true, Some(project)) = (project_behind, last.project) {
+            if locked {
+                let path = layout.project_json();
+                let bytes = to_json_bytes(&project, SchemaKind::Project, &path)?;
+                atomic::write_atomic(
+                    &layout.temp_dir(),
+                    &path,
+                    &journal::with_marker(bytes, last.seq),
+                )?;
+            }
+            state.project = project;
+            marks.project = last.seq;
+        }
+        Ok((Loaded { state, recovered }, marks, last.seq))
     }
 }
 
-/// Parses tasks.json, validating it unless it is exactly the file cairn itself validated and
-/// wrote (see [`stamp`]). The error says what is wrong, for the log.
-fn read_task_doc(layout: &ProjectLayout) -> Result<TaskDoc, String> {
-    let (bytes, stamped) = read_tasks_bytes(layout)?;
-    if stamped && let Ok(doc) = serde_json::from_slice::<TaskDoc>(&bytes) {
-        return Ok(doc);
+/// How much of the log's tail a reader looks at for a commit not yet applied.
+const READER_LOG_WINDOW: u64 = 16 * 1024;
+
+/// The `log_seq` markers of the state files, as read.
+#[derive(Debug, Clone, Copy, Default)]
+struct Marks {
+    tasks: u64,
+    project: u64,
+}
+
+impl Marks {
+    /// The number of the next commit, after `last` (the last one logged).
+    fn next(self, last: u64) -> u64 {
+        last.max(self.tasks).max(self.project) + 1
     }
-    let value: Value =
-        serde_json::from_slice(&bytes).map_err(|e| format!("not valid JSON: {e}"))?;
-    schema::validate(SchemaKind::Tasks, &value)
-        .map_err(|errors| format!("fails its schema: {}", summarize(&errors)))?;
-    serde_json::from_value(value).map_err(|e| format!("unreadable: {e}"))
+
+    fn base(self) -> Base {
+        Base {
+            tasks: self.tasks,
+            project: self.project,
+        }
+    }
+}
+
+/// Whether a failed read of a state file is damage that recovery may repair, rather than a
+/// failure to reach the disk (permissions, I/O) that it must not paper over.
+fn is_damage(error: &StoreError) -> bool {
+    match error {
+        StoreError::Corrupt { .. } => true,
+        StoreError::Io { source, .. } => source.kind() == std::io::ErrorKind::NotFound,
+        _ => false,
+    }
+}
+
+/// The payload of the last commit in `records`.
+fn last_payload_in(records: &[LogRecord]) -> Option<Payload> {
+    records.iter().rev().find_map(|r| Payload::of(r)?.ok())
+}
+
+/// The last commit of the log, reading backwards from its end in growing windows.
+fn last_payload(layout: &ProjectLayout) -> Result<Option<Payload>, StoreError> {
+    last_payload_within(layout, u64::MAX)
+}
+
+fn last_payload_within(layout: &ProjectLayout, limit: u64) -> Result<Option<Payload>, StoreError> {
+    let path = layout.log_md();
+    let size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+    let mut window = READER_LOG_WINDOW.min(limit);
+    loop {
+        let read = progress_log::read_tail(&path, window)?;
+        if let Some(found) = read.records.iter().rev().find_map(Payload::of) {
+            // An unreadable payload is not a commit anyone can apply; the writer after it numbers
+            // from the files' markers as well, so nothing is numbered twice.
+            return Ok(found.ok());
+        }
+        if window >= size || window >= limit {
+            return Ok(None);
+        }
+        window = window.saturating_mul(4).min(limit);
+    }
+}
+
+/// The tasks as the log rebuilds them: a trusted base and every later commit.
+struct Replayed {
+    doc: TaskDoc,
+    /// The last commit applied.
+    seq: u64,
+    /// The checkpoint the replay started from, if it did not start from a whole list in the log.
+    checkpoint: Option<u32>,
+    /// Tasks whose content came from the log rather than the checkpoint.
+    from_log: std::collections::HashSet<TaskId>,
+}
+
+impl Replayed {
+    fn recovery(&self) -> Recovery {
+        Recovery {
+            checkpoint: self.checkpoint,
+            kept: self
+                .doc
+                .tasks
+                .iter()
+                .map(|t| KeptTask {
+                    id: t.id.clone(),
+                    source: match self.checkpoint {
+                        Some(n) if !self.from_log.contains(&t.id) => TaskSource::Checkpoint(n),
+                        _ => TaskSource::Log,
+                    },
+                })
+                .collect(),
+            dropped: Vec::new(),
+            damaged_copy: String::new(),
+        }
+    }
+}
+
+/// Replays the log's commits onto the newest base it can trust: a whole list logged by a commit
+/// (a new project, a restore, a salvage), or a checkpoint that is valid throughout and names the
+/// commit it was taken at. Every commit after the base must be there, numbered without a gap, or
+/// the replay is refused: a list missing one change is not "the state before the damage".
+fn replay_tasks(layout: &ProjectLayout, records: &[LogRecord]) -> Option<Replayed> {
+    let payloads: Vec<Option<Payload>> = records
+        .iter()
+        .filter_map(|r| Payload::of(r).map(Result::ok))
+        .collect();
+    let last = payloads.iter().rev().flatten().next()?.seq;
+    let mut bases: Vec<(u64, Option<(u32, TaskDoc)>)> = payloads
+        .iter()
+        .flatten()
+        .filter(|p| p.tasks.as_ref().is_some_and(|t| t.reset))
+        .map(|p| (p.seq - 1, None))
+        .collect();
+    let dir = layout.checkpoints_dir();
+    for c in checkpoints::list(&dir).ok()? {
+        let Some((doc, seq)) = checkpoints::read(&dir, c.number)
+            .ok()
+            .and_then(|bytes| Salvaged::parse(&bytes))
+            .filter(|s| s.shell.is_some() && s.entries.iter().all(|e| e.task.is_ok()))
+            .and_then(|s| Some((s.valid_doc(), s.marker?)))
+        else {
+            continue;
+        };
+        if seq > 0 && seq <= last {
+            bases.push((
+                seq,
+                Some((u32::try_from(c.number).unwrap_or(u32::MAX), doc)),
+            ));
+        }
+    }
+    bases.sort_by_key(|(seq, _)| std::cmp::Reverse(*seq));
+    bases.into_iter().find_map(|(from, checkpoint)| {
+        let (checkpoint, mut doc) = match checkpoint {
+            Some((n, doc)) => (Some(n), doc),
+            None => (None, empty_doc()),
+        };
+        let mut from_log = std::collections::HashSet::new();
+        let mut expected = from + 1;
+        let mut started = false;
+        for payload in &payloads {
+            let payload = match payload {
+                // An unreadable commit before the base does not matter; after it, it is a gap.
+                None if !started => continue,
+                None => return None,
+                Some(p) if !started && p.seq <= from => continue,
+                Some(p) if p.seq != expected => return None,
+                Some(p) => p,
+            };
+            started = true;
+            expected += 1;
+            if let Some(change) = &payload.tasks {
+                if change.reset {
+                    from_log.clear();
+                }
+                journal::apply(&mut doc, change).ok()?;
+                from_log.extend(change.put.iter().map(|t| t.id.clone()));
+            }
+        }
+        (expected == last + 1).then_some(Replayed {
+            doc,
+            seq: last,
+            checkpoint,
+            from_log,
+        })
+    })
+}
+
+/// Parses tasks.json, validating it unless it is exactly the file cairn itself validated and
+/// wrote (see [`stamp`]), and takes its `log_seq` marker out. The error says what is wrong, for
+/// the log.
+fn read_task_doc(layout: &ProjectLayout) -> Result<(TaskDoc, u64), String> {
+    let (bytes, stamped) = read_tasks_bytes(layout)?;
+    let fast = if stamped {
+        serde_json::from_slice::<TaskDoc>(&bytes).ok()
+    } else {
+        None
+    };
+    let mut doc = match fast {
+        Some(doc) => doc,
+        None => {
+            let value: Value =
+                serde_json::from_slice(&bytes).map_err(|e| format!("not valid JSON: {e}"))?;
+            schema::validate(SchemaKind::Tasks, &value)
+                .map_err(|errors| format!("fails its schema: {}", summarize(&errors)))?;
+            serde_json::from_value(value).map_err(|e| format!("unreadable: {e}"))?
+        }
+    };
+    let seq = journal::take_marker(&mut doc.extra);
+    Ok((doc, seq))
 }
 
 /// tasks.json's bytes, and whether they are exactly what cairn validated and wrote (its
@@ -274,21 +614,10 @@ fn identity(meta: &std::fs::Metadata) -> String {
     format!("{inode} {} {modified}", meta.len())
 }
 
-/// Writes tasks.json and stamps it. `before` is the document as read: tasks equal to their
-/// counterpart there were validated already (on read, or when cairn wrote them), so only the
-/// changed tasks and the document's top level are validated — the same verdict as validating the
-/// whole file, since the schema has no constraint across tasks.
-fn write_tasks(
-    layout: &ProjectLayout,
-    doc: &TaskDoc,
-    before: Option<&TaskDoc>,
-) -> Result<Vec<u8>, StoreError> {
-    let bytes = tasks_bytes(layout, doc, before)?;
-    put_tasks(layout, &bytes)?;
-    Ok(bytes)
-}
-
-/// Validates (see [`write_tasks`]) and serializes, writing nothing.
+/// Validates and serializes tasks.json, writing nothing. `before` is the document as read: tasks
+/// equal to their counterpart there were validated already (on read, or when cairn wrote them),
+/// so only the changed tasks and the document's top level are validated — the same verdict as
+/// validating the whole file, since the schema has no constraint across tasks.
 fn tasks_bytes(
     layout: &ProjectLayout,
     doc: &TaskDoc,
@@ -337,9 +666,14 @@ fn tasks_bytes(
 
 /// Replaces tasks.json with already validated bytes and stamps it.
 fn put_tasks(layout: &ProjectLayout, bytes: &[u8]) -> Result<(), StoreError> {
-    let path = layout.tasks_json();
-    atomic::write_atomic(&layout.temp_dir(), &path, bytes)?;
-    if let Ok(meta) = std::fs::metadata(&path) {
+    atomic::write_atomic(&layout.temp_dir(), &layout.tasks_json(), bytes)?;
+    stamp_tasks(layout);
+    Ok(())
+}
+
+/// Records the identity of the tasks.json cairn just wrote (see [`stamp`]).
+fn stamp_tasks(layout: &ProjectLayout) {
+    if let Ok(meta) = std::fs::metadata(layout.tasks_json()) {
         // Not fsynced and not locked against readers: a missing or stale stamp only sends the
         // next reader down the full-validation path.
         let temp = layout.temp_dir().join(format!(
@@ -353,7 +687,6 @@ fn put_tasks(layout: &ProjectLayout, bytes: &[u8]) -> Result<(), StoreError> {
             let _ = std::fs::remove_file(&temp);
         }
     }
-    Ok(())
 }
 
 fn summarize(errors: &[String]) -> String {
@@ -366,8 +699,11 @@ fn summarize(errors: &[String]) -> String {
 
 /// A tasks document (tasks.json or a checkpoint) that parses as JSON, judged entry by entry.
 struct Salvaged {
-    /// The top-level fields, when they pass the schema and read on their own.
+    /// The top-level fields, when they pass the schema and read on their own (without the
+    /// `log_seq` marker).
     shell: Option<TaskDoc>,
+    /// The `log_seq` marker, when the document has a readable one.
+    marker: Option<u64>,
     entries: Vec<Entry>,
 }
 
@@ -387,6 +723,7 @@ impl Salvaged {
             return None;
         };
         fields.insert("tasks".into(), Value::Array(Vec::new()));
+        let marker = fields.remove(journal::MARKER).and_then(|v| v.as_u64());
         let shell = Value::Object(fields);
         let shell = schema::is_valid(SchemaKind::Tasks, &shell)
             .then(|| serde_json::from_value(shell).ok())
@@ -402,7 +739,11 @@ impl Salvaged {
                     }),
             })
             .collect();
-        Some(Self { shell, entries })
+        Some(Self {
+            shell,
+            marker,
+            entries,
+        })
     }
 
     fn has_valid_task(&self) -> bool {
@@ -586,8 +927,11 @@ fn read_json<T: DeserializeOwned>(path: &Path, what: &'static str) -> Result<T, 
     })
 }
 
-fn read_project(path: &Path) -> Result<Project, StoreError> {
-    read_json(path, "project record")
+/// Reads project.json and takes its `log_seq` marker out.
+fn read_project(path: &Path) -> Result<(Project, u64), StoreError> {
+    let mut project: Project = read_json(path, "project record")?;
+    let seq = journal::take_marker(&mut project.extra);
+    Ok((project, seq))
 }
 
 /// Serializes with 2-space indent and a trailing newline after validating against `kind`.
@@ -617,7 +961,28 @@ fn append(
     at: Timestamp,
     events: &[ProjectEvent],
 ) -> Result<(), StoreError> {
-    let records: Vec<LogRecord> = events.iter().map(|e| e.to_record(at)).collect();
+    append_commit(layout, at, events, None)
+}
+
+/// Appends `events` with one write and fsync; a commit's `payload` rides on the last entry (on
+/// an entry of its own when there is no event), so the entries and the commit they describe are
+/// durable together or not at all.
+fn append_commit(
+    layout: &ProjectLayout,
+    at: Timestamp,
+    events: &[ProjectEvent],
+    payload: Option<&Payload>,
+) -> Result<(), StoreError> {
+    let mut records: Vec<LogRecord> = events.iter().map(|e| e.to_record(at)).collect();
+    if let Some(payload) = payload {
+        if records.is_empty() {
+            records.push(LogRecord::new(at, journal::STATE_ENTRY));
+        }
+        if let Some(last) = records.last_mut() {
+            last.fields
+                .push((journal::FIELD.to_owned(), payload.encode()));
+        }
+    }
     progress_log::append_all(&layout.log_md(), &records)
 }
 
@@ -648,31 +1013,52 @@ impl ProjectStore for FsProjectStore {
         let layout = self.layout(&project.id)?;
         layout.create_dirs()?;
         let _guard = self.lock(&layout)?;
-        if layout.project_json().exists() {
+        // A log that holds a commit is a project whose project.json a crash or a person removed:
+        // the next read rebuilds it, so a second create must not start it over.
+        let last = last_payload(&layout)?;
+        if layout.project_json().exists() || last.is_some() {
             return Err(StoreError::AlreadyExists {
                 entity: Entity::Project,
                 id: project.id.to_string(),
             });
         }
-        let tasks = to_json_bytes(
-            &TaskDoc::new(project.id.clone()),
-            SchemaKind::Tasks,
-            &layout.tasks_json(),
-        )?;
-        let record = to_json_bytes(project, SchemaKind::Project, &layout.project_json())?;
-        atomic::write_atomic(&layout.temp_dir(), &layout.tasks_json(), &tasks)?;
-        // project.json last: its existence is what makes the project exist.
-        atomic::write_atomic(&layout.temp_dir(), &layout.project_json(), &record)?;
-        // The project exists now: a create repeated after a failed log entry would be refused.
-        append(&layout, at, &events).map_err(StoreError::after_commit)
+        let doc = TaskDoc::new(project.id.clone());
+        let seq = Marks::default().next(0);
+        let tasks = journal::with_marker(
+            to_json_bytes(&doc, SchemaKind::Tasks, &layout.tasks_json())?,
+            seq,
+        );
+        let record = journal::with_marker(
+            to_json_bytes(project, SchemaKind::Project, &layout.project_json())?,
+            seq,
+        );
+        let tasks = atomic::stage(&layout.temp_dir(), &tasks)?;
+        let record = atomic::stage(&layout.temp_dir(), &record)?;
+        let payload = Payload {
+            seq,
+            base: Base::default(),
+            tasks: Some(journal::whole(&doc)),
+            project: Some(project.clone()),
+        };
+        // The commit point: from here on the log can rebuild the project.
+        append_commit(&layout, at, &events, Some(&payload))?;
+        (|| {
+            tasks.install(&layout.tasks_json())?;
+            // project.json last: its existence is what makes the project exist to a reader.
+            record.install(&layout.project_json())
+        })()
+        .map_err(StoreError::after_commit)
     }
 
     async fn load_project(&self, id: &ProjectId) -> Result<Project, StoreError> {
-        read_project(&self.existing(id)?.project_json())
+        let layout = self.existing(id)?;
+        self.read_project_or_recover(&layout, false)
+            .map(|(project, _)| project)
     }
 
     async fn load(&self, id: &ProjectId) -> Result<Loaded, StoreError> {
         self.load_state(&self.existing(id)?, false)
+            .map(|(loaded, _, _)| loaded)
     }
 
     async fn transact(
@@ -683,7 +1069,7 @@ impl ProjectStore for FsProjectStore {
     ) -> Result<Committed, Error> {
         let layout = self.existing(id)?;
         let _guard = self.lock(&layout)?;
-        let Loaded { state, recovered } = self.load_state(&layout, true)?;
+        let (Loaded { state, recovered }, marks, last) = self.load_state(&layout, true)?;
         let mut next = state.clone();
         let changes = mutation(&mut next)?;
 
@@ -713,48 +1099,66 @@ impl ProjectStore for FsProjectStore {
                 return Err(error.into());
             }
         };
-        if let Some(bytes) = &tasks_bytes {
-            put_tasks(&layout, bytes)?;
-        }
-        if let Some(bytes) = &project_bytes {
-            // With the tasks already replaced, the change is partly saved: repeating it would
-            // apply the task half twice.
-            atomic::write_atomic(&layout.temp_dir(), &project_path, bytes).map_err(|e| {
-                if tasks_bytes.is_some() {
-                    e.after_commit()
-                } else {
-                    e
-                }
-            })?;
-        }
-        // The commit point is behind us: a crash from here on keeps the new state and loses at
-        // most the checkpoint and log entries of a transaction nobody was told had succeeded.
-        failpoint("project:after-state-write");
-        // The state files are the commit point: from here on a failure must say that the change
-        // is saved, so nobody repeats it (an add repeated is a duplicate task).
+        let seq = marks.next(last);
+        let tasks_bytes = tasks_bytes.map(|bytes| journal::with_marker(bytes, seq));
+        let project_bytes = project_bytes.map(|bytes| journal::with_marker(bytes, seq));
+        // Staged before the commit: a full disk fails here, with nothing committed.
+        let staged_tasks = tasks_bytes
+            .as_deref()
+            .map(|bytes| atomic::stage(&layout.temp_dir(), bytes))
+            .transpose()?;
+        let staged_project = project_bytes
+            .as_deref()
+            .map(|bytes| atomic::stage(&layout.temp_dir(), bytes))
+            .transpose()?;
+        let payload = (tasks_bytes.is_some() || project_bytes.is_some()).then(|| Payload {
+            seq,
+            base: marks.base(),
+            tasks: tasks_bytes
+                .is_some()
+                .then(|| journal::diff(&state.tasks, &next.tasks))
+                .flatten(),
+            project: project_bytes.is_some().then(|| next.project.clone()),
+        });
+        // Write ahead: the entry, with what it takes to replay the change, is durable before any
+        // state file is replaced. This append is the commit point.
+        append_commit(&layout, at, &changes.events, payload.as_ref())?;
+        failpoint("project:after-log-append");
+        // The change is committed from here on: a failure must say that it is saved, so nobody
+        // repeats it (an add repeated is a duplicate task); the next reader applies what a crash
+        // left unapplied.
         let checkpoint = (|| {
-            let mut events = changes.events;
-            let mut checkpoint = None;
-            if changes.checkpoint {
-                let bytes = match tasks_bytes {
-                    Some(bytes) => bytes,
-                    None => to_json_bytes(&next.tasks, SchemaKind::Tasks, &tasks_path)?,
-                };
-                let written = checkpoints::create_next(
-                    &layout.temp_dir(),
-                    &layout.checkpoints_dir(),
-                    &bytes,
-                )?;
-                checkpoints::prune(&layout.checkpoints_dir(), CHECKPOINT_RETENTION)?;
-                let number = u32::try_from(written.number).unwrap_or(u32::MAX);
-                events.push(ProjectEvent::CheckpointWritten {
+            if let Some(staged) = staged_tasks {
+                staged.install(&tasks_path)?;
+                stamp_tasks(&layout);
+            }
+            if let Some(staged) = staged_project {
+                staged.install(&project_path)?;
+            }
+            failpoint("project:after-state-write");
+            if !changes.checkpoint {
+                return Ok(None);
+            }
+            let bytes = match tasks_bytes {
+                Some(bytes) => bytes,
+                None => journal::with_marker(
+                    to_json_bytes(&next.tasks, SchemaKind::Tasks, &tasks_path)?,
+                    marks.tasks,
+                ),
+            };
+            let written =
+                checkpoints::create_next(&layout.temp_dir(), &layout.checkpoints_dir(), &bytes)?;
+            checkpoints::prune(&layout.checkpoints_dir(), CHECKPOINT_RETENTION)?;
+            let number = u32::try_from(written.number).unwrap_or(u32::MAX);
+            append(
+                &layout,
+                at,
+                &[ProjectEvent::CheckpointWritten {
                     number,
                     tasks: next.tasks.tasks.len(),
-                });
-                checkpoint = Some(number);
-            }
-            append(&layout, at, &events)?;
-            Ok::<_, StoreError>(checkpoint)
+                }],
+            )?;
+            Ok::<_, StoreError>(Some(number))
         })()
         .map_err(StoreError::after_commit)?;
         Ok(Committed {
@@ -794,7 +1198,17 @@ impl ProjectStore for FsProjectStore {
                 }
             }
         };
-        let mut records = read.records;
+        // The replay payloads are the store's bookkeeping, not events: callers see the entries
+        // as the events made them.
+        let mut records: Vec<LogRecord> = read
+            .records
+            .into_iter()
+            .filter(|r| r.kind != journal::STATE_ENTRY)
+            .map(|mut r| {
+                r.fields.retain(|(key, _)| key != journal::FIELD);
+                r
+            })
+            .collect();
         if let Some(n) = tail {
             records.drain(..records.len().saturating_sub(n));
         }
@@ -870,9 +1284,9 @@ impl ProjectStore for FsProjectStore {
         let (bytes, task_count) = match stamped {
             Some(found) => found,
             None => {
-                let (tasks, _) = self.read_tasks(&layout, true)?;
+                let (tasks, seq, _) = self.read_tasks(&layout, true)?;
                 let bytes = to_json_bytes(&tasks, SchemaKind::Checkpoint, &layout.tasks_json())?;
-                (bytes, tasks.tasks.len())
+                (journal::with_marker(bytes, seq), tasks.tasks.len())
             }
         };
         let written =
@@ -918,12 +1332,15 @@ impl ProjectStore for FsProjectStore {
                     .to_string(),
                 detail: "the checkpoint holds no valid task".into(),
             })?;
+        let (project, project_seq) = self.read_project_or_recover(&layout, true)?;
         let mut events = Vec::new();
         // Save what is being replaced, so the restore can be undone; a damaged file is set aside.
-        match read_task_doc(&layout) {
-            Ok(current) => {
-                let current_bytes =
-                    to_json_bytes(&current, SchemaKind::Checkpoint, &layout.tasks_json())?;
+        let tasks_seq = match read_task_doc(&layout) {
+            Ok((current, seq)) => {
+                let current_bytes = journal::with_marker(
+                    to_json_bytes(&current, SchemaKind::Checkpoint, &layout.tasks_json())?,
+                    seq,
+                );
                 let saved = checkpoints::create_next(
                     &layout.temp_dir(),
                     &layout.checkpoints_dir(),
@@ -934,6 +1351,7 @@ impl ProjectStore for FsProjectStore {
                     number: saved,
                     tasks: current.tasks.len(),
                 });
+                seq
             }
             Err(damage) => {
                 let copy = set_aside(&layout.tasks_json(), at)?;
@@ -947,20 +1365,38 @@ impl ProjectStore for FsProjectStore {
                         "tasks.json was damaged ({damage}) before the restore; damaged copy: {copy}"
                     ),
                 });
+                0
             }
-        }
-        write_tasks(&layout, &doc, None)?;
+        };
+        let marks = Marks {
+            tasks: tasks_seq,
+            project: project_seq,
+        };
+        let seq = marks.next(last_payload(&layout)?.map_or(0, |p| p.seq));
+        let staged = atomic::stage(
+            &layout.temp_dir(),
+            &journal::with_marker(tasks_bytes(&layout, &doc, None)?, seq),
+        )?;
+        events.push(ProjectEvent::CheckpointRestored {
+            number,
+            tasks: doc.tasks.len(),
+        });
+        // The whole list goes in the log: the checkpoint it came from may be pruned later, and
+        // a replay must still arrive here.
+        let payload = Payload {
+            seq,
+            base: marks.base(),
+            tasks: Some(journal::whole(&doc)),
+            project: None,
+        };
+        append_commit(&layout, at, &events, Some(&payload))?;
         // The restore is saved from here on: what follows failing must not invite a repeat.
-        let project = (|| {
+        (|| {
+            staged.install(&layout.tasks_json())?;
+            stamp_tasks(&layout);
             // Prune only after the new content is in place, so the restored number is never
             // removed before it was read.
-            checkpoints::prune(&layout.checkpoints_dir(), CHECKPOINT_RETENTION)?;
-            events.push(ProjectEvent::CheckpointRestored {
-                number,
-                tasks: doc.tasks.len(),
-            });
-            append(&layout, at, &events)?;
-            read_project(&layout.project_json())
+            checkpoints::prune(&layout.checkpoints_dir(), CHECKPOINT_RETENTION)
         })()
         .map_err(StoreError::after_commit)?;
         Ok(Committed {
@@ -983,6 +1419,9 @@ impl ProjectStore for FsProjectStore {
 
     async fn write_velocity(&self, id: &ProjectId, velocity: &Velocity) -> Result<(), StoreError> {
         let layout = self.existing(id)?;
+        // Every state file changes only under the project lock (SPEC §2), so a writer holding it
+        // (a restore, a recovery, `doctor --fix`) sees no file change beneath it.
+        let _guard = self.lock(&layout)?;
         let bytes = to_json_bytes(velocity, SchemaKind::Velocity, &layout.velocity_json())?;
         atomic::write_atomic(&layout.temp_dir(), &layout.velocity_json(), &bytes)
     }

@@ -116,6 +116,18 @@ impl Fixture {
     fn log(&self) -> String {
         String::from_utf8(self.read("progress/log.md")).expect("utf8")
     }
+
+    /// Makes the store one from before the log carried replay payloads (#16): the same entries,
+    /// without the `- replay:` lines, so only the files and checkpoints can rebuild it.
+    fn forget_replay(&self) {
+        let legacy: String = self
+            .log()
+            .lines()
+            .filter(|line| !line.starts_with("- replay: "))
+            .map(|line| format!("{line}\n"))
+            .collect();
+        std::fs::write(self.path("progress/log.md"), legacy).expect("rewrite the log");
+    }
 }
 
 fn files_in(dir: &Path) -> Vec<String> {
@@ -169,8 +181,8 @@ async fn truncated_tasks_json_is_recovered_from_the_newest_valid_checkpoint() {
     let state = f.service.load(&f.id).await.expect("load recovers");
     assert_eq!(
         state.tasks.tasks.len(),
-        3,
-        "restored from checkpoint 1: checkpoint 2 is garbage"
+        4,
+        "checkpoint 1 (checkpoint 2 is garbage) and the log after it: nothing is lost (#16)"
     );
     let recoveries = f.service.take_recoveries();
     assert_eq!(recoveries.len(), 1, "the caller is told about the recovery");
@@ -180,8 +192,11 @@ async fn truncated_tasks_json_is_recovered_from_the_newest_valid_checkpoint() {
             recoveries[0].kept.len(),
             recoveries[0].dropped.len()
         ),
-        (Some(1), 3, 0)
+        (Some(1), 4, 0)
     );
+    use cairn_domain::project::store::TaskSource::{Checkpoint, Log};
+    let sources: Vec<_> = recoveries[0].kept.iter().map(|k| k.source).collect();
+    assert_eq!(sources, [Checkpoint(1), Checkpoint(1), Checkpoint(1), Log]);
     let copy = std::fs::read(&recoveries[0].damaged_copy).expect("the damaged file is kept");
     assert_eq!(
         copy,
@@ -203,6 +218,7 @@ async fn truncated_tasks_json_is_recovered_from_the_newest_valid_checkpoint() {
 #[tokio::test]
 async fn one_invalid_task_is_dropped_and_the_valid_ones_are_kept() {
     let f = Fixture::new(3).await;
+    f.forget_replay();
     f.service.write_checkpoint(&f.id).await.expect("checkpoint");
     let mut checkpoint: serde_json::Value =
         serde_json::from_slice(&f.read("checkpoints/checkpoint-001.json")).expect("json");
@@ -226,6 +242,7 @@ async fn one_invalid_task_is_dropped_and_the_valid_ones_are_kept() {
 #[tokio::test]
 async fn without_a_valid_checkpoint_the_damage_is_reported_and_left_in_place() {
     let f = Fixture::new(2).await;
+    f.forget_replay();
     std::fs::write(f.path("tasks.json"), b"not json").expect("damage");
     let err = f
         .service
@@ -329,28 +346,54 @@ async fn a_read_only_store_fails_cleanly_and_loses_nothing() {
     let f = Fixture::new(1).await;
     let dir = f.path("");
     let before = f.read("tasks.json");
-    let log_before = f.log();
-    let Some(_read_only) = ReadOnly::new(&dir) else {
+    let read_only = ReadOnly::new(&dir);
+    let Some(read_only) = read_only else {
         eprintln!("skipped: cannot make {} read-only here", dir.display());
         return;
     };
     let result = f
         .service
-        .add_task(&f.id, NewTask::titled("will not fit"))
+        .add_task(&f.id, NewTask::titled("cannot replace tasks.json"))
         .await;
+    // Write-ahead: the log (in its own, writable directory) took the commit before tasks.json
+    // could not be replaced, so the change is saved and must not be repeated.
     assert!(
-        matches!(result, Err(Error::Store(StoreError::Io { .. }))),
-        "a write into a read-only store is an I/O error naming the file: {result:?}"
+        matches!(&result, Err(Error::Store(StoreError::AfterCommit { source })) if matches!(**source, StoreError::Io { .. })),
+        "the rename into a read-only directory fails after the commit: {result:?}"
     );
     assert_eq!(f.read("tasks.json"), before, "tasks.json is untouched");
-    assert_eq!(
-        f.log(),
-        log_before,
-        "nothing is logged for a change that did not happen"
-    );
     assert!(
         files_in(&f.path("temp")).is_empty(),
         "the temp file of the failed write is removed"
+    );
+    let titles = |state: &ProjectState| -> Vec<String> {
+        state.tasks.tasks.iter().map(|t| t.title.clone()).collect()
+    };
+    let read = f
+        .service
+        .load(&f.id)
+        .await
+        .expect("a reader needs no write");
+    assert_eq!(
+        titles(&read),
+        ["task number 0", "cannot replace tasks.json"],
+        "a reader sees the committed change, applied from the log"
+    );
+    drop(read_only);
+    f.service
+        .add_task(&f.id, NewTask::titled("after the repair"))
+        .await
+        .expect("the next writer persists the logged change first");
+    let on_disk: cairn_domain::project::TaskDoc =
+        serde_json::from_slice(&f.read("tasks.json")).expect("tasks.json");
+    let titles: Vec<&str> = on_disk.tasks.iter().map(|t| t.title.as_str()).collect();
+    assert_eq!(
+        titles,
+        [
+            "task number 0",
+            "cannot replace tasks.json",
+            "after the repair"
+        ]
     );
 }
 
@@ -431,7 +474,8 @@ async fn an_invalid_edit_by_another_tool_is_caught_despite_the_validation_stamp(
     assert!(state.tasks.tasks.iter().all(|t| t.title.len() >= 3));
 }
 
-/// Damage with nothing to recover from, for every way the checkpoints can be "nothing": the
+/// Damage with nothing to recover from — a log without replay payloads (a store from before
+/// #16) — for every way the checkpoints can be "nothing": the
 /// directory empty, missing, or holding only snapshots without a single valid task. Both the read
 /// path and the write path must refuse with a `Corrupt` error that says what to do, and leave
 /// every file — the damaged one above all — exactly as it was.
@@ -451,6 +495,7 @@ async fn damage_without_a_usable_checkpoint_is_refused_on_read_and_write_and_tou
         for checkpoints in checkpoint_states {
             let what = format!("tasks.json {damage}, checkpoints: {checkpoints}");
             let f = Fixture::new(2).await;
+            f.forget_replay();
             match bytes {
                 Some(bytes) => std::fs::write(f.path("tasks.json"), bytes).expect("damage"),
                 None => std::fs::remove_file(f.path("tasks.json")).expect("remove"),
@@ -532,8 +577,10 @@ fn assert_after_commit<T: std::fmt::Debug>(result: Result<T, StoreError>, what: 
     );
 }
 
+/// Write-ahead: the log entry is the commit, so a create whose entry cannot be written creates
+/// nothing (before #16 it created the project and then said the log failed).
 #[tokio::test]
-async fn a_create_whose_log_entry_fails_is_saved_and_says_so() {
+async fn a_create_whose_log_entry_fails_creates_nothing() {
     let dir = tempfile::tempdir().expect("tempdir");
     let store = FsProjectStore::new(dir.path());
     block_the_log(dir.path());
@@ -548,14 +595,20 @@ async fn a_create_whose_log_entry_fails_is_saved_and_says_so() {
             }],
         )
         .await;
-    assert_after_commit(created, "create");
-    assert_eq!(
-        store
-            .load_project(&project.id)
-            .await
-            .expect("the project exists"),
-        project
+    assert!(
+        matches!(created, Err(StoreError::Io { .. })),
+        "nothing is committed: a plain I/O error, got {created:?}"
     );
+    assert!(
+        matches!(
+            store.load_project(&project.id).await,
+            Err(StoreError::NotFound { .. })
+        ),
+        "no project"
+    );
+    let project_dir = store.project_dir(&project.id);
+    assert!(!project_dir.join("project.json").exists());
+    assert!(!project_dir.join("tasks.json").exists());
 }
 
 #[tokio::test]
@@ -583,11 +636,17 @@ async fn a_checkpoint_whose_log_entry_fails_is_saved_and_says_so() {
     );
     let listed = store.list_checkpoints(&project.id).await.expect("list");
     assert_eq!(listed.len(), 1, "the checkpoint was written");
-    assert_after_commit(
-        store
-            .restore_checkpoint(&project.id, 1, clock().now())
-            .await,
-        "restore_checkpoint",
+    let before = std::fs::read(store.project_dir(&project.id).join("tasks.json")).expect("read");
+    let restored = store
+        .restore_checkpoint(&project.id, 1, clock().now())
+        .await;
+    assert!(
+        matches!(restored, Err(StoreError::Io { .. })),
+        "a restore is committed by its log entry: without it, nothing changed, got {restored:?}"
+    );
+    assert_eq!(
+        std::fs::read(store.project_dir(&project.id).join("tasks.json")).expect("read"),
+        before
     );
 }
 

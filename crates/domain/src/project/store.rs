@@ -42,6 +42,8 @@ pub enum TaskSource {
     DamagedFile,
     /// Checkpoint `n`: the damaged file could not provide the task.
     Checkpoint(u32),
+    /// The progress log: the task as the last logged change to it left it.
+    Log,
 }
 
 impl std::fmt::Display for TaskSource {
@@ -49,6 +51,7 @@ impl std::fmt::Display for TaskSource {
         match self {
             TaskSource::DamagedFile => f.write_str("the damaged file"),
             TaskSource::Checkpoint(n) => write!(f, "checkpoint {n}"),
+            TaskSource::Log => f.write_str("the progress log"),
         }
     }
 }
@@ -102,11 +105,19 @@ impl Recovery {
             self.kept.len(),
             if self.kept.len() == 1 { "" } else { "s" },
         );
+        let from_log = self
+            .kept
+            .iter()
+            .filter(|k| k.source == TaskSource::Log)
+            .count();
         if let Some(n) = self.checkpoint {
             out.push_str(&format!(
                 ", {} from checkpoint {n}",
-                self.kept.len() - from_file
+                self.kept.len() - from_file - from_log
             ));
+        }
+        if from_log > 0 {
+            out.push_str(&format!(", {from_log} replayed from the progress log"));
         }
         out.push(')');
         if self.dropped.is_empty() {

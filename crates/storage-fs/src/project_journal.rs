@@ -1,0 +1,323 @@
+//! The replay payload of the project store's progress log: what makes `progress/log.md` a
+//! write-ahead log from which tasks.json and project.json can be rebuilt (SPEC §2, issue #16).
+//!
+//! Every transaction that changes state puts one `- replay: {json}` line on its last log entry.
+//! The JSON is one line (the log escapes nothing in it but `\`), so the entry keeps the SPEC's
+//! `- key: value` shape and tools that read the log see one more key they do not know. It holds:
+//!
+//! - `seq`: the commit number, one more than the last one the store knows of;
+//! - `base`: the `log_seq` markers of tasks.json and project.json the transaction read, which is
+//!   how recovery tells a file that missed this commit from one another tool rewrote since;
+//! - `tasks`: the tasks written or changed, whole, as they are after the commit, the ids removed,
+//!   the new order when it is not "old order, then the new ones", the document's top-level fields
+//!   when they changed, or a `reset` to an empty list or to a checkpoint's content;
+//! - `project`: the whole project record when it changed.
+//!
+//! Each state file carries the `seq` of the commit that last wrote it as a top-level `log_seq`
+//! field (both schemas allow unknown top-level fields; cairn strips it on read, so the domain
+//! never sees it). A checkpoint is a copy of tasks.json, so it carries its `seq` too: recovery
+//! starts from the newest base it can trust — a checkpoint or a `reset` — and replays every later
+//! commit, in order, without a gap.
+
+use std::collections::HashMap;
+
+use cairn_domain::log::LogRecord;
+use cairn_domain::project::{Project, Task, TaskDoc, TaskId};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// The log field holding a commit's payload.
+pub(crate) const FIELD: &str = "replay";
+
+/// The top-level field of tasks.json, project.json and checkpoints naming the commit that wrote
+/// them.
+pub(crate) const MARKER: &str = "log_seq";
+
+/// The kind of the entry that carries a payload when the transaction logged no event of its own.
+pub(crate) const STATE_ENTRY: &str = "STATE_SAVED";
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Payload {
+    pub seq: u64,
+    #[serde(default)]
+    pub base: Base,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tasks: Option<TasksChange>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project: Option<Project>,
+}
+
+/// The markers the committing transaction read.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Base {
+    pub tasks: u64,
+    pub project: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub(crate) struct TasksChange {
+    /// Start from an empty list instead of the previous one: a new project, a restore, a
+    /// recovery that could not replay, or a list whose duplicate ids cannot be named in a change.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub reset: bool,
+    /// Tasks after the commit that are new or differ from before, in document order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub put: Vec<Task>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub removed: Vec<TaskId>,
+    /// Every id in its new order, when the order is not the old one with new tasks at the end.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub order: Option<Vec<TaskId>>,
+    /// The document's top-level fields (its `tasks` empty), when they changed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub top: Option<TaskDoc>,
+}
+
+impl Payload {
+    pub fn encode(&self) -> String {
+        // Serializing plain data with string keys cannot fail.
+        serde_json::to_string(self).unwrap_or_default()
+    }
+
+    /// The payload of `record`: `None` when it has none, `Some(Err)` when it is unreadable.
+    pub fn of(record: &LogRecord) -> Option<Result<Self, String>> {
+        record
+            .get(FIELD)
+            .map(|text| serde_json::from_str(text).map_err(|e| e.to_string()))
+    }
+}
+
+/// The document's top-level fields without its tasks.
+pub(crate) fn top_of(doc: &TaskDoc) -> TaskDoc {
+    TaskDoc {
+        version: doc.version,
+        project_id: doc.project_id.clone(),
+        tasks: Vec::new(),
+        completions_since_checkpoint: doc.completions_since_checkpoint,
+        extra: doc.extra.clone(),
+    }
+}
+
+fn same_top(a: &TaskDoc, b: &TaskDoc) -> bool {
+    a.version == b.version
+        && a.project_id == b.project_id
+        && a.completions_since_checkpoint == b.completions_since_checkpoint
+        && a.extra == b.extra
+}
+
+/// A change that rebuilds `doc` from nothing.
+pub(crate) fn whole(doc: &TaskDoc) -> TasksChange {
+    TasksChange {
+        reset: true,
+        put: doc.tasks.clone(),
+        top: Some(top_of(doc)),
+        ..TasksChange::default()
+    }
+}
+
+/// What turns `before` into `after`; `None` when nothing changed.
+pub(crate) fn diff(before: &TaskDoc, after: &TaskDoc) -> Option<TasksChange> {
+    let unique = |doc: &TaskDoc| {
+        let mut seen = std::collections::HashSet::with_capacity(doc.tasks.len());
+        doc.tasks.iter().all(|t| seen.insert(&t.id))
+    };
+    if !unique(after) || !unique(before) {
+        // Ids name tasks in a change; with duplicates only the whole list says what it is.
+        return Some(whole(after));
+    }
+    let old: HashMap<&TaskId, &Task> = before.tasks.iter().map(|t| (&t.id, t)).collect();
+    let mut change = TasksChange::default();
+    for (i, task) in after.tasks.iter().enumerate() {
+        // Most tasks sit where they were and are unchanged: compare in place first.
+        if before.tasks.get(i) == Some(task) {
+            continue;
+        }
+        if old.get(&task.id) != Some(&task) {
+            change.put.push(task.clone());
+        }
+    }
+    let kept: std::collections::HashSet<&TaskId> = after.tasks.iter().map(|t| &t.id).collect();
+    change.removed = before
+        .tasks
+        .iter()
+        .filter(|t| !kept.contains(&t.id))
+        .map(|t| t.id.clone())
+        .collect();
+    let expected = before
+        .tasks
+        .iter()
+        .map(|t| &t.id)
+        .filter(|id| kept.contains(id))
+        .chain(
+            after
+                .tasks
+                .iter()
+                .map(|t| &t.id)
+                .filter(|id| !old.contains_key(id)),
+        );
+    if !expected.eq(after.tasks.iter().map(|t| &t.id)) {
+        change.order = Some(after.tasks.iter().map(|t| t.id.clone()).collect());
+    }
+    if !same_top(before, after) {
+        change.top = Some(top_of(after));
+    }
+    (change != TasksChange::default()).then_some(change)
+}
+
+/// Applies `change` to `doc`. Fails (leaving `doc` in an unspecified state) when the change does
+/// not fit the document.
+pub(crate) fn apply(doc: &mut TaskDoc, change: &TasksChange) -> Result<(), String> {
+    if change.reset {
+        // Whole lists may hold duplicate ids: taken as they are, not merged by id.
+        doc.tasks.clone_from(&change.put);
+    } else {
+        merge(doc, change)?;
+    }
+    if let Some(top) = &change.top {
+        doc.version = top.version;
+        doc.project_id = top.project_id.clone();
+        doc.completions_since_checkpoint = top.completions_since_checkpoint;
+        doc.extra = top.extra.clone();
+    }
+    Ok(())
+}
+
+fn merge(doc: &mut TaskDoc, change: &TasksChange) -> Result<(), String> {
+    if !change.removed.is_empty() {
+        let removed: std::collections::HashSet<&TaskId> = change.removed.iter().collect();
+        doc.tasks.retain(|t| !removed.contains(&t.id));
+    }
+    let mut index: HashMap<TaskId, usize> = doc
+        .tasks
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (t.id.clone(), i))
+        .collect();
+    for task in &change.put {
+        match index.get(&task.id) {
+            Some(&i) => doc.tasks[i] = task.clone(),
+            None => {
+                index.insert(task.id.clone(), doc.tasks.len());
+                doc.tasks.push(task.clone());
+            }
+        }
+    }
+    if let Some(order) = &change.order {
+        if order.len() != doc.tasks.len() {
+            return Err("the logged order does not name every task".into());
+        }
+        let mut slots: Vec<Option<Task>> = doc.tasks.drain(..).map(Some).collect();
+        for id in order {
+            let task = index
+                .get(id)
+                .and_then(|&i| slots[i].take())
+                .ok_or_else(|| format!("the logged order names {id} twice or unknown"))?;
+            doc.tasks.push(task);
+        }
+    }
+    Ok(())
+}
+
+/// Removes the [`MARKER`] from a document's unknown fields and returns it (0 when absent).
+pub(crate) fn take_marker(extra: &mut Map<String, Value>) -> u64 {
+    extra
+        .remove(MARKER)
+        .and_then(|v| v.as_u64())
+        .unwrap_or_default()
+}
+
+/// Adds `"log_seq": seq` as the last field of a pretty-printed JSON object, without reparsing
+/// it (a 10,000-task document is megabytes). The bytes come from cairn's own serializer: an
+/// object with at least one field, ending in `\n}` and an optional line feed.
+pub(crate) fn with_marker(mut bytes: Vec<u8>, seq: u64) -> Vec<u8> {
+    let end = bytes
+        .iter()
+        .rposition(|&b| b == b'}')
+        .expect("a serialized JSON object ends with `}`");
+    let field = format!(",\n  \"{MARKER}\": {seq}\n");
+    // Drop the line feed before `}` so the new field follows the last one directly.
+    let cut = if end > 0 && bytes[end - 1] == b'\n' {
+        end - 1
+    } else {
+        end
+    };
+    bytes.splice(cut..end, field.into_bytes());
+    bytes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn task(n: u64, title: &str) -> Task {
+        serde_json::from_value(serde_json::json!({
+            "id": format!("T-{n:03}"),
+            "title": title,
+            "level": "task",
+            "status": "PENDING",
+            "priority": "MEDIUM",
+            "dependencies": [],
+            "completion_criteria": [],
+            "created_at": "2026-11-22T00:00:00Z"
+        }))
+        .expect("a task")
+    }
+
+    fn doc(tasks: Vec<Task>) -> TaskDoc {
+        TaskDoc {
+            tasks,
+            ..TaskDoc::new("demo".to_owned().try_into().expect("id"))
+        }
+    }
+
+    fn round_trip(before: &TaskDoc, after: &TaskDoc) {
+        let mut replayed = before.clone();
+        if let Some(change) = diff(before, after) {
+            let text = Payload {
+                seq: 1,
+                base: Base::default(),
+                tasks: Some(change),
+                project: None,
+            }
+            .encode();
+            let payload: Payload = serde_json::from_str(&text).expect("decodes");
+            apply(&mut replayed, &payload.tasks.expect("tasks")).expect("applies");
+        }
+        assert_eq!(&replayed, after);
+    }
+
+    #[test]
+    fn a_diff_applied_to_the_old_document_gives_the_new_one() {
+        let a = doc(vec![task(1, "one"), task(2, "two"), task(3, "three")]);
+        round_trip(&a, &a);
+        round_trip(
+            &a,
+            &doc(vec![task(1, "one"), task(2, "TWO"), task(3, "three")]),
+        );
+        round_trip(
+            &a,
+            &doc(vec![task(1, "one"), task(3, "three"), task(4, "four")]),
+        );
+        round_trip(&a, &doc(vec![task(3, "three"), task(1, "one")]));
+        round_trip(&a, &doc(vec![task(1, "one"), task(1, "dup")]));
+        let mut top = a.clone();
+        top.completions_since_checkpoint = 4;
+        round_trip(&a, &top);
+        round_trip(&doc(vec![]), &a);
+        round_trip(&a, &doc(vec![]));
+    }
+
+    #[test]
+    fn the_marker_is_added_as_a_last_field_and_taken_back() {
+        let bytes = serde_json::to_vec_pretty(&serde_json::json!({"a": 1})).expect("json");
+        let marked = with_marker(bytes, 7);
+        assert_eq!(
+            String::from_utf8_lossy(&marked),
+            "{\n  \"a\": 1,\n  \"log_seq\": 7\n}"
+        );
+        let marked = with_marker(b"{\n  \"a\": 1\n}\n".to_vec(), 8);
+        let mut value: Map<String, Value> = serde_json::from_slice(&marked).expect("valid JSON");
+        assert_eq!(take_marker(&mut value), 8);
+        assert_eq!(value.len(), 1);
+    }
+}
