@@ -417,6 +417,8 @@ fn every_exit_code_has_a_json_error_form() {
     assert_eq!(e["kind"], "internal");
 
     std::fs::write(repo.tasks_file(), "{\"version\": 1, \"tasks\": [").unwrap();
+    // The log could rebuild it (#16): lost too, nothing is left to recover from.
+    std::fs::remove_file(repo.tasks_file().with_file_name("progress/log.md")).unwrap();
     let e = json_error(&repo, &["task", "list"], code::CORRUPT, &[]);
     assert_eq!(e["kind"], "corrupt");
     assert!(e["hint"].as_str().unwrap().contains("cairn doctor"), "{e}");

@@ -106,12 +106,13 @@ fn a_project_from_init_to_recovery_and_a_clean_doctor() {
     let text = std::fs::read(repo.tasks_file()).unwrap();
     std::fs::write(repo.tasks_file(), &text[..text.len() / 3]).unwrap();
 
-    // The next command recovers from the checkpoint, says so on stderr, and goes on.
+    // The next command recovers from the checkpoint and the log after it (#16: nothing is lost),
+    // says so on stderr, and goes on.
     let run = repo.run(&["--json", "task", "list"]);
     assert_eq!(run.code, code::OK, "{}", run.stderr);
     assert!(
         run.stderr.contains(
-            "tasks.json was damaged and rebuilt: kept 10 tasks (0 from the damaged file, 10 from checkpoint 1), dropped none"
+            "tasks.json was damaged and rebuilt: kept 11 tasks (0 from the damaged file, 10 from checkpoint 1, 1 replayed from the progress log), dropped none"
         ),
         "{}",
         run.stderr
@@ -122,7 +123,10 @@ fn a_project_from_init_to_recovery_and_a_clean_doctor() {
         run.stderr
     );
     let listed: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
-    assert_eq!(listed["total"], 10, "the checkpoint's tasks are back");
+    assert_eq!(
+        listed["total"], 11,
+        "the checkpoint's tasks and the one added after it are back"
+    );
     assert!(
         std::fs::read_dir(repo.project_dir("web"))
             .unwrap()

@@ -446,6 +446,8 @@ fn a_damaged_store_is_reported_to_the_error_log_not_to_claude() {
     let project_dir = repo.root.join(".claude/projects/demo");
     std::fs::write(project_dir.join("tasks.json"), "{ this is not json").unwrap();
     std::fs::write(project_dir.join("project.json"), "garbage").unwrap();
+    // The log could rebuild both (#16): garbage too, nothing is left to recover from.
+    std::fs::write(project_dir.join("progress/log.md"), "garbage").unwrap();
     let output = repo.run(&fixture("session_start_startup"));
     assert_well_behaved(&output, "damaged");
     assert_eq!(stdout(&output), "");

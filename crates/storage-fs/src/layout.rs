@@ -206,8 +206,13 @@ impl ProjectLayout {
         ] {
             std::fs::create_dir_all(&dir).map_err(io_error("create directory", &dir))?;
         }
-        crate::fsync_dir(&self.dir)?;
-        crate::fsync_dir(crate::parent_dir(&self.dir))
+        // Every directory on the way may be new: each one's entry is durable only once its
+        // parent is fsynced, up to the repository root (`<root>/.claude/projects/<id>`; the power
+        // loss test found a new project lost because `.claude` and `projects` were not).
+        for dir in self.dir.ancestors().take(4) {
+            crate::fsync_dir(dir)?;
+        }
+        Ok(())
     }
 }
 

@@ -11,10 +11,12 @@
 //!   temp/.write-<uuid>         in-flight atomic writes; debris after 5 minutes
 //! ```
 //!
-//! A transaction is: lock → read (recovering a damaged tasks.json first) → run the domain's
-//! mutation on a copy → validate what changed → replace tasks.json, then project.json → write the
-//! checkpoint if asked → append the log entries → unlock. The state files are the commit point;
-//! the log follows under the same lock, so its order is the order of the commits.
+//! A transaction is: lock → read (recovering a damaged file, applying a logged commit the files
+//! missed) → run the domain's mutation on a copy → validate what changed and stage it (fsynced
+//! temp files) → append the log entries with the commit's replay payload and fsync — the commit
+//! point: the log is written ahead of the state (see `project_journal`) → rename tasks.json, then
+//! project.json, into place → write the checkpoint if asked → unlock. The log's order is the order
+//! of the commits, and the log alone can rebuild a destroyed tasks.json or project.json.
 //!
 //! Readers take no lock: every file is replaced by rename, so a reader sees the old or the new
 //! content, never a mix. The one exception is recovery, which writes and so takes the lock.
@@ -334,8 +336,13 @@ impl FsProjectStore {
         let Some(last) = last else {
             return Ok((Loaded { state, recovered }, marks, 0));
         };
-        let tasks_behind = last.tasks.is_some() && marks.tasks == last.base.tasks;
-        let project_behind = last.project.is_some() && marks.project == last.base.project;
+        // A file without a marker was written by another tool (or before markers existed): its
+        // content is not cairn's to roll forward. (A new project's files, which the create
+        // commit finds missing, are rebuilt by recovery instead.)
+        let tasks_behind =
+            last.tasks.is_some() && marks.tasks != 0 && marks.tasks == last.base.tasks;
+        let project_behind =
+            last.project.is_some() && marks.project != 0 && marks.project == last.base.project;
         if !tasks_behind && !project_behind {
             return Ok((Loaded { state, recovered }, marks, last.seq));
         }
