@@ -21,7 +21,15 @@ use serde_json::{Value, json};
 
 /// One answer of the model.
 #[derive(Debug, Clone)]
-pub enum Turn {
+pub struct Turn {
+    reply: Reply,
+    /// The prompt size the answer reports in `usage.input_tokens`: Claude Code decides when to
+    /// compact from it, so a large value makes the next step an automatic compaction.
+    input_tokens: u64,
+}
+
+#[derive(Debug, Clone)]
+enum Reply {
     /// The model calls tool `name` with `input`.
     Tool { name: String, input: Value },
     /// The model answers with text and ends its turn.
@@ -30,10 +38,10 @@ pub enum Turn {
 
 impl Turn {
     pub fn tool(name: &str, input: Value) -> Self {
-        Self::Tool {
+        Self::new(Reply::Tool {
             name: name.to_owned(),
             input,
-        }
+        })
     }
 
     pub fn bash(command: &str) -> Self {
@@ -41,6 +49,24 @@ impl Turn {
             "Bash",
             json!({"command": command, "description": "scripted by the cairn test"}),
         )
+    }
+
+    pub fn text(text: &str) -> Self {
+        Self::new(Reply::Text(text.to_owned()))
+    }
+
+    /// This answer reports a context all but full (995,000 of a 1M window, more than any
+    /// smaller window), so Claude Code compacts before its next request.
+    pub fn filling_the_context(mut self) -> Self {
+        self.input_tokens = 995_000;
+        self
+    }
+
+    fn new(reply: Reply) -> Self {
+        Self {
+            reply,
+            input_tokens: 10,
+        }
     }
 }
 
@@ -245,10 +271,10 @@ fn answer(shared: &Shared, request: &Value) -> (&'static str, Vec<u8>) {
         .lock()
         .unwrap()
         .pop_front()
-        .unwrap_or_else(|| Turn::Text("Done.".to_owned()));
+        .unwrap_or_else(|| Turn::text("Done."));
     let model = request["model"].as_str().unwrap_or("claude-test");
-    let (block, stop_reason) = match &turn {
-        Turn::Tool { name, input } => {
+    let (block, stop_reason) = match &turn.reply {
+        Reply::Tool { name, input } => {
             let mut calls = shared.calls.lock().unwrap();
             *calls += 1;
             let id = format!("toolu_cairn_{:03}", *calls);
@@ -257,9 +283,9 @@ fn answer(shared: &Shared, request: &Value) -> (&'static str, Vec<u8>) {
                 "tool_use",
             )
         }
-        Turn::Text(text) => (json!({"type": "text", "text": text}), "end_turn"),
+        Reply::Text(text) => (json!({"type": "text", "text": text}), "end_turn"),
     };
-    let usage = json!({"input_tokens": 10, "output_tokens": 5});
+    let usage = json!({"input_tokens": turn.input_tokens, "output_tokens": 5});
     if request["stream"] != true {
         let message = json!({
             "id": "msg_cairn", "type": "message", "role": "assistant", "model": model,
@@ -268,8 +294,8 @@ fn answer(shared: &Shared, request: &Value) -> (&'static str, Vec<u8>) {
         return ("application/json", message.to_string().into_bytes());
     }
     // Streaming: the block starts empty and its content arrives as one delta.
-    let (start, delta) = match &turn {
-        Turn::Tool { input, .. } => {
+    let (start, delta) = match &turn.reply {
+        Reply::Tool { input, .. } => {
             let mut start = block.clone();
             start["input"] = json!({});
             (
@@ -277,7 +303,7 @@ fn answer(shared: &Shared, request: &Value) -> (&'static str, Vec<u8>) {
                 json!({"type": "input_json_delta", "partial_json": input.to_string()}),
             )
         }
-        Turn::Text(text) => (
+        Reply::Text(text) => (
             json!({"type": "text", "text": ""}),
             json!({"type": "text_delta", "text": text}),
         ),

@@ -91,10 +91,18 @@ pub fn binaries() -> &'static Path {
         if std::env::var_os("NEXTEST_RUN_ID").is_some() {
             let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
             let mut cmd = Command::new(cargo);
-            cmd.args(["build", "--locked", "--quiet", "-p", "cairn-cli", "--bin", "cairn"])
-                .args(["-p", "xtask", "--bin", "xtask", "--manifest-path"])
-                .arg(workspace_root().join("Cargo.toml"))
-                .env("CARGO_TARGET_DIR", target_dir());
+            cmd.args([
+                "build",
+                "--locked",
+                "--quiet",
+                "-p",
+                "cairn-cli",
+                "--bin",
+                "cairn",
+            ])
+            .args(["-p", "xtask", "--bin", "xtask", "--manifest-path"])
+            .arg(workspace_root().join("Cargo.toml"))
+            .env("CARGO_TARGET_DIR", target_dir());
             if dir.file_name().is_some_and(|p| p == "release") {
                 cmd.arg("--release");
             }
@@ -167,9 +175,10 @@ pub fn bounded(mut cmd: Command, deadline: Duration, what: &str) -> Output {
 fn path_with(extra: &[&Path]) -> std::ffi::OsString {
     let ambient = std::env::var_os("PATH").unwrap_or_default();
     let kept = std::env::split_paths(&ambient).filter(|dir| {
-        !["cairn", "cairn-hook"]
-            .iter()
-            .any(|b| dir.join(format!("{b}{}", std::env::consts::EXE_SUFFIX)).exists())
+        !["cairn", "cairn-hook"].iter().any(|b| {
+            dir.join(format!("{b}{}", std::env::consts::EXE_SUFFIX))
+                .exists()
+        })
     });
     std::env::join_paths(extra.iter().map(|p| p.to_path_buf()).chain(kept)).unwrap()
 }

@@ -33,7 +33,7 @@ fn the_pinned_claude_code_runs() {
 fn settings_bring_the_project_into_the_session_and_log_it() {
     let repo = Scratch::new().with_project();
     repo.cairn(&["setup", "claude"]);
-    let api = FakeApi::start(vec![Turn::Text("Nothing to do.".into())]);
+    let api = FakeApi::start(vec![Turn::text("Nothing to do.")]);
     let session = repo.claude(&api, "What is next?", &[], true);
 
     assert_eq!(session.result["is_error"], false, "{:?}", session.result);
@@ -48,7 +48,9 @@ fn settings_bring_the_project_into_the_session_and_log_it() {
     for event in ["SESSION_START", "SESSION_END"] {
         assert!(
             log.lines().any(|l| l.contains(event) && l.contains(id))
-                || log.split("\n\n").any(|entry| entry.contains(event) && entry.contains(id)),
+                || log
+                    .split("\n\n")
+                    .any(|entry| entry.contains(event) && entry.contains(id)),
             "no {event} entry for session {id} in the progress log:\n{log}"
         );
     }
@@ -74,7 +76,7 @@ fn guards_deny_hand_edits_of_the_task_list_and_cairn_commands_work() {
         ),
         Turn::tool("Write", json!({"file_path": path, "content": "{}\n"})),
         Turn::bash("echo '{}' > .claude/projects/demo/tasks.json"),
-        Turn::Text("I will use cairn instead.".into()),
+        Turn::text("I will use cairn instead."),
     ]);
     let session = repo.claude(&api, "Mark T-001 done by editing the file.", &[], true);
     assert_eq!(session.result["is_error"], false, "{:?}", session.result);
@@ -100,7 +102,7 @@ fn guards_deny_hand_edits_of_the_task_list_and_cairn_commands_work() {
     let api = FakeApi::start(vec![
         Turn::bash("cairn task start T-001"),
         Turn::bash("cairn task complete T-001"),
-        Turn::Text("T-001 is done.".into()),
+        Turn::text("T-001 is done."),
     ]);
     let session = repo.claude(&api, "Do T-001 with cairn.", &[], true);
     assert_eq!(session.result["is_error"], false, "{:?}", session.result);
@@ -116,5 +118,199 @@ fn guards_deny_hand_edits_of_the_task_list_and_cairn_commands_work() {
     );
     let show = repo.cairn(&["task", "show", "T-001", "--json"]);
     assert!(show.contains("\"COMPLETE\""), "{show}");
+    assert_eq!(repo.hook_errors(), "", "the hook reported errors");
+}
+
+/// Scenario 4: a session whose context fills up is compacted by Claude Code on its own; the
+/// PreCompact hook writes a checkpoint of the task list, and the SessionStart that follows
+/// (source `compact`) keeps the agent's in-progress work and tells the model so.
+///
+/// Compaction is driven the way it happens to users: the scripted answer to the first request
+/// reports a context all but full, so Claude Code compacts (PreCompact with trigger `auto`,
+/// its summary requests, SessionStart with source `compact`) before asking the model again.
+#[test]
+fn compaction_checkpoints_the_task_list_and_keeps_the_work() {
+    let repo = Scratch::new().with_project();
+    repo.cairn(&["setup", "claude"]);
+    // After the tool call every answer is text: the summary requests Claude Code sends while
+    // compacting run in parallel, so which of them gets which text must not matter.
+    let api = FakeApi::start(vec![
+        Turn::bash("cairn task start T-001").filling_the_context(),
+        Turn::text("Summary: T-001 is in progress."),
+    ]);
+    let session = repo.claude(&api, "Start on the parser.", &[], true);
+    assert_eq!(session.result["is_error"], false, "{:?}", session.result);
+    let id = session.session_id().to_owned();
+
+    let log = repo.progress_log();
+    let entries: Vec<&str> = log.split("\n## ").collect();
+    assert!(
+        entries.iter().any(|e| e.contains("SESSION_PRECOMPACT")
+            && e.contains(&id)
+            && e.contains("trigger: auto; checkpoint: 1")),
+        "no PreCompact checkpoint in the log:\n{log}"
+    );
+    assert!(
+        entries
+            .iter()
+            .any(|e| e.contains("SESSION_START") && e.contains("source: compact")),
+        "no SessionStart after the compaction:\n{log}"
+    );
+    let checkpoint = std::fs::read_to_string(
+        repo.root
+            .join(".claude/projects/demo/checkpoints/checkpoint-001.json"),
+    )
+    .expect("checkpoint 1");
+    assert!(checkpoint.contains("IN_PROGRESS"), "{checkpoint}");
+    // Claude Code compacts in forked agents whose SubagentStop carries `"agent_type": ""`.
+    assert!(
+        !log.contains("agent:  ("),
+        "a nameless agent was logged with an empty name:\n{log}"
+    );
+
+    // The request after the compaction carries cairn's compact context with the work in it.
+    let last = api.messages().pop().unwrap().to_string();
+    assert!(
+        last.contains("context compacted") && last.contains("checkpoint 1"),
+        "the compact context did not reach the model: {last}"
+    );
+    let show = repo.cairn(&["task", "show", "T-001", "--json"]);
+    assert!(
+        show.contains("\"IN_PROGRESS\""),
+        "the compaction lost the work: {show}"
+    );
+    assert_eq!(repo.hook_errors(), "", "the hook reported errors");
+}
+
+/// Scenario 6a: a damaged task list. cairn-hook reports its failure to its error log, and
+/// Claude Code goes on: tools run, nothing is blocked by accident, the damaged file is kept.
+#[test]
+fn a_damaged_store_blocks_nothing() {
+    let repo = Scratch::new().with_project();
+    repo.cairn(&["setup", "claude"]);
+    std::fs::write(repo.tasks_json(), "{ this is not json").unwrap();
+    let api = FakeApi::start(vec![
+        Turn::bash("echo fine > notes.txt && cat notes.txt"),
+        Turn::tool(
+            "Write",
+            json!({"file_path": repo.root.join("more.txt").display().to_string(), "content": "more\n"}),
+        ),
+        Turn::text("Done."),
+    ]);
+    let session = repo.claude(&api, "Write some notes.", &[], true);
+    assert_eq!(session.result["is_error"], false, "{:?}", session.result);
+    let results = api.tool_results();
+    assert_eq!(results.len(), 2, "{results:#?}");
+    assert!(
+        results.iter().all(|(_, is_error)| !is_error),
+        "{results:#?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(repo.root.join("notes.txt")).unwrap(),
+        "fine\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(repo.root.join("more.txt")).unwrap(),
+        "more\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(repo.tasks_json()).unwrap(),
+        "{ this is not json"
+    );
+    assert_ne!(repo.hook_errors(), "", "the failure was not logged");
+}
+
+/// Scenario 6b: a cairn-hook that fails (here a stand-in that prints garbage and exits 101, as
+/// a panicking Rust binary does) on every event. Claude Code goes on and blocks nothing: only
+/// exit code 2 blocks, and cairn-hook never uses it.
+#[test]
+fn a_failing_hook_blocks_nothing() {
+    let repo = Scratch::new().with_project();
+    let bin = repo.home.join("broken");
+    std::fs::create_dir_all(&bin).unwrap();
+    let broken = bin.join("cairn-hook");
+    let ran = bin.join("ran");
+    std::fs::write(
+        &broken,
+        format!(
+            "#!/bin/sh\necho ran >> '{}'\necho 'not json {{'\necho 'panicked' >&2\nexit 101\n",
+            ran.display()
+        ),
+    )
+    .unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&broken, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    repo.cairn(&["setup", "claude", "--hook", &broken.display().to_string()]);
+    let api = FakeApi::start(vec![
+        Turn::bash("echo fine > notes.txt"),
+        Turn::tool(
+            "Write",
+            json!({"file_path": repo.root.join("more.txt").display().to_string(), "content": "more\n"}),
+        ),
+        Turn::text("Done."),
+    ]);
+    let session = repo.claude(&api, "Write some notes.", &[], true);
+    assert_eq!(session.result["is_error"], false, "{:?}", session.result);
+    let results = api.tool_results();
+    assert_eq!(results.len(), 2, "{results:#?}");
+    assert!(
+        results.iter().all(|(_, is_error)| !is_error),
+        "{results:#?}"
+    );
+    assert!(repo.root.join("notes.txt").is_file());
+    assert!(repo.root.join("more.txt").is_file());
+    // SessionStart, a PreToolUse per tool call, Stop, SessionEnd: the failing hook really ran.
+    let runs = std::fs::read_to_string(&ran)
+        .unwrap_or_default()
+        .lines()
+        .count();
+    assert!(runs >= 4, "the failing hook ran {runs} times");
+}
+
+/// Scenario 2: the plugin `cargo xtask plugin` assembles, loaded with `--plugin-dir`, with no
+/// cairn on PATH. Its hooks run from the plugin's `bin/`, and a Bash call of `cairn task next`
+/// finds the plugin's cairn.
+#[test]
+fn the_plugin_runs_its_own_binaries() {
+    let repo = Scratch::new().with_project();
+    let plugin = repo.home.join("plugins").join("cairn");
+    let mut xtask = std::process::Command::new(harness::binaries().join("xtask"));
+    xtask
+        .args(["plugin", "--no-build", "--bin-dir"])
+        .arg(harness::binaries())
+        .arg("--out")
+        .arg(&plugin);
+    let out = harness::bounded(xtask, std::time::Duration::from_secs(60), "xtask plugin");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let api = FakeApi::start(vec![
+        Turn::bash("cairn task next"),
+        Turn::text("T-001 is next."),
+    ]);
+    let session = repo.claude(
+        &api,
+        "What is next?",
+        &["--plugin-dir", &plugin.display().to_string()],
+        false,
+    );
+    assert_eq!(session.result["is_error"], false, "{:?}", session.result);
+    let first = api.messages()[0]["messages"].to_string();
+    assert!(
+        first.contains("Claude loop demo"),
+        "the plugin's SessionStart context did not reach the model: {first}"
+    );
+    let results = api.tool_results();
+    assert_eq!(results.len(), 1, "{results:#?}");
+    assert!(
+        !results[0].1 && results[0].0.contains("T-001 Write the parser"),
+        "`cairn task next` did not run from the plugin: {results:#?}"
+    );
+    assert!(repo.progress_log().contains(session.session_id()));
     assert_eq!(repo.hook_errors(), "", "the hook reported errors");
 }

@@ -103,7 +103,11 @@ fn native_binary(scope: &Path) -> Result<PathBuf, String> {
         "aarch64" => "arm64",
         other => other,
     };
-    let file = if cfg!(windows) { "claude.exe" } else { "claude" };
+    let file = if cfg!(windows) {
+        "claude.exe"
+    } else {
+        "claude"
+    };
     let candidates: Vec<PathBuf> = ["", "-musl"]
         .iter()
         .map(|libc| {

@@ -592,7 +592,12 @@ async fn record(service: &ProjectService, id: &ProjectId, input: &HookInput) -> 
 fn agent_detail(input: &HookInput) -> String {
     format!(
         "agent: {} ({})",
-        input.agent_type.as_deref().unwrap_or("unknown"),
+        // Claude Code's own agents (the compaction forks) stop with `"agent_type": ""`.
+        input
+            .agent_type
+            .as_deref()
+            .filter(|t| !t.is_empty())
+            .unwrap_or("unknown"),
         input.agent_id.as_deref().unwrap_or("no id")
     )
 }
