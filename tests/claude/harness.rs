@@ -2,8 +2,8 @@
 //!
 //! - [`claude_binary`]: the pinned CLI `cargo xtask claude-code` installed under the target
 //!   directory (it writes the native binary's path to `claude-code/bin-path`).
-//! - [`binaries`]: `cairn-hook` (cargo builds it for this test target) and `cairn` (another
-//!   package's binary, so it is built here, once per test process, with the same cargo).
+//! - [`binaries`]: `cairn-hook` (cargo builds it for this test target), `cairn` and `xtask`
+//!   (other packages' binaries, built by the same `cargo nextest run --workspace`).
 //! - [`Scratch`]: a repository and a home directory; [`Scratch::claude`] runs one headless
 //!   session (`claude -p … --output-format json`) against a [`FakeApi`], every child process
 //!   under a deadline.
@@ -22,8 +22,6 @@ use crate::api::FakeApi;
 const SESSION_DEADLINE: Duration = Duration::from_secs(120);
 /// A `cairn` command, or `claude --version`.
 const COMMAND_DEADLINE: Duration = Duration::from_secs(30);
-/// Building `cairn` and xtask when they are not fresh.
-const BUILD_DEADLINE: Duration = Duration::from_secs(900);
 
 pub const HOOK: &str = env!("CARGO_BIN_EXE_cairn-hook");
 
@@ -80,49 +78,62 @@ pub fn claude_version() -> String {
 
 /// The directory holding fresh `cairn`, `cairn-hook` and `xtask` binaries.
 ///
-/// Under cargo-nextest (which has released cargo's build lock when tests run) `cairn` and
-/// `xtask` are built here so they are never stale; under `cargo test`, which holds the lock for
-/// the whole run, a nested build would wait forever, so the binaries `cargo test --workspace`
-/// built are taken as they are.
+/// cargo builds `cairn-hook` for this test target, but `cairn` and `xtask` belong to other
+/// packages: `cargo nextest run --workspace` (hence `cargo xtask ci`, which also runs xtask)
+/// builds them in the same run, and run alone the suite wants `cargo build -p cairn-cli -p
+/// xtask` first. Building them from here instead would mean a nested cargo, which waits forever
+/// on the lock `cargo test` holds, and whose feature set differs from the outer build's, so
+/// both would keep relinking each other's binaries. A binary older than one of its sources is
+/// refused rather than silently tested.
 pub fn binaries() -> &'static Path {
-    static BUILT: OnceLock<PathBuf> = OnceLock::new();
-    BUILT.get_or_init(|| {
+    static CHECKED: OnceLock<PathBuf> = OnceLock::new();
+    CHECKED.get_or_init(|| {
         let dir = profile_dir();
-        if std::env::var_os("NEXTEST_RUN_ID").is_some() {
-            let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-            let mut cmd = Command::new(cargo);
-            cmd.args([
-                "build",
-                "--locked",
-                "--quiet",
-                "-p",
-                "cairn-cli",
-                "--bin",
-                "cairn",
-            ])
-            .args(["-p", "xtask", "--bin", "xtask", "--manifest-path"])
-            .arg(workspace_root().join("Cargo.toml"))
-            .env("CARGO_TARGET_DIR", target_dir());
-            if dir.file_name().is_some_and(|p| p == "release") {
-                cmd.arg("--release");
-            }
-            let out = bounded(cmd, BUILD_DEADLINE, "cargo build -p cairn-cli -p xtask");
-            assert!(
-                out.status.success(),
-                "building cairn failed:\n{}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-        }
-        for name in ["cairn", "xtask"] {
+        let root = workspace_root();
+        let cairn_sources = ["cli", "domain", "render", "storage-fs", "hooks"]
+            .map(|c| root.join("crates").join(c).join("src"));
+        for (name, sources) in [
+            ("cairn", cairn_sources.to_vec()),
+            ("xtask", vec![root.join("xtask/src")]),
+        ] {
             let path = dir.join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
-            assert!(
-                path.is_file(),
-                "{} is missing: run `cargo build -p cairn-cli -p xtask` first",
-                path.display()
-            );
+            let built = std::fs::metadata(&path)
+                .and_then(|m| m.modified())
+                .unwrap_or_else(|_| {
+                    panic!(
+                        "{} is missing: run `cargo build -p cairn-cli -p xtask` first",
+                        path.display()
+                    )
+                });
+            if let Some(newer) = sources.iter().find_map(|dir| newer_file(dir, built)) {
+                panic!(
+                    "{} is older than {}: run `cargo build -p cairn-cli -p xtask` first",
+                    path.display(),
+                    newer.display()
+                );
+            }
         }
         dir
     })
+}
+
+/// A file under `dir` modified after `than`.
+fn newer_file(dir: &Path, than: std::time::SystemTime) -> Option<PathBuf> {
+    for entry in std::fs::read_dir(dir).ok()?.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            if let Some(found) = newer_file(&path, than) {
+                return Some(found);
+            }
+        } else if entry
+            .metadata()
+            .and_then(|m| m.modified())
+            .is_ok_and(|m| m > than)
+        {
+            return Some(path);
+        }
+    }
+    None
 }
 
 pub fn cairn_bin() -> PathBuf {
