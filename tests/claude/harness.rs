@@ -203,6 +203,17 @@ pub struct Session {
 }
 
 impl Session {
+    /// The session ended without an error, having played the whole script.
+    pub fn assert_completed(&self, api: &FakeApi) {
+        assert!(
+            self.result["is_error"] == false && api.unused() == 0,
+            "the session did not play out as scripted ({} turns left):\n{:#}\nstderr:\n{}",
+            api.unused(),
+            self.result,
+            self.stderr
+        );
+    }
+
     pub fn session_id(&self) -> &str {
         self.result["session_id"].as_str().expect("session_id")
     }

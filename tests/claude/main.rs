@@ -8,6 +8,7 @@
 
 mod api;
 mod harness;
+mod wings;
 
 use api::{FakeApi, Turn};
 use harness::Scratch;
@@ -36,7 +37,7 @@ fn settings_bring_the_project_into_the_session_and_log_it() {
     let api = FakeApi::start(vec![Turn::text("Nothing to do.")]);
     let session = repo.claude(&api, "What is next?", &[], true);
 
-    assert_eq!(session.result["is_error"], false, "{:?}", session.result);
+    session.assert_completed(&api);
     let first = &api.messages()[0];
     let sent = first["messages"].to_string();
     assert!(
@@ -79,7 +80,7 @@ fn guards_deny_hand_edits_of_the_task_list_and_cairn_commands_work() {
         Turn::text("I will use cairn instead."),
     ]);
     let session = repo.claude(&api, "Mark T-001 done by editing the file.", &[], true);
-    assert_eq!(session.result["is_error"], false, "{:?}", session.result);
+    session.assert_completed(&api);
 
     let results = api.tool_results();
     assert_eq!(results.len(), 4, "{results:#?}");
@@ -105,7 +106,7 @@ fn guards_deny_hand_edits_of_the_task_list_and_cairn_commands_work() {
         Turn::text("T-001 is done."),
     ]);
     let session = repo.claude(&api, "Do T-001 with cairn.", &[], true);
-    assert_eq!(session.result["is_error"], false, "{:?}", session.result);
+    session.assert_completed(&api);
     let results = api.tool_results();
     assert_eq!(results.len(), 2, "{results:#?}");
     assert!(
@@ -139,7 +140,7 @@ fn compaction_checkpoints_the_task_list_and_keeps_the_work() {
         Turn::text("Summary: T-001 is in progress."),
     ]);
     let session = repo.claude(&api, "Start on the parser.", &[], true);
-    assert_eq!(session.result["is_error"], false, "{:?}", session.result);
+    session.assert_completed(&api);
     let id = session.session_id().to_owned();
 
     let log = repo.progress_log();
@@ -198,7 +199,7 @@ fn a_damaged_store_blocks_nothing() {
         Turn::text("Done."),
     ]);
     let session = repo.claude(&api, "Write some notes.", &[], true);
-    assert_eq!(session.result["is_error"], false, "{:?}", session.result);
+    session.assert_completed(&api);
     let results = api.tool_results();
     assert_eq!(results.len(), 2, "{results:#?}");
     assert!(
@@ -253,7 +254,7 @@ fn a_failing_hook_blocks_nothing() {
         Turn::text("Done."),
     ]);
     let session = repo.claude(&api, "Write some notes.", &[], true);
-    assert_eq!(session.result["is_error"], false, "{:?}", session.result);
+    session.assert_completed(&api);
     let results = api.tool_results();
     assert_eq!(results.len(), 2, "{results:#?}");
     assert!(
@@ -270,36 +271,38 @@ fn a_failing_hook_blocks_nothing() {
     assert!(runs >= 4, "the failing hook ran {runs} times");
 }
 
-/// Scenario 2: the plugin `cargo xtask plugin` assembles, loaded with `--plugin-dir`, with no
-/// cairn on PATH. Its hooks run from the plugin's `bin/`, and a Bash call of `cairn task next`
-/// finds the plugin's cairn.
-#[test]
-fn the_plugin_runs_its_own_binaries() {
-    let repo = Scratch::new().with_project();
-    let plugin = repo.home.join("plugins").join("cairn");
+/// `cargo xtask plugin`, assembled from the binaries under test into the scratch home; returns
+/// its directory for `--plugin-dir`.
+fn assemble_plugin(repo: &Scratch) -> String {
+    let dir = repo.home.join("plugins").join("cairn");
     let mut xtask = std::process::Command::new(harness::binaries().join("xtask"));
     xtask
         .args(["plugin", "--no-build", "--bin-dir"])
         .arg(harness::binaries())
         .arg("--out")
-        .arg(&plugin);
+        .arg(&dir);
     let out = harness::bounded(xtask, std::time::Duration::from_secs(60), "xtask plugin");
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    dir.display().to_string()
+}
+
+/// Scenario 2: the plugin `cargo xtask plugin` assembles, loaded with `--plugin-dir`, with no
+/// cairn on PATH. Its hooks run from the plugin's `bin/`, and a Bash call of `cairn task next`
+/// finds the plugin's cairn.
+#[test]
+fn the_plugin_runs_its_own_binaries() {
+    let repo = Scratch::new().with_project();
+    let plugin = assemble_plugin(&repo);
     let api = FakeApi::start(vec![
         Turn::bash("cairn task next"),
         Turn::text("T-001 is next."),
     ]);
-    let session = repo.claude(
-        &api,
-        "What is next?",
-        &["--plugin-dir", &plugin.display().to_string()],
-        false,
-    );
-    assert_eq!(session.result["is_error"], false, "{:?}", session.result);
+    let session = repo.claude(&api, "What is next?", &["--plugin-dir", &plugin], false);
+    session.assert_completed(&api);
     let first = api.messages()[0]["messages"].to_string();
     assert!(
         first.contains("Claude loop demo"),
@@ -312,5 +315,40 @@ fn the_plugin_runs_its_own_binaries() {
         "`cairn task next` did not run from the plugin: {results:#?}"
     );
     assert!(repo.progress_log().contains(session.session_id()));
+    assert_eq!(repo.hook_errors(), "", "the hook reported errors");
+}
+
+/// The plugin and `cairn setup claude` both on: Claude Code runs both cairn-hooks on every
+/// event, in parallel. Each event is still handled once (one SESSION_START, one context in the
+/// model's request), and the guard still denies.
+#[test]
+fn plugin_and_settings_together_handle_each_event_once() {
+    let repo = Scratch::new().with_project();
+    repo.cairn(&["setup", "claude"]);
+    let plugin = assemble_plugin(&repo);
+    let api = FakeApi::start(vec![
+        Turn::bash("rm .claude/projects/demo/tasks.json"),
+        Turn::text("Understood."),
+    ]);
+    let session = repo.claude(&api, "Clean up.", &["--plugin-dir", &plugin], true);
+    session.assert_completed(&api);
+    let first = api.messages()[0]["messages"].to_string();
+    assert_eq!(
+        first.matches("Current project state").count(),
+        1,
+        "the SessionStart context should reach the model once: {first}"
+    );
+    let log = repo.progress_log();
+    let starts = log
+        .split("\n## ")
+        .filter(|e| e.contains("SESSION_START") && e.contains(session.session_id()))
+        .count();
+    assert_eq!(starts, 1, "SessionStart handled {starts} times:\n{log}");
+    let results = api.tool_results();
+    assert!(
+        results.len() == 1 && results[0].1 && results[0].0.contains("cairn:"),
+        "{results:#?}"
+    );
+    assert!(repo.tasks_json().is_file());
     assert_eq!(repo.hook_errors(), "", "the hook reported errors");
 }

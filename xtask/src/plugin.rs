@@ -42,6 +42,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     if build && bin_dir.is_none() {
         util::cargo(&["build", "--release", "-p", "cairn-cli", "-p", "cairn-hooks"])?;
     }
+    let given = bin_dir.is_some();
     let release = bin_dir.unwrap_or_else(|| target.join("release"));
     let missing = assemble(&root.join("plugin"), &out, &release)?;
     for name in &missing {
@@ -49,6 +50,13 @@ pub fn run(args: &[String]) -> Result<(), String> {
             "xtask: warning: no release binary `{name}` in {}; the plugin will use `{name}` from PATH",
             release.display()
         );
+    }
+    if given && !missing.is_empty() {
+        return Err(format!(
+            "{} lacks {}",
+            release.display(),
+            missing.join(", ")
+        ));
     }
     if build && !missing.is_empty() {
         return Err("the release build did not produce every binary".to_owned());
