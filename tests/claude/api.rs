@@ -207,8 +207,14 @@ fn serve(stream: TcpStream, shared: &Shared) {
             "HTTP/1.1 200 OK\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\nrequest-id: req_cairn\r\n\r\n",
             bytes.len()
         );
+        // A HEAD answer has the headers of a GET and no body.
+        let body = if method == "HEAD" {
+            &[][..]
+        } else {
+            &bytes[..]
+        };
         if writer.write_all(head.as_bytes()).is_err()
-            || writer.write_all(&bytes).is_err()
+            || writer.write_all(body).is_err()
             || writer.flush().is_err()
         {
             return;

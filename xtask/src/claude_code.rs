@@ -86,13 +86,8 @@ pub fn install(target: &Path) -> Result<PathBuf, String> {
     Ok(binary)
 }
 
-fn read(path: &Path) -> Result<Vec<u8>, String> {
-    fs::read(path).map_err(|e| format!("read {}: {e}", path.display()))
-}
-
-/// The platform package npm picked (`claude-code-linux-x64`, `…-linux-x64-musl`, …): npm
-/// installs only the optional dependency whose os/cpu/libc match, so the one present is right.
-fn native_binary(scope: &Path) -> Result<PathBuf, String> {
+/// This machine as npm names it in the platform packages (`linux`, `x64`, …).
+fn npm_platform() -> (&'static str, &'static str) {
     let os = match std::env::consts::OS {
         "macos" => "darwin",
         "windows" => "win32",
@@ -103,6 +98,17 @@ fn native_binary(scope: &Path) -> Result<PathBuf, String> {
         "aarch64" => "arm64",
         other => other,
     };
+    (os, arch)
+}
+
+fn read(path: &Path) -> Result<Vec<u8>, String> {
+    fs::read(path).map_err(|e| format!("read {}: {e}", path.display()))
+}
+
+/// The platform package npm picked (`claude-code-linux-x64`, `…-linux-x64-musl`, …): npm
+/// installs only the optional dependency whose os/cpu/libc match, so the one present is right.
+fn native_binary(scope: &Path) -> Result<PathBuf, String> {
+    let (os, arch) = npm_platform();
     let file = if cfg!(windows) {
         "claude.exe"
     } else {
@@ -130,4 +136,50 @@ fn native_binary(scope: &Path) -> Result<PathBuf, String> {
                     .join(", ")
             )
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("cairn-xtask-cc-{name}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    fn platform_dir(scope: &Path, libc: &str) -> PathBuf {
+        let (os, arch) = npm_platform();
+        scope.join(format!("claude-code-{os}-{arch}{libc}"))
+    }
+
+    #[test]
+    fn the_platform_package_npm_installed_is_found_glibc_or_musl() {
+        let file = if cfg!(windows) {
+            "claude.exe"
+        } else {
+            "claude"
+        };
+        for libc in ["", "-musl"] {
+            let scope = scratch(&format!("found{libc}"));
+            let dir = platform_dir(&scope, libc);
+            fs::create_dir_all(&dir).unwrap();
+            fs::write(dir.join(file), b"binary").unwrap();
+            assert_eq!(native_binary(&scope).unwrap(), dir.join(file));
+            let _ = fs::remove_dir_all(&scope);
+        }
+    }
+
+    #[test]
+    fn no_platform_package_is_an_error_naming_where_it_looked() {
+        let scope = scratch("missing");
+        let err = native_binary(&scope).unwrap_err();
+        assert!(
+            err.contains("no Claude Code binary") && err.contains("-musl"),
+            "{err}"
+        );
+        let _ = fs::remove_dir_all(&scope);
+    }
 }

@@ -66,12 +66,13 @@ fn ci() -> Result<(), String> {
         "-D",
         "warnings",
     ])?;
-    // The suite in tests/claude runs cairn inside the real Claude Code; install it first.
-    claude_code::run(&[])?;
     test()
 }
 
 fn test() -> Result<(), String> {
+    // The suite in tests/claude runs cairn inside the real Claude Code; install it first (a
+    // no-op when the pinned version is installed).
+    claude_code::run(&[])?;
     if util::has_nextest() {
         // nextest does not run doctests. They run first so that nextest's summary, which counts
         // every test, is the run's closing line.
