@@ -183,6 +183,56 @@ fn compaction_checkpoints_the_task_list_and_keeps_the_work() {
     assert_eq!(repo.hook_errors(), "", "the hook reported errors");
 }
 
+/// `claude --continue` resumes under the same session id, and its SessionStart (source
+/// `resume`) reconciles: this session's interrupted work is reset and the model is told, while
+/// another agent's live claim is left alone.
+#[test]
+fn a_resumed_session_reconciles_its_own_work_and_spares_other_claims() {
+    let repo = Scratch::new().with_project();
+    repo.cairn(&["task", "add", "Review the docs"]);
+    repo.cairn(&[
+        "task",
+        "claim",
+        "T-003",
+        "--agent",
+        "other-agent",
+        "--lease",
+        "1h",
+    ]);
+    repo.cairn(&["setup", "claude"]);
+    let api = FakeApi::start(vec![
+        Turn::bash("cairn task start T-001"),
+        Turn::text("Started."),
+    ]);
+    let first = repo.claude(&api, "Start on the parser.", &[], true);
+    first.assert_completed(&api);
+
+    let api = FakeApi::start(vec![Turn::text("Picking T-001 up again.")]);
+    let resumed = repo.claude(&api, "Go on.", &["--continue"], true);
+    resumed.assert_completed(&api);
+    assert_eq!(resumed.session_id(), first.session_id());
+
+    let sent = api.messages()[0]["messages"].to_string();
+    assert!(
+        sent.contains("session resumed") && sent.contains("T-001 IN_PROGRESS → PENDING"),
+        "the resume context did not reach the model: {sent}"
+    );
+    let log = repo.progress_log();
+    assert!(
+        log.split("\n## ")
+            .any(|e| e.contains("SESSION_START") && e.contains("source: resume; reconciled: 1")),
+        "{log}"
+    );
+    let t1 = repo.cairn(&["task", "show", "T-001", "--json"]);
+    assert!(t1.contains("\"PENDING\""), "{t1}");
+    let t3 = repo.cairn(&["task", "show", "T-003", "--json"]);
+    assert!(
+        t3.contains("\"IN_PROGRESS\"") && t3.contains("other-agent"),
+        "another agent's claim was reset: {t3}"
+    );
+    assert_eq!(repo.hook_errors(), "", "the hook reported errors");
+}
+
 /// Scenario 6a: a damaged task list. cairn-hook reports its failure to its error log, and
 /// Claude Code goes on: tools run, nothing is blocked by accident, the damaged file is kept.
 #[test]
