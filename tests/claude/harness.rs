@@ -294,6 +294,19 @@ impl Scratch {
             .unwrap_or_default()
     }
 
+    /// How many progress-log entries of `event` hold every one of `needles` (the session id, a
+    /// detail).
+    pub fn log_entries(&self, event: &str, needles: &[&str]) -> usize {
+        let log = self.progress_log();
+        let heading = format!("— {event}");
+        log.split("\n## ")
+            .filter(|entry| {
+                entry.lines().next().is_some_and(|h| h.ends_with(&heading))
+                    && needles.iter().all(|n| entry.contains(n))
+            })
+            .count()
+    }
+
     pub fn hook_errors(&self) -> String {
         std::fs::read_to_string(self.root.join(".claude/cairn/hook-errors.log")).unwrap_or_default()
     }

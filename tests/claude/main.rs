@@ -44,15 +44,13 @@ fn settings_bring_the_project_into_the_session_and_log_it() {
         sent.contains("Claude loop demo") && sent.contains("T-001 Write the parser"),
         "the SessionStart context did not reach the model: {sent}"
     );
-    let log = repo.progress_log();
     let id = session.session_id();
     for event in ["SESSION_START", "SESSION_END"] {
-        assert!(
-            log.lines().any(|l| l.contains(event) && l.contains(id))
-                || log
-                    .split("\n\n")
-                    .any(|entry| entry.contains(event) && entry.contains(id)),
-            "no {event} entry for session {id} in the progress log:\n{log}"
+        assert_eq!(
+            repo.log_entries(event, &[id]),
+            1,
+            "no single {event} entry for session {id} in the progress log:\n{}",
+            repo.progress_log()
         );
     }
     assert_eq!(repo.hook_errors(), "", "the hook reported errors");
@@ -144,17 +142,14 @@ fn compaction_checkpoints_the_task_list_and_keeps_the_work() {
     let id = session.session_id().to_owned();
 
     let log = repo.progress_log();
-    let entries: Vec<&str> = log.split("\n## ").collect();
-    assert!(
-        entries.iter().any(|e| e.contains("SESSION_PRECOMPACT")
-            && e.contains(&id)
-            && e.contains("trigger: auto; checkpoint: 1")),
+    assert_eq!(
+        repo.log_entries("SESSION_PRECOMPACT", &[&id, "trigger: auto; checkpoint: 1"]),
+        1,
         "no PreCompact checkpoint in the log:\n{log}"
     );
-    assert!(
-        entries
-            .iter()
-            .any(|e| e.contains("SESSION_START") && e.contains("source: compact")),
+    assert_eq!(
+        repo.log_entries("SESSION_START", &[&id, "source: compact"]),
+        1,
         "no SessionStart after the compaction:\n{log}"
     );
     let checkpoint = std::fs::read_to_string(
@@ -217,11 +212,14 @@ fn a_resumed_session_reconciles_its_own_work_and_spares_other_claims() {
         sent.contains("session resumed") && sent.contains("T-001 IN_PROGRESS → PENDING"),
         "the resume context did not reach the model: {sent}"
     );
-    let log = repo.progress_log();
-    assert!(
-        log.split("\n## ")
-            .any(|e| e.contains("SESSION_START") && e.contains("source: resume; reconciled: 1")),
-        "{log}"
+    assert_eq!(
+        repo.log_entries(
+            "SESSION_START",
+            &[resumed.session_id(), "source: resume; reconciled: 1"]
+        ),
+        1,
+        "{}",
+        repo.progress_log()
     );
     let t1 = repo.cairn(&["task", "show", "T-001", "--json"]);
     assert!(t1.contains("\"PENDING\""), "{t1}");
@@ -364,7 +362,10 @@ fn the_plugin_runs_its_own_binaries() {
         !results[0].1 && results[0].0.contains("T-001 Write the parser"),
         "`cairn task next` did not run from the plugin: {results:#?}"
     );
-    assert!(repo.progress_log().contains(session.session_id()));
+    assert_eq!(
+        repo.log_entries("SESSION_START", &[session.session_id()]),
+        1
+    );
     assert_eq!(repo.hook_errors(), "", "the hook reported errors");
 }
 
@@ -388,12 +389,13 @@ fn plugin_and_settings_together_handle_each_event_once() {
         1,
         "the SessionStart context should reach the model once: {first}"
     );
-    let log = repo.progress_log();
-    let starts = log
-        .split("\n## ")
-        .filter(|e| e.contains("SESSION_START") && e.contains(session.session_id()))
-        .count();
-    assert_eq!(starts, 1, "SessionStart handled {starts} times:\n{log}");
+    let starts = repo.log_entries("SESSION_START", &[session.session_id()]);
+    assert_eq!(
+        starts,
+        1,
+        "SessionStart handled {starts} times:\n{}",
+        repo.progress_log()
+    );
     let results = api.tool_results();
     assert!(
         results.len() == 1 && results[0].1 && results[0].0.contains("cairn:"),
