@@ -1,9 +1,10 @@
 //! A scripted stand-in for the Anthropic Messages API on 127.0.0.1.
 //!
-//! Claude Code is pointed at it with `ANTHROPIC_BASE_URL`. Every `POST /v1/messages` is answered
-//! with the next scripted [`Turn`] (a `tool_use` block or text), as server-sent events when the
-//! request says `"stream": true` and as one JSON message otherwise; when the script is used up
-//! the model says it is done, so a session always ends. Every other request (token counting and
+//! Claude Code is pointed at it with `ANTHROPIC_BASE_URL`. Every `POST /v1/messages` that offers
+//! tools is answered with the next scripted [`Turn`] (a `tool_use` block or text), as
+//! server-sent events when the request says `"stream": true` and as one JSON message otherwise;
+//! a request without tools, and any once the script is used up, gets text saying the model is
+//! done, so a session always ends. Every other request (token counting and
 //! whatever a future version adds) gets a harmless `200 {}`-like answer. Each request body is
 //! kept, so a test can assert what reached the model.
 //!
@@ -124,12 +125,14 @@ impl FakeApi {
         self.shared.requests.lock().unwrap().clone()
     }
 
-    /// The bodies of the model requests (`POST /v1/messages`), in order.
+    /// The bodies of the agent's model requests (`POST /v1/messages` offering tools; side
+    /// queries left out), in order.
     pub fn messages(&self) -> Vec<Value> {
         self.requests()
             .into_iter()
             .filter(|r| r.method == "POST" && r.path.split('?').next() == Some("/v1/messages"))
             .map(|r| r.body)
+            .filter(offers_tools)
             .collect()
     }
 
@@ -270,14 +273,18 @@ fn read_request(reader: &mut BufReader<TcpStream>) -> Option<(String, String, Ve
     Some((method, path, body))
 }
 
+fn offers_tools(request: &Value) -> bool {
+    request["tools"].as_array().is_some_and(|t| !t.is_empty())
+}
+
 /// The next scripted turn as the response to a Messages request.
 fn answer(shared: &Shared, request: &Value) -> (&'static str, Vec<u8>) {
-    let turn = shared
-        .script
-        .lock()
-        .unwrap()
-        .pop_front()
-        .unwrap_or_else(|| Turn::text("Done."));
+    // A request that offers no tools is a side query of Claude Code's own (a title, a topic),
+    // not a step of the agent: it must not take a scripted turn, or the script would shift.
+    let scripted = offers_tools(request)
+        .then(|| shared.script.lock().unwrap().pop_front())
+        .flatten();
+    let turn = scripted.unwrap_or_else(|| Turn::text("Done."));
     let model = request["model"].as_str().unwrap_or("claude-test");
     let (block, stop_reason) = match &turn.reply {
         Reply::Tool { name, input } => {
