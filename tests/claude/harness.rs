@@ -200,6 +200,9 @@ pub struct Session {
     /// The `--output-format json` result object.
     pub result: Value,
     pub stderr: String,
+    /// The session's transcript (`~/.claude/projects/<dir>/<session id>.jsonl`), one value per
+    /// line: Claude Code records there how it took each hook's answer.
+    pub transcript: Vec<Value>,
 }
 
 impl Session {
@@ -217,6 +220,66 @@ impl Session {
     pub fn session_id(&self) -> &str {
         self.result["session_id"].as_str().expect("session_id")
     }
+
+    /// Every hook outcome Claude Code recorded as a failure: an attachment of a `hook_…error…`
+    /// (or cancelled, or invalid-output) type, or a Stop summary listing hook errors.
+    pub fn hook_failures(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for line in &self.transcript {
+            let kind = line["attachment"]["type"].as_str().unwrap_or("");
+            if kind.starts_with("hook_")
+                && ["error", "cancel", "invalid"]
+                    .iter()
+                    .any(|w| kind.contains(w))
+            {
+                out.push(line["attachment"].to_string());
+            }
+            if line["subtype"] == "stop_hook_summary"
+                && line["hookErrors"].as_array().is_some_and(|e| !e.is_empty())
+            {
+                out.push(line["hookErrors"].to_string());
+            }
+        }
+        out
+    }
+
+    /// Claude Code recorded no hook failure: every answer valid, every exit code 0. (A silent
+    /// hook leaves no trace in the transcript; one that answered leaves `hook_success`.)
+    pub fn assert_hooks_accepted(&self) {
+        let failures = self.hook_failures();
+        assert!(
+            failures.is_empty(),
+            "Claude Code recorded hook failures:\n{}",
+            failures.join("\n")
+        );
+    }
+
+    /// The `systemMessage`s of `event`'s hooks that Claude Code showed.
+    pub fn hook_system_messages(&self, event: &str) -> Vec<String> {
+        self.transcript
+            .iter()
+            .map(|l| &l["attachment"])
+            .filter(|a| a["type"] == "hook_system_message" && a["hookEvent"] == event)
+            .filter_map(|a| a["content"].as_str().map(str::to_owned))
+            .collect()
+    }
+}
+
+/// The transcript of `session` under `home`, wherever Claude Code named its project directory.
+fn read_transcript(home: &Path, session: &str) -> Vec<Value> {
+    let projects = home.join(".claude").join("projects");
+    let file = std::fs::read_dir(&projects)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|dir| dir.path().join(format!("{session}.jsonl")))
+        .find(|path| path.is_file())
+        .unwrap_or_else(|| panic!("no transcript of {session} under {}", projects.display()));
+    std::fs::read_to_string(&file)
+        .unwrap()
+        .lines()
+        .filter_map(|line| serde_json::from_str(line).ok())
+        .collect()
 }
 
 /// A scratch repository (`root`, with a `.git` directory) and a scratch `HOME`.
@@ -352,6 +415,14 @@ impl Scratch {
                 String::from_utf8_lossy(&out.stdout)
             )
         });
-        Session { result, stderr }
+        let session = result["session_id"]
+            .as_str()
+            .expect("session_id")
+            .to_owned();
+        Session {
+            transcript: read_transcript(&self.home, &session),
+            result,
+            stderr,
+        }
     }
 }

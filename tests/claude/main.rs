@@ -38,6 +38,8 @@ fn settings_bring_the_project_into_the_session_and_log_it() {
     let session = repo.claude(&api, "What is next?", &[], true);
 
     session.assert_completed(&api);
+
+    session.assert_hooks_accepted();
     let first = &api.messages()[0];
     let sent = first["messages"].to_string();
     assert!(
@@ -79,6 +81,7 @@ fn guards_deny_hand_edits_of_the_task_list_and_cairn_commands_work() {
     ]);
     let session = repo.claude(&api, "Mark T-001 done by editing the file.", &[], true);
     session.assert_completed(&api);
+    session.assert_hooks_accepted();
 
     let results = api.tool_results();
     assert_eq!(results.len(), 4, "{results:#?}");
@@ -105,6 +108,7 @@ fn guards_deny_hand_edits_of_the_task_list_and_cairn_commands_work() {
     ]);
     let session = repo.claude(&api, "Do T-001 with cairn.", &[], true);
     session.assert_completed(&api);
+    session.assert_hooks_accepted();
     let results = api.tool_results();
     assert_eq!(results.len(), 2, "{results:#?}");
     assert!(
@@ -139,6 +143,7 @@ fn compaction_checkpoints_the_task_list_and_keeps_the_work() {
     ]);
     let session = repo.claude(&api, "Start on the parser.", &[], true);
     session.assert_completed(&api);
+    session.assert_hooks_accepted();
     let id = session.session_id().to_owned();
 
     let log = repo.progress_log();
@@ -169,6 +174,12 @@ fn compaction_checkpoints_the_task_list_and_keeps_the_work() {
     assert!(
         last.contains("context compacted") && last.contains("checkpoint 1"),
         "the compact context did not reach the model: {last}"
+    );
+    // The session ends with T-001 open: cairn's Stop reminder is shown, not refused.
+    let reminders = session.hook_system_messages("Stop");
+    assert!(
+        reminders.iter().any(|m| m.contains("T-001")),
+        "no Stop reminder of T-001: {reminders:#?}"
     );
     let show = repo.cairn(&["task", "show", "T-001", "--json"]);
     assert!(
@@ -201,10 +212,12 @@ fn a_resumed_session_reconciles_its_own_work_and_spares_other_claims() {
     ]);
     let first = repo.claude(&api, "Start on the parser.", &[], true);
     first.assert_completed(&api);
+    first.assert_hooks_accepted();
 
     let api = FakeApi::start(vec![Turn::text("Picking T-001 up again.")]);
     let resumed = repo.claude(&api, "Go on.", &["--continue"], true);
     resumed.assert_completed(&api);
+    resumed.assert_hooks_accepted();
     assert_eq!(resumed.session_id(), first.session_id());
 
     let sent = api.messages()[0]["messages"].to_string();
@@ -248,6 +261,8 @@ fn a_damaged_store_blocks_nothing() {
     ]);
     let session = repo.claude(&api, "Write some notes.", &[], true);
     session.assert_completed(&api);
+    // cairn-hook's own failure stays its own: Claude Code saw a hook that succeeded.
+    session.assert_hooks_accepted();
     let results = api.tool_results();
     assert_eq!(results.len(), 2, "{results:#?}");
     assert!(
@@ -303,6 +318,13 @@ fn a_failing_hook_blocks_nothing() {
     ]);
     let session = repo.claude(&api, "Write some notes.", &[], true);
     session.assert_completed(&api);
+    let failures = session.hook_failures();
+    assert!(
+        failures
+            .iter()
+            .any(|f| f.contains("hook_non_blocking_error") && f.contains("SessionStart")),
+        "Claude Code did not record the failing hook as non-blocking: {failures:#?}"
+    );
     let results = api.tool_results();
     assert_eq!(results.len(), 2, "{results:#?}");
     assert!(
@@ -351,6 +373,7 @@ fn the_plugin_runs_its_own_binaries() {
     ]);
     let session = repo.claude(&api, "What is next?", &["--plugin-dir", &plugin], false);
     session.assert_completed(&api);
+    session.assert_hooks_accepted();
     let first = api.messages()[0]["messages"].to_string();
     assert!(
         first.contains("Claude loop demo"),
@@ -383,6 +406,7 @@ fn plugin_and_settings_together_handle_each_event_once() {
     ]);
     let session = repo.claude(&api, "Clean up.", &["--plugin-dir", &plugin], true);
     session.assert_completed(&api);
+    session.assert_hooks_accepted();
     let first = api.messages()[0]["messages"].to_string();
     assert_eq!(
         first.matches("Current project state").count(),
