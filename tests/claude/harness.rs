@@ -30,8 +30,16 @@ pub fn profile_dir() -> PathBuf {
     Path::new(HOOK).parent().unwrap().to_path_buf()
 }
 
+/// The target directory: the nearest ancestor of the profile directory holding the Claude Code
+/// install (`target/debug`, or `target/<triple>/debug` when cross-compiling), else its parent.
 pub fn target_dir() -> PathBuf {
-    profile_dir().parent().unwrap().to_path_buf()
+    let profile = profile_dir();
+    profile
+        .ancestors()
+        .skip(1)
+        .find(|dir| dir.join("claude-code").join("bin-path").is_file())
+        .unwrap_or_else(|| profile.parent().unwrap())
+        .to_path_buf()
 }
 
 pub fn workspace_root() -> PathBuf {
