@@ -392,6 +392,18 @@ impl Scratch {
         args: &[&str],
         cairn_on_path: bool,
     ) -> Session {
+        self.claude_in(&self.root, api, prompt, args, cairn_on_path)
+    }
+
+    /// [`Scratch::claude`] started in `dir` (a subdirectory of the repository, say).
+    pub fn claude_in(
+        &self,
+        dir: &Path,
+        api: &FakeApi,
+        prompt: &str,
+        args: &[&str],
+        cairn_on_path: bool,
+    ) -> Session {
         let mut cmd = Command::new(claude_binary());
         let extra: Vec<&Path> = if cairn_on_path {
             vec![binaries()]
@@ -402,7 +414,7 @@ impl Scratch {
             .args(["--allowedTools", "Bash,Edit,Write,Read"])
             .args(["--max-turns", "20"])
             .args(args)
-            .current_dir(&self.root)
+            .current_dir(dir)
             .env_clear()
             .env("PATH", path_with(&extra))
             .env("HOME", &self.home)

@@ -58,6 +58,43 @@ fn settings_bring_the_project_into_the_session_and_log_it() {
     assert_eq!(repo.hook_errors(), "", "the hook reported errors");
 }
 
+/// Claude Code started in a subdirectory of the repository, cairn set up for the user
+/// (`--global`): Claude Code sets `$CLAUDE_PROJECT_DIR` to that subdirectory, yet the hooks find
+/// the store at the repository root, as `cairn` itself does from there.
+#[test]
+fn a_session_started_in_a_subdirectory_finds_the_store_at_the_root() {
+    let repo = Scratch::new().with_project();
+    repo.cairn(&["setup", "claude", "--global"]);
+    let sub = repo.root.join("src").join("deep");
+    std::fs::create_dir_all(&sub).unwrap();
+    let api = FakeApi::start(vec![
+        Turn::bash("cairn task next"),
+        Turn::text("Next is T-001."),
+    ]);
+    let session = repo.claude_in(&sub, &api, "What is next?", &[], true);
+    session.assert_completed(&api);
+    session.assert_hooks_accepted();
+    let first = api.messages()[0]["messages"].to_string();
+    assert!(
+        first.contains("Claude loop demo"),
+        "the SessionStart context did not reach the model: {first}"
+    );
+    assert_eq!(
+        repo.log_entries("SESSION_START", &[session.session_id()]),
+        1
+    );
+    let results = api.tool_results();
+    assert!(
+        !results[0].1 && results[0].0.contains("T-001 Write the parser"),
+        "{results:#?}"
+    );
+    assert!(
+        !sub.join(".claude").exists(),
+        "nothing is written in the subdirectory"
+    );
+    assert_eq!(repo.hook_errors(), "", "the hook reported errors");
+}
+
 /// Scenario 3: a scripted Edit, Write and Bash redirection onto tasks.json are each denied, the
 /// tool_result carries cairn's reason and the file is unchanged; `cairn task start`/`complete`
 /// through Bash succeed.
