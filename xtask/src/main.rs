@@ -6,9 +6,11 @@
 //! - `bench`  — benchmarks, each reported as a ratio to a floor measured in the same run.
 //! - `crash`  — the long crash-safety run (thousands of SIGKILLs).
 //! - `plugin` — assembles an installable Claude Code plugin directory.
+//! - `claude-code` — installs the pinned Claude Code CLI the `tests/claude` suite runs cairn in.
 //! - `demo`   — builds cairn and runs a real session on a scratch repository.
 
 mod bench;
+mod claude_code;
 mod crash;
 mod demo;
 mod plugin;
@@ -31,6 +33,7 @@ fn main() -> ExitCode {
         "crash" => crash::run(rest),
         "demo" => demo::run(rest),
         "plugin" => plugin::run(rest),
+        "claude-code" => claude_code::run(rest),
         "help" | "-h" | "--help" => {
             print_help();
             Ok(())
@@ -48,7 +51,7 @@ fn main() -> ExitCode {
 
 fn print_help() {
     eprintln!(
-        "usage: cargo xtask <job>\n\n  ci       fmt check, tidy, clippy -D warnings, all tests\n  tidy     dependency directions, adapter confinement, code map, exit codes, unused deps, docs: cargo xtask tidy [--no-doc]\n  test     all tests\n  bench    benchmarks (ratios to a floor measured in the same run)\n  crash    long crash-safety run: cargo xtask crash [--kills N]\n  plugin   build the Claude Code plugin: cargo xtask plugin [--out DIR]\n  demo     run a real cairn session on a scratch repository: cargo xtask demo [--keep DIR]"
+        "usage: cargo xtask <job>\n\n  ci       fmt check, tidy, clippy -D warnings, all tests\n  tidy     dependency directions, adapter confinement, code map, exit codes, unused deps, docs: cargo xtask tidy [--no-doc]\n  test     all tests\n  bench    benchmarks (ratios to a floor measured in the same run)\n  crash    long crash-safety run: cargo xtask crash [--kills N]\n  plugin   build the Claude Code plugin: cargo xtask plugin [--out DIR] [--no-build] [--bin-dir DIR]\n  claude-code  install the pinned Claude Code CLI the tests/claude suite runs\n  demo     run a real cairn session on a scratch repository: cargo xtask demo [--keep DIR]"
     );
 }
 
@@ -67,6 +70,9 @@ fn ci() -> Result<(), String> {
 }
 
 fn test() -> Result<(), String> {
+    // The suite in tests/claude runs cairn inside the real Claude Code; install it first (a
+    // no-op when the pinned version is installed).
+    claude_code::run(&[])?;
     if util::has_nextest() {
         // nextest does not run doctests. They run first so that nextest's summary, which counts
         // every test, is the run's closing line.

@@ -1,10 +1,12 @@
-//! `cargo xtask plugin [--out DIR] [--no-build]`: assembles an installable Claude Code plugin.
+//! `cargo xtask plugin [--out DIR] [--no-build] [--bin-dir DIR]`: assembles an installable Claude Code plugin.
 //!
 //! The plugin's text files live in `plugin/` at the workspace root, so they are reviewed like
 //! code and checked by `crates/hooks/tests/plugin.rs` (every JSON file's shape, and hooks.json
 //! equal to what `cairn setup claude` writes). This job builds the release binaries, copies the
 //! templates to the output directory (default `plugin/cairn` in the target directory) and puts the binaries in its
-//! `bin/`. `--no-build` skips the build and takes whatever release binaries already exist.
+//! `bin/`. `--no-build` skips the build and takes whatever release binaries already exist;
+//! `--bin-dir` takes the binaries from another directory (the Claude Code suite in
+//! `tests/claude` assembles a plugin from the debug binaries it has just built).
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -16,14 +18,20 @@ const BINARIES: [&str; 2] = ["cairn", "cairn-hook"];
 pub fn run(args: &[String]) -> Result<(), String> {
     let mut out = None;
     let mut build = true;
+    let mut bin_dir = None;
     let mut args = args.iter();
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--out" => out = Some(PathBuf::from(args.next().ok_or("--out needs a directory")?)),
             "--no-build" => build = false,
+            "--bin-dir" => {
+                bin_dir = Some(PathBuf::from(
+                    args.next().ok_or("--bin-dir needs a directory")?,
+                ));
+            }
             other => {
                 return Err(format!(
-                    "unknown argument `{other}`; usage: cargo xtask plugin [--out DIR] [--no-build]"
+                    "unknown argument `{other}`; usage: cargo xtask plugin [--out DIR] [--no-build] [--bin-dir DIR]"
                 ));
             }
         }
@@ -31,16 +39,24 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let root = util::root();
     let target = util::target_dir()?;
     let out = out.unwrap_or_else(|| target.join("plugin").join("cairn"));
-    if build {
+    if build && bin_dir.is_none() {
         util::cargo(&["build", "--release", "-p", "cairn-cli", "-p", "cairn-hooks"])?;
     }
-    let release = target.join("release");
+    let given = bin_dir.is_some();
+    let release = bin_dir.unwrap_or_else(|| target.join("release"));
     let missing = assemble(&root.join("plugin"), &out, &release)?;
     for name in &missing {
         eprintln!(
             "xtask: warning: no release binary `{name}` in {}; the plugin will use `{name}` from PATH",
             release.display()
         );
+    }
+    if given && !missing.is_empty() {
+        return Err(format!(
+            "{} lacks {}",
+            release.display(),
+            missing.join(", ")
+        ));
     }
     if build && !missing.is_empty() {
         return Err("the release build did not produce every binary".to_owned());

@@ -60,12 +60,20 @@ impl HookEnv {
         }
     }
 
-    /// The repository root: `$CLAUDE_PROJECT_DIR`, else the git work tree around the payload's
+    /// The repository root: `$CLAUDE_PROJECT_DIR` if it holds a store, else the git work tree
+    /// around it; without it, the git work tree around the payload's
     /// `cwd` (or that `cwd` itself), else the same from the process's working directory.
     pub fn root(&self, payload_cwd: Option<&str>) -> Option<PathBuf> {
         let base = self.process_cwd.clone().unwrap_or_default();
         if let Some(dir) = self.claude_project_dir.as_ref().filter(|d| !d.is_empty()) {
-            return Some(base.join(dir));
+            // Claude Code sets it to the directory it was started in, which may be below the
+            // repository root: a store there is used, else the git work tree's (where `cairn`
+            // run from that directory looks too).
+            let dir = base.join(dir);
+            if crate::wiring::layout::projects_dir(&dir).is_dir() {
+                return Some(dir);
+            }
+            return Some(crate::wiring::find_git_work_tree(&dir).unwrap_or(dir));
         }
         let start = match payload_cwd.filter(|c| !c.is_empty()) {
             Some(cwd) => base.join(cwd),
@@ -592,7 +600,12 @@ async fn record(service: &ProjectService, id: &ProjectId, input: &HookInput) -> 
 fn agent_detail(input: &HookInput) -> String {
     format!(
         "agent: {} ({})",
-        input.agent_type.as_deref().unwrap_or("unknown"),
+        // Claude Code's own agents (the compaction forks) stop with `"agent_type": ""`.
+        input
+            .agent_type
+            .as_deref()
+            .filter(|t| !t.is_empty())
+            .unwrap_or("unknown"),
         input.agent_id.as_deref().unwrap_or("no id")
     )
 }
