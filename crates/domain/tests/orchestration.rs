@@ -810,7 +810,11 @@ fn fresh() -> Fresh<dyn OrchestrationStore> {
     }
 }
 
-cairn_domain::orchestration_store_contract!(memory_store_contract, fresh);
+cairn_domain::orchestration_store_contract!(
+    memory_store_contract,
+    fresh,
+    cairn_domain::orchestration::contract::identity_log
+);
 
 /// An adapter that reads, decides and writes in three steps instead of one critical section:
 /// the lost update the contract's concurrency check exists to catch.
@@ -870,10 +874,12 @@ fn racy() -> Fresh<dyn OrchestrationStore> {
 #[test]
 fn the_concurrency_check_catches_a_store_that_loses_updates() {
     let caught = std::panic::catch_unwind(|| {
-        cairn_domain::ports::run_check(
-            racy,
-            cairn_domain::orchestration::contract::concurrent_updates_lose_nothing,
-        );
+        cairn_domain::ports::run_check(racy, |store| {
+            cairn_domain::orchestration::contract::concurrent_updates_lose_nothing(
+                store,
+                cairn_domain::orchestration::contract::identity_log,
+            )
+        });
     });
     let Err(payload) = caught else {
         panic!("a read-then-write store must fail the no-lost-update check")
@@ -885,6 +891,29 @@ fn the_concurrency_check_catches_a_store_that_loses_updates() {
     assert!(
         message.contains("none may be lost"),
         "it must fail on the lost update itself, not on something else: {message}"
+    );
+}
+
+#[test]
+fn the_phase_concurrency_check_catches_a_store_that_loses_updates() {
+    let caught = std::panic::catch_unwind(|| {
+        cairn_domain::ports::run_check(racy, |store| {
+            cairn_domain::orchestration::contract::concurrent_phase_completions_lose_nothing(
+                store,
+                cairn_domain::orchestration::contract::identity_log,
+            )
+        });
+    });
+    let Err(payload) = caught else {
+        panic!("a read-then-write store must fail the parallel-batch check")
+    };
+    let message = payload
+        .downcast_ref::<String>()
+        .cloned()
+        .unwrap_or_default();
+    assert!(
+        message.contains("none may be lost") || message.contains("must succeed"),
+        "it must fail on a lost or clobbered phase update: {message}"
     );
 }
 
