@@ -42,7 +42,7 @@ pub fn run(ctx: &Ctx, command: OrchCommand) -> Result<Report, Failure> {
         service: OrchestrationService::new(store, clock),
         state_dir,
     };
-    orch.run(command).map_err(|f| with_no_session_hint(f))
+    orch.run(command).map_err(with_no_session_hint)
 }
 
 /// "No active session" is the commonest mistake: say how to get one.
