@@ -7,7 +7,9 @@ mod plan;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use cairn_domain::orchestration::resume::{PhaseRef, ResumeSummary, UnresolvedError};
+use cairn_domain::orchestration::resume::{
+    self, PhaseRef, ResumeSummary, UnresolvedError, error_id,
+};
 use cairn_domain::orchestration::{
     AgentOutput, ArchiveOutcome, ErrorKind, FileChanges, NewError, NewSession,
     OrchestrationService, Phase, PhaseId, PhaseReport, PhaseStatus, Session, SessionState,
@@ -466,23 +468,11 @@ fn snake(value: &impl serde::Serialize) -> String {
     }
 }
 
-/// `PHASE.N`, N counted from 1: how errors are named to users.
-fn error_id(phase: PhaseId, index: usize) -> String {
-    format!("{phase}.{}", index + 1)
-}
-
 fn parse_error_id(text: &str) -> Result<(PhaseId, usize), Failure> {
-    let bad = || {
+    resume::parse_error_id(text).ok_or_else(|| {
         Failure::new(Code::Usage, format!("`{text}` is not an error id"))
             .with_hint("error ids are PHASE.N, e.g. 2.1 for the first error of phase 2; `cairn orch status` lists the open ones")
-    };
-    let (phase, n) = text.trim().split_once('.').ok_or_else(bad)?;
-    let phase: PhaseId = phase.parse().map_err(|_| bad())?;
-    let n: usize = n.parse().map_err(|_| bad())?;
-    if n == 0 {
-        return Err(bad());
-    }
-    Ok((phase, n - 1))
+    })
 }
 
 fn phase_report(args: OrchReportArgs) -> Result<PhaseReport, Failure> {
@@ -649,7 +639,7 @@ fn phase_ref_json(p: &PhaseRef) -> Value {
 
 fn unresolved_json(u: &UnresolvedError) -> Value {
     json!({
-        "id": error_id(u.phase, u.index),
+        "id": u.id(),
         "phase": u.phase,
         "agent": u.error.agent,
         "type": u.error.kind,
@@ -732,7 +722,7 @@ fn resume_human(style: &Style, s: &ResumeSummary, git_error: Option<&str>) -> St
             let _ = writeln!(
                 out,
                 "  {} [{}] {}: {}",
-                error_id(u.phase, u.index),
+                u.id(),
                 snake(&u.error.kind),
                 u.error.agent,
                 u.error.message
