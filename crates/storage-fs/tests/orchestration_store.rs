@@ -316,16 +316,7 @@ fn archive_killed_at(failpoint: &str) {
     let dir = tempfile::tempdir().expect("tempdir");
     let root = dir.path();
     support::block_on(finished(root));
-    let output = support::child_command("orch-archive", root, "")
-        .env(cairn_storage_fs::failpoints::FAILPOINT_ENV, failpoint)
-        .output()
-        .expect("run the child");
-    assert_eq!(
-        std::os::unix::process::ExitStatusExt::signal(&output.status),
-        Some(6),
-        "the child must abort at {failpoint}: {}",
-        support::describe(&output)
-    );
+    support::run_crashing_at("orch-archive", root, "", failpoint);
     let store = store_at(root);
     let session_archived = root
         .join(format!("docs/maestro/state/archive/{ID}.md"))
