@@ -85,7 +85,7 @@ pub struct OrchStartArgs {
     #[arg(long, value_name = "TEXT")]
     pub task: Option<String>,
 
-    /// A phase, in plan order: NAME:AGENT[+AGENT…][:BLOCKER,…] (repeatable)
+    /// A phase, in plan order: `NAME:AGENT[+AGENT…][:BLOCKER,…]` (repeatable)
     #[arg(
         long = "phase",
         value_name = "SPEC",
