@@ -116,6 +116,8 @@ pub enum OrchMode {
 #[derive(Debug, Subcommand)]
 pub enum OrchPhaseCommand {
     /// pending → in_progress (a failed phase: use retry)
+    #[command(after_help = "Examples:
+  cairn orch phase start 2 --agent coder --agent tester")]
     Start {
         id: u32,
         /// An agent working on the phase (repeatable)
@@ -123,12 +125,16 @@ pub enum OrchPhaseCommand {
         agents: Vec<String>,
     },
     /// in_progress → completed, appending the phase's section to the log
+    #[command(after_help = "Examples:
+  cairn orch phase complete 2 --output \"coder=added the parser\" --validation \"cargo test: pass\"")]
     Complete {
         id: u32,
         #[command(flatten)]
         report: OrchReportArgs,
     },
     /// in_progress → failed, recording the error
+    #[command(after_help = "Examples:
+  cairn orch phase fail 2 --type validation --message \"2 tests fail\"")]
     Fail {
         id: u32,
         #[arg(long = "type", value_enum, default_value = "runtime")]
@@ -142,8 +148,12 @@ pub enum OrchPhaseCommand {
         report: OrchReportArgs,
     },
     /// failed → in_progress; refused after 2 retries (escalate to the user)
+    #[command(after_help = "Examples:
+  cairn orch phase retry 2")]
     Retry { id: u32 },
     /// pending → skipped; only the user may decide it
+    #[command(after_help = "Examples:
+  cairn orch phase skip 4 --user-approved --reason \"release is next sprint\"")]
     Skip {
         id: u32,
         /// The user approved skipping this phase (required)
