@@ -108,7 +108,12 @@ impl Repo {
 
     /// Runs and insists on success; returns stdout.
     pub fn ok(&self, args: &[&str]) -> String {
-        let run = self.run(args);
+        self.ok_env(args, &[])
+    }
+
+    /// [`Self::ok`] with extra environment variables.
+    pub fn ok_env(&self, args: &[&str], env: &[(&str, &str)]) -> String {
+        let run = self.run_env(args, env);
         assert_eq!(
             run.code,
             code::OK,

@@ -18,6 +18,7 @@ use cairn_domain::project::{ProjectId, ProjectStatus, ProjectType, TaskStatus};
 use cairn_storage_fs::{FsProjectStore, SystemClock};
 
 mod project_dir;
+mod orchestration;
 
 const BIN: &str = env!("CARGO_BIN_EXE_cairn-hook");
 

@@ -5,6 +5,9 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+mod orch;
+pub use orch::*;
+
 use crate::exit::EXIT_CODES_HELP;
 use crate::json::JSON_HELP;
 
@@ -114,6 +117,21 @@ pub enum Command {
   cairn phase complete design"
     )]
     Phase(PhaseCommand),
+
+    /// Orchestration sessions: phases, retries, tokens, errors, archive and resume
+    #[command(
+        subcommand,
+        after_help = "Examples:
+  cairn orch start --topic \"Auth rewrite\" --phase schema:coder --phase api:coder:1
+  cairn orch phase start 1 --agent coder
+  cairn orch tokens --agent coder --input 1200 --output 300
+  cairn orch phase complete 1
+  cairn orch resume
+  cairn orch archive
+
+State dir: $MAESTRO_STATE_DIR (relative to the root), default docs/maestro."
+    )]
+    Orch(OrchCommand),
 
     /// List, write or restore snapshots of tasks.json
     #[command(

@@ -7,9 +7,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use cairn_domain::StoreError;
+use cairn_domain::orchestration::OrchestrationStore;
 use cairn_domain::ports::Clock;
 use cairn_domain::project::store::ProjectStore;
-use cairn_storage_fs::{FsProjectStore, SystemClock};
+use cairn_storage_fs::{FsOrchestrationStore, FsProjectStore, SystemClock};
 
 /// The repository root: `--root`, else `$CLAUDE_PROJECT_DIR`, else the enclosing git work tree,
 /// else the current directory.
@@ -29,6 +30,23 @@ pub fn open_store(
         Some(timeout) => store.with_lock_timeout(timeout),
         None => store,
     })
+}
+
+/// The orchestration store of the repository at `root`: state dir `$MAESTRO_STATE_DIR`
+/// (relative to the root), default `docs/maestro`. Also returns the state directory, which
+/// `orch resume` leaves out of the changed files it reports.
+pub fn open_orchestration_store(
+    root: &Path,
+    lock_timeout: Option<Duration>,
+) -> (Arc<dyn OrchestrationStore>, PathBuf) {
+    let configured = std::env::var(cairn_storage_fs::orchestration_store::STATE_DIR_ENV).ok();
+    let state_dir = cairn_storage_fs::orchestration_store::state_dir(root, configured.as_deref());
+    let store = FsOrchestrationStore::new(root, &state_dir);
+    let store = match lock_timeout {
+        Some(timeout) => store.with_lock_timeout(timeout),
+        None => store,
+    };
+    (Arc::new(store), state_dir)
 }
 
 pub fn system_clock() -> Arc<dyn Clock> {

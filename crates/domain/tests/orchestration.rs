@@ -810,7 +810,11 @@ fn fresh() -> Fresh<dyn OrchestrationStore> {
     }
 }
 
-cairn_domain::orchestration_store_contract!(memory_store_contract, fresh);
+cairn_domain::orchestration_store_contract!(
+    memory_store_contract,
+    fresh,
+    cairn_domain::orchestration::contract::identity_log
+);
 
 /// An adapter that reads, decides and writes in three steps instead of one critical section:
 /// the lost update the contract's concurrency check exists to catch.
@@ -870,10 +874,12 @@ fn racy() -> Fresh<dyn OrchestrationStore> {
 #[test]
 fn the_concurrency_check_catches_a_store_that_loses_updates() {
     let caught = std::panic::catch_unwind(|| {
-        cairn_domain::ports::run_check(
-            racy,
-            cairn_domain::orchestration::contract::concurrent_updates_lose_nothing,
-        );
+        cairn_domain::ports::run_check(racy, |store| {
+            cairn_domain::orchestration::contract::concurrent_updates_lose_nothing(
+                store,
+                cairn_domain::orchestration::contract::identity_log,
+            )
+        });
     });
     let Err(payload) = caught else {
         panic!("a read-then-write store must fail the no-lost-update check")
@@ -885,6 +891,29 @@ fn the_concurrency_check_catches_a_store_that_loses_updates() {
     assert!(
         message.contains("none may be lost"),
         "it must fail on the lost update itself, not on something else: {message}"
+    );
+}
+
+#[test]
+fn the_phase_concurrency_check_catches_a_store_that_loses_updates() {
+    let caught = std::panic::catch_unwind(|| {
+        cairn_domain::ports::run_check(racy, |store| {
+            cairn_domain::orchestration::contract::concurrent_phase_completions_lose_nothing(
+                store,
+                cairn_domain::orchestration::contract::identity_log,
+            )
+        });
+    });
+    let Err(payload) = caught else {
+        panic!("a read-then-write store must fail the parallel-batch check")
+    };
+    let message = payload
+        .downcast_ref::<String>()
+        .cloned()
+        .unwrap_or_default();
+    assert!(
+        message.contains("none may be lost") || message.contains("must succeed"),
+        "it must fail on a lost or clobbered phase update: {message}"
     );
 }
 
@@ -1084,4 +1113,90 @@ async fn archive_reports_absent_documents() {
         .expect("archive");
     assert_eq!(outcome.absent.len(), 2, "neither document existed");
     assert!(outcome.verification.is_complete());
+}
+
+#[tokio::test]
+async fn errors_can_be_recorded_on_a_running_phase_without_moving_it() {
+    let (service, _store, _clock) = service();
+    service.create(spec()).await.expect("create");
+    let error = || NewError {
+        agent: "tester".into(),
+        kind: ErrorKind::Validation,
+        message: "lint warnings".into(),
+    };
+    let never_ran = service.record_error(1, error()).await;
+    assert!(
+        matches!(
+            orchestration_error(never_ran),
+            OrchestrationError::PhaseNeverRan { phase: 1, .. }
+        ),
+        "a pending phase has no errors to record"
+    );
+    service.start_phase(1, vec![]).await.expect("start");
+    let (session, index) = service.record_error(1, error()).await.expect("record");
+    let phase = session.phase(1).expect("phase 1");
+    assert_eq!((index, phase.status), (0, PhaseStatus::InProgress));
+    assert_eq!(phase.errors[0].resolution, "pending");
+    assert!(!phase.errors[0].resolved);
+    let blank = service
+        .record_error(
+            1,
+            NewError {
+                message: "  ".into(),
+                ..error()
+            },
+        )
+        .await;
+    assert_eq!(
+        orchestration_error(blank),
+        OrchestrationError::Blank {
+            field: "error message"
+        }
+    );
+}
+
+#[tokio::test]
+async fn logged_completion_and_failure_append_the_phase_section_in_the_same_change() {
+    let (service, store, _clock) = service();
+    service.create(spec()).await.expect("create");
+    service.start_phase(1, vec![]).await.expect("start");
+    let report = PhaseReport {
+        validation: Some("cargo test: fail".into()),
+        ..PhaseReport::default()
+    };
+    let error = NewError {
+        agent: "coder".into(),
+        kind: ErrorKind::Runtime,
+        message: "tests fail".into(),
+    };
+    let failed = service
+        .fail_phase_logged(1, error, report.clone())
+        .await
+        .expect("fail");
+    assert!(matches!(
+        failed.log.last(),
+        Some(LogEntry::Phase { phase, report: r }) if phase.status == PhaseStatus::Failed && *r == report
+    ));
+    service.retry_phase(1).await.expect("retry");
+    let done = service
+        .complete_phase_logged(1, PhaseReport::default())
+        .await
+        .expect("complete");
+    assert!(matches!(
+        done.log.last(),
+        Some(LogEntry::Phase { phase, .. }) if phase.status == PhaseStatus::Completed
+    ));
+    let before = store.load().await.expect("load").expect("active");
+    let refused = service
+        .complete_phase_logged(1, PhaseReport::default())
+        .await;
+    assert!(matches!(
+        orchestration_error(refused),
+        OrchestrationError::IllegalTransition { .. }
+    ));
+    assert_eq!(
+        store.load().await.expect("load").expect("active"),
+        before,
+        "a refused completion appends no section"
+    );
 }

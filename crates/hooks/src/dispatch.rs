@@ -7,6 +7,7 @@
 //! | PreCompact | yes | checkpoint, log `SESSION_PRECOMPACT` | nothing |
 //! | SessionEnd | yes | log `SESSION_END` (reason) | nothing |
 //! | SubagentStart / SubagentStop | yes | log `SESSION_SUBAGENT_START` / `_STOP` (agent type and id) | nothing |
+//! | SessionStart, SubagentStart / SubagentStop, SessionEnd | orchestration too | see [`crate::orchestration`]: active agent, token usage, the active orchestration in the context | |
 //! | Stop | reads | none | `systemMessage` reminding of tasks this session started and left IN_PROGRESS, or nothing |
 //! | PostToolUse, UserPromptSubmit, others | never | none | nothing |
 //!
@@ -132,11 +133,15 @@ pub fn handle(input: &HookInput, deps: &Deps<'_>) -> Handled {
             output: guard::check(input).map(|refusal| HookOutput::deny(refusal.reason())),
             ..Handled::default()
         },
+        HookEvent::PreCompact => with_store(input, deps),
         HookEvent::SessionStart
-        | HookEvent::PreCompact
         | HookEvent::SessionEnd
         | HookEvent::SubagentStart
-        | HookEvent::SubagentStop => with_store(input, deps),
+        | HookEvent::SubagentStop => {
+            let mut handled = with_store(input, deps);
+            crate::orchestration::handle(input, deps, &mut handled);
+            handled
+        }
         HookEvent::Stop => stop(input, deps),
         HookEvent::PostToolUse | HookEvent::UserPromptSubmit | HookEvent::Other(_) => {
             Handled::silent()

@@ -42,6 +42,8 @@ pub enum StateFile {
     /// Anything else inside a project directory but its research briefs (the lock file, an
     /// unknown entry): named by a shell command that is not a read.
     StoreEntry,
+    /// An orchestration session file: `…/state/active-session.md` of a maestro state directory.
+    OrchestrationSession,
 }
 
 impl StateFile {
@@ -57,6 +59,7 @@ impl StateFile {
             Self::ProjectDir => "a cairn project directory",
             Self::Store => "cairn's project store (every project's state)",
             Self::StoreEntry => "inside a cairn project directory",
+            Self::OrchestrationSession => "the active orchestration session",
         }
     }
 
@@ -73,6 +76,9 @@ impl StateFile {
             Self::Temp => "a rename from there replaces a state file",
             Self::ProjectDir | Self::StoreEntry => "it holds the project's whole state",
             Self::Store => "it holds every project's whole state",
+            Self::OrchestrationSession => {
+                "cairn rewrites it atomically under a lock, enforcing the phase rules (retry limit, user-approved skips)"
+            }
         }
     }
 
@@ -97,6 +103,9 @@ impl StateFile {
             Self::Temp => "cairn manages it; `cairn doctor --fix` removes abandoned writes",
             Self::ProjectDir | Self::Store | Self::StoreEntry => {
                 "cairn's state is changed through cairn commands only (`cairn --help`); `cairn doctor` checks it"
+            }
+            Self::OrchestrationSession => {
+                "use `cairn orch phase|files|tokens|error|resolve|archive …` (see `cairn orch --help`); read it with `cairn orch status`"
             }
         }
     }
@@ -154,10 +163,22 @@ fn check_path(path: &str, cwd: Option<&str>) -> Option<Refusal> {
 /// `[…]`) count when they could match a protected name.
 pub fn classify(path: &str, cwd: Option<&str>) -> Option<StateFile> {
     let components = normalize(path, cwd);
+    if is_orchestration_session(&components) {
+        return Some(StateFile::OrchestrationSession);
+    }
     let n = components.len();
     (0..n.saturating_sub(2))
         .filter(|&i| is_store_dir(&components[i..]) && could_be_project_id(&components[i + 2]))
         .find_map(|i| classify_inside(&components[i + 3..]))
+}
+
+/// Do `components` end in `state/active-session.md`? Lexical, like the rest of the guard: the
+/// state directory is configurable (`$MAESTRO_STATE_DIR`), so only its last two names are known.
+fn is_orchestration_session(components: &[String]) -> bool {
+    let [.., dir, file] = components else {
+        return false;
+    };
+    component_matches(dir, "state") && component_matches(file, "active-session.md")
 }
 
 /// Do `components` start with the store directory (`.claude/projects`)?
@@ -323,6 +344,14 @@ mod tests {
             ("/r/.claude/projects/demo/temp/.write-1234", StateFile::Temp),
             ("/r/.claude/projects/demo", StateFile::ProjectDir),
             ("/r/.claude/projects/demo/", StateFile::ProjectDir),
+            (
+                "/r/docs/maestro/state/active-session.md",
+                StateFile::OrchestrationSession,
+            ),
+            (
+                "custom/State/Active-Session.md",
+                StateFile::OrchestrationSession,
+            ),
         ];
         for (path, expected) in cases {
             assert_eq!(classify(path, None), Some(expected), "{path}");
@@ -341,6 +370,8 @@ mod tests {
             "/r/docs/.claude/projects.md",
             "/r/.claude/projects/demo/progress/other.md",
             "/r/tasks.json",
+            "/r/docs/maestro/state/archive/2026-03-14-x.md",
+            "/r/active-session.md",
         ] {
             assert_eq!(classify(path, None), None, "{path}");
         }
@@ -460,6 +491,7 @@ mod tests {
             StateFile::ProjectDir,
             StateFile::Store,
             StateFile::StoreEntry,
+            StateFile::OrchestrationSession,
         ] {
             let reason = Refusal {
                 path: "p".into(),

@@ -6,6 +6,7 @@
 //! - [`dispatch`]: what each event does (the table is there).
 //! - [`dedupe`]: one winner when the same event is delivered twice at once.
 //! - [`errlog`]: the hook error log, where cairn's own failures go instead of to Claude.
+//! - [`orchestration`]: orchestration sessions: active agent, tokens, session-start context.
 //! - [`setup`]: `cairn setup claude` — merging cairn's hooks into a settings.json.
 //!
 //! The rules every event follows: exit 0; print exactly one JSON object or nothing; never answer
@@ -17,6 +18,7 @@ pub mod dispatch;
 pub mod errlog;
 pub mod guard;
 pub mod input;
+pub mod orchestration;
 pub mod protocol;
 pub mod setup;
 pub mod wiring;

@@ -79,6 +79,9 @@ pub struct HookInput {
     pub agent_type: Option<String>,
     /// Stop / SubagentStop: Claude is already continuing because of a Stop hook.
     pub stop_hook_active: bool,
+    /// SubagentStop: the subagent's token usage, when the payload carries it (`usage`, or
+    /// `token_usage`); kept as JSON because its shape varies between releases.
+    pub usage: Option<Value>,
 }
 
 /// Why a payload could not be read at all.
@@ -150,6 +153,10 @@ impl HookInput {
             agent_id: text("agent_id"),
             agent_type: text("agent_type"),
             stop_hook_active: map.get("stop_hook_active") == Some(&Value::Bool(true)),
+            usage: map
+                .remove("usage")
+                .or_else(|| map.remove("token_usage"))
+                .filter(Value::is_object),
             tool_input,
         })
     }

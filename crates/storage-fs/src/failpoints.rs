@@ -23,6 +23,10 @@
 //! | `plan:before-dir-rename` | a new plan directory is built under `.claude/.plan-temp/`, not renamed into place |
 //! | `plan:after-dir-create` | a new plan directory is in place; the pointer not yet moved |
 //! | `plan:after-state-write` | a plan transaction replaced `state.md`; its decisions not yet appended |
+//! | `orch:archive-after-design-move` | archiving moved the design document; nothing else yet |
+//! | `orch:archive-after-plan-move` | archiving moved the implementation plan; the session still active |
+//! | `orch:archive-after-session-rewrite` | the active session rewritten as prepared for archiving, not yet moved |
+//! | `orch:archive-after-session-move` | the session moved into `state/archive/`; verification not run |
 //!
 //! Other modules (and the adapters built on this crate) add their own names by calling
 //! [`failpoint`] with a `area:step` string.

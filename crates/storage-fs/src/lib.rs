@@ -18,6 +18,7 @@
 //! | [`execution`] | the text of an execution session's files (lock, progress, task log, contexts, summary) |
 //! | [`failpoints`] | white-box crash points (`CAIRN_FAILPOINT`) used by the crash tests |
 //! | [`orchestration`] | the Markdown log of an orchestration session file |
+//! | [`orchestration_store`] | the active orchestration session and its archive on disk, every write atomic and locked |
 //! | [`plan`] | the text of a plan's files (`state.md`, `decisions.md`, the pointer, templates) |
 //! | [`plan_store`] | plans and the `.current_plan` pointer on disk, every write atomic and locked |
 //! | `project_journal` | the replay payload that makes the progress log a write-ahead log of the project store |
@@ -38,6 +39,7 @@ pub mod failpoints;
 pub mod layout;
 pub mod lock;
 pub mod orchestration;
+pub mod orchestration_store;
 pub mod plan;
 pub mod plan_store;
 pub mod progress_log;
@@ -49,6 +51,7 @@ pub mod system;
 pub mod tasklist;
 
 pub use failpoints::failpoint;
+pub use orchestration_store::FsOrchestrationStore;
 pub use plan_store::FsPlanStore;
 pub use project_store::FsProjectStore;
 pub use system::{RandomIds, SystemClock};

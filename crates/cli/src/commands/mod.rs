@@ -1,6 +1,7 @@
 //! Dispatch: every command goes through [`ProjectService`]; nothing here touches a state file.
 
 mod maintenance;
+mod orch;
 mod phase;
 mod project;
 mod setup;
@@ -195,6 +196,7 @@ fn without_project(command: &Command) -> Option<&'static str> {
         }
         Command::Setup(_) => Some("`cairn setup` registers hooks for every project at once"),
         Command::Completions { .. } => Some("completion scripts are the same for every project"),
+        Command::Orch(_) => Some("orchestration sessions belong to the repository, not a project"),
         _ => None,
     }
 }
@@ -210,6 +212,7 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<Report, Failure> {
         Command::Project(c) => project::run(ctx, c),
         Command::Task(c) => task::run(ctx, c),
         Command::Phase(c) => phase::run(ctx, c),
+        Command::Orch(c) => orch::run(ctx, c),
         Command::Checkpoint(c) => maintenance::checkpoint(ctx, c),
         Command::Log(args) => maintenance::log(ctx, args),
         Command::Velocity => maintenance::velocity(ctx),

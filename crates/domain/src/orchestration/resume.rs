@@ -30,6 +30,26 @@ pub struct UnresolvedError {
     pub error: ErrorRecord,
 }
 
+impl UnresolvedError {
+    /// How users name the error: see [`error_id`].
+    pub fn id(&self) -> String {
+        error_id(self.phase, self.index)
+    }
+}
+
+/// `PHASE.N`, N counted from 1 in recording order: how an error is named to users (the index
+/// `resolve_error` takes is N - 1).
+pub fn error_id(phase: PhaseId, index: usize) -> String {
+    format!("{phase}.{}", index + 1)
+}
+
+/// The phase and 0-based index of an [`error_id`]; `None` when `text` is not one.
+pub fn parse_error_id(text: &str) -> Option<(PhaseId, usize)> {
+    let (phase, n) = text.trim().split_once('.')?;
+    let n: usize = n.parse().ok()?;
+    Some((phase.parse().ok()?, n.checked_sub(1)?))
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct ResumeSummary {
     pub session_id: SessionId,

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use super::archive::ArchiveOutcome;
 use super::error::OrchestrationError;
-use super::log::{LogEntry, PhaseReport};
+use super::log::PhaseReport;
 use super::model::{DownstreamContext, PhaseId, Session, SessionId, TokenCounts};
 use super::phase::UserDecision;
 use super::resume::{ResumeSummary, resume_summary};
@@ -71,6 +71,51 @@ impl OrchestrationService {
             .await
     }
 
+    /// in_progress → completed, then the phase's section appended to the log with `report`, in
+    /// one change: the log never lacks a section for a phase the front matter says is done.
+    pub async fn complete_phase_logged(
+        &self,
+        phase: PhaseId,
+        report: PhaseReport,
+    ) -> Result<Session, Error> {
+        self.change(move |s, now| {
+            s.complete_phase(phase, now)?;
+            s.append_phase_section(phase, report, now)
+        })
+        .await
+    }
+
+    /// in_progress → failed with `error`, then the phase's section appended to the log, in one
+    /// change.
+    pub async fn fail_phase_logged(
+        &self,
+        phase: PhaseId,
+        error: NewError,
+        report: PhaseReport,
+    ) -> Result<Session, Error> {
+        self.change(move |s, now| {
+            s.fail_phase(phase, error, now)?;
+            s.append_phase_section(phase, report, now)
+        })
+        .await
+    }
+
+    /// Records an error on a phase without moving it; returns the session and the error's
+    /// 0-based index in the phase's list.
+    pub async fn record_error(
+        &self,
+        phase: PhaseId,
+        error: NewError,
+    ) -> Result<(Session, usize), Error> {
+        let clock = Arc::clone(&self.clock);
+        self.store
+            .transact_with(move |s| {
+                s.record_error(phase, error, clock.now())
+                    .map_err(DomainError::from)
+            })
+            .await
+    }
+
     /// failed → in_progress; refused after the second retry (escalate to the user).
     pub async fn retry_phase(&self, phase: PhaseId) -> Result<Session, Error> {
         self.change(move |s, now| s.retry_phase(phase, now)).await
@@ -128,24 +173,8 @@ impl OrchestrationService {
         phase: PhaseId,
         report: PhaseReport,
     ) -> Result<Session, Error> {
-        self.change(move |s, now| {
-            let snapshot = s
-                .phase(phase)
-                .ok_or_else(|| OrchestrationError::PhaseNotFound {
-                    session: s.id().clone(),
-                    phase,
-                })?
-                .clone();
-            s.append_log(
-                LogEntry::Phase {
-                    phase: Box::new(snapshot),
-                    report,
-                },
-                now,
-            );
-            Ok(())
-        })
-        .await
+        self.change(move |s, now| s.append_phase_section(phase, report, now))
+            .await
     }
 
     /// Where the active session stands, or `None` when there is nothing to resume.

@@ -235,31 +235,30 @@ impl Session {
     ) -> Result<(), OrchestrationError> {
         let index = self.phase_index(id)?;
         self.check_move(index, PhaseStatus::Failed)?;
-        let agent = one_line(&error.agent);
-        if agent.is_empty() {
-            return Err(OrchestrationError::Blank {
-                field: "error agent",
-            });
-        }
-        let message = error.message.trim().to_owned();
-        if message.is_empty() {
-            return Err(OrchestrationError::Blank {
-                field: "error message",
-            });
-        }
+        let record = error_record(error, now)?;
         let phase = &mut self.state.phases[index];
         phase.status = PhaseStatus::Failed;
-        phase.errors.push(ErrorRecord {
-            agent,
-            timestamp: now,
-            kind: error.kind,
-            message,
-            resolution: PENDING_RESOLUTION.to_owned(),
-            resolved: false,
-            extra: Map::new(),
-        });
+        phase.errors.push(record);
         self.touch(now);
         Ok(())
+    }
+
+    /// Records an error on a phase that ran, without moving it: the orchestrator saw something
+    /// go wrong (a validation warning, a file conflict it is handling) but the phase goes on.
+    /// Returns the error's 0-based index in the phase's list, as `resolve_error` takes it.
+    pub fn record_error(
+        &mut self,
+        id: PhaseId,
+        error: NewError,
+        now: Timestamp,
+    ) -> Result<usize, OrchestrationError> {
+        let index = self.ran_phase_index(id)?;
+        let record = error_record(error, now)?;
+        let errors = &mut self.state.phases[index].errors;
+        errors.push(record);
+        let position = errors.len() - 1;
+        self.touch(now);
+        Ok(position)
     }
 
     /// pending → skipped. Takes a [`UserDecision`] because only the user may drop a phase; the
@@ -388,6 +387,24 @@ impl Session {
         Ok(())
     }
 
+    /// Appends the phase's section to the log: the phase as it stands now, and `report`.
+    pub fn append_phase_section(
+        &mut self,
+        id: PhaseId,
+        report: PhaseReport,
+        now: Timestamp,
+    ) -> Result<(), OrchestrationError> {
+        let snapshot = self.state.phases[self.phase_index(id)?].clone();
+        self.append_log(
+            LogEntry::Phase {
+                phase: Box::new(snapshot),
+                report,
+            },
+            now,
+        );
+        Ok(())
+    }
+
     /// Appends an entry to the log.
     pub fn append_log(&mut self, entry: LogEntry, now: Timestamp) {
         self.log.push(entry);
@@ -501,6 +518,31 @@ pub fn normalise_path(path: &str) -> String {
         path = rest.to_owned();
     }
     path
+}
+
+/// A new error as recorded: unresolved, resolution `pending`, agent and message not blank.
+fn error_record(error: NewError, now: Timestamp) -> Result<ErrorRecord, OrchestrationError> {
+    let agent = one_line(&error.agent);
+    if agent.is_empty() {
+        return Err(OrchestrationError::Blank {
+            field: "error agent",
+        });
+    }
+    let message = error.message.trim().to_owned();
+    if message.is_empty() {
+        return Err(OrchestrationError::Blank {
+            field: "error message",
+        });
+    }
+    Ok(ErrorRecord {
+        agent,
+        timestamp: now,
+        kind: error.kind,
+        message,
+        resolution: PENDING_RESOLUTION.to_owned(),
+        resolved: false,
+        extra: Map::new(),
+    })
 }
 
 fn extend_names(list: &mut Vec<String>, new: &[String]) {

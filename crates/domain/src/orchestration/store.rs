@@ -26,6 +26,14 @@ pub type ArchivePreparation<'a> =
 pub trait OrchestrationStore: std::fmt::Debug + Send + Sync {
     /// Reads the active session; `Ok(None)` when there is none.
     ///
+    /// The front matter comes back exactly as written, unknown keys at every level included; the
+    /// log comes back in the adapter's canonical form, which may differ from the entries it was
+    /// given: an adapter that stores the log as Markdown reads it back as the text it rendered
+    /// (one [`LogEntry::Text`](super::LogEntry::Text)), since the file cannot hold the phase
+    /// snapshots. The same holds for [`Self::load_archived`]. The contract suite compares logs
+    /// through the adapter's canonicaliser
+    /// ([`CanonicalLog`](super::contract::CanonicalLog), under the `testkit` feature).
+    ///
     /// Errors: `Corrupt` when the file cannot be parsed, `Io` on read failure.
     async fn load(&self) -> Result<Option<Session>, StoreError>;
 

@@ -91,6 +91,20 @@ pub fn run_together(role: &str, dir: &Path, args: &[String]) {
     }
 }
 
+/// Runs the child `role` with `failpoint` armed; the child must die there (abort, signal 6).
+pub fn run_crashing_at(role: &str, dir: &Path, arg: &str, failpoint: &str) {
+    let output = child_command(role, dir, arg)
+        .env(FAILPOINT_ENV, failpoint)
+        .output()
+        .expect("run the child");
+    assert_eq!(
+        std::os::unix::process::ExitStatusExt::signal(&output.status),
+        Some(6),
+        "the child must abort at {failpoint}: {}",
+        describe(&output)
+    );
+}
+
 pub fn block_on<F: std::future::Future>(future: F) -> F::Output {
     tokio::runtime::Builder::new_current_thread()
         .build()
