@@ -22,6 +22,13 @@
 //! | `plan:before-dir-rename` | a new plan directory is built under `.claude/.plan-temp/`, not renamed into place |
 //! | `plan:after-dir-create` | a new plan directory is in place; the pointer not yet moved |
 //! | `plan:after-state-write` | a plan transaction replaced `state.md`; its decisions not yet appended |
+//! | `session:after-build` | a new session is built under `.claude/sessions/.session-temp/`; leftovers not yet moved |
+//! | `session:before-archive-rename` | a session is about to be renamed to its archive (finish, recovery, start over leftovers) |
+//! | `session:after-archive-rename` | the session is archived; the empty live directory not yet recreated |
+//! | `session:before-live-rename` | the built session is about to be renamed into `__live_session__/` |
+//! | `session:after-log-append` | a `task_log.md` row is written; `progress.md` not yet |
+//! | `session:after-context-write` | `execution_context.md` is rewritten; merged task files not yet deleted |
+//! | `session:after-final-progress` | `Status: Complete` is written; summary and move not yet |
 //!
 //! Other modules (and the adapters built on this crate) add their own names by calling
 //! [`failpoint`] with a `area:step` string.
