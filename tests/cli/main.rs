@@ -8,6 +8,7 @@ mod everyday;
 mod json_shapes;
 mod lifecycle;
 mod rules;
+mod session;
 mod setup;
 mod snapshots;
 mod support;
