@@ -110,15 +110,21 @@ pub struct SessionStartArgs {
 #[derive(Debug, Subcommand)]
 pub enum SessionTaskCommand {
     /// The task goes IN_PROGRESS and joins the active tasks
+    #[command(after_help = "Examples:\n  cairn session task start T-001")]
     Start {
         #[arg(value_name = "ID")]
         id: String,
     },
     /// PASS: logged, listed as completed, and the task COMPLETE
+    #[command(
+        after_help = "Examples:\n  cairn session task done T-001 --duration 2m34s --tokens 12000"
+    )]
     Done(TaskEndArgs),
     /// FAIL: logged; the task back to PENDING for a retry, BLOCKED after its third attempt
+    #[command(after_help = "Examples:\n  cairn session task fail T-002 --note \"tests still red\"")]
     Fail(TaskEndArgs),
     /// Not now: off the active tasks (no row), the task back to PENDING
+    #[command(after_help = "Examples:\n  cairn session task skip T-003")]
     Skip(TaskEndArgs),
 }
 
@@ -140,6 +146,9 @@ pub struct TaskEndArgs {
 #[derive(Debug, Subcommand)]
 pub enum SessionContextCommand {
     /// Write the task's context-task-{id}.md (replacing an earlier one)
+    #[command(
+        after_help = "Examples:\n  cairn session context add --task T-001 \"Uses barrel exports\""
+    )]
     Add {
         #[arg(long, value_name = "ID")]
         task: String,
@@ -160,5 +169,6 @@ pub enum SessionContextCommand {
 pub enum SessionWaveCommand {
     /// Merge the wave's task contexts into execution_context.md (compacting old history) and
     /// begin the next wave
+    #[command(after_help = "Examples:\n  cairn session wave next")]
     Next,
 }
