@@ -9,6 +9,7 @@ mod json_shapes;
 mod lifecycle;
 mod orch;
 mod rules;
+mod session;
 mod setup;
 mod snapshots;
 mod support;

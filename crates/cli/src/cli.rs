@@ -11,6 +11,9 @@ pub use orch::*;
 use crate::exit::EXIT_CODES_HELP;
 use crate::json::JSON_HELP;
 
+mod session;
+pub use session::*;
+
 const ROOT_HELP: &str = "Examples:
   cairn init --id web-app --name \"Web app\" --goal \"Ship the first public release\"
   cairn task add \"Design the schema\" --priority HIGH --estimate 45
@@ -190,6 +193,19 @@ State dir: $MAESTRO_STATE_DIR (relative to the root), default docs/maestro."
   cairn prime
   cairn prime --header \"Project memory (cairn):\"")]
     Prime(PrimeArgs),
+
+    /// Run the project's tasks in an execution session: waves, a live progress view, a task log
+    /// and shared learnings under .claude/sessions/
+    #[command(
+        subcommand,
+        after_help = "Examples:
+  cairn session start --max-parallel 3
+  cairn session task start T-001
+  cairn session task done T-001 --duration 2m34s
+  cairn session wave next
+  cairn session finish"
+    )]
+    Session(SessionCommand),
 
     /// Register cairn's hooks with Claude Code
     #[command(

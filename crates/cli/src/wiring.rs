@@ -7,10 +7,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use cairn_domain::StoreError;
+use cairn_domain::execution::store::ExecutionSessionStore;
 use cairn_domain::orchestration::OrchestrationStore;
 use cairn_domain::ports::Clock;
 use cairn_domain::project::store::ProjectStore;
-use cairn_storage_fs::{FsOrchestrationStore, FsProjectStore, SystemClock};
+use cairn_storage_fs::{FsExecutionSessionStore, FsOrchestrationStore, FsProjectStore, SystemClock};
 
 /// The repository root: `--root`, else `$CLAUDE_PROJECT_DIR`, else the enclosing git work tree,
 /// else the current directory.
@@ -51,4 +52,29 @@ pub fn open_orchestration_store(
 
 pub fn system_clock() -> Arc<dyn Clock> {
     Arc::new(SystemClock)
+}
+
+/// The execution sessions of the repository at `root` (`.claude/sessions/`).
+pub fn open_execution_store(
+    root: &Path,
+    lock_timeout: Option<Duration>,
+) -> Arc<dyn ExecutionSessionStore> {
+    let store = FsExecutionSessionStore::new(root);
+    Arc::new(match lock_timeout {
+        Some(timeout) => store.with_lock_timeout(timeout),
+        None => store,
+    })
+}
+
+/// Writes `execution_pointer.md` into the task-list directory `list_dir`, naming the live
+/// session directory of the repository at `root`. Returns the pointer's path.
+pub fn link_task_list(list_dir: &Path, root: &Path) -> Result<PathBuf, StoreError> {
+    let root = std::path::absolute(root).unwrap_or_else(|_| root.to_path_buf());
+    let live = FsExecutionSessionStore::new(&root).live_dir();
+    cairn_storage_fs::execution_store::write_execution_pointer(list_dir, &live)
+}
+
+/// This machine's name, for session locks.
+pub fn hostname() -> String {
+    cairn_storage_fs::system::hostname()
 }

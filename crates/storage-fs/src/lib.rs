@@ -16,6 +16,7 @@
 //! | [`tasklist`] | the text of a Claude Code task file |
 //! | [`root`] | which directory is the repository root |
 //! | [`execution`] | the text of an execution session's files (lock, progress, task log, contexts, summary) |
+//! | [`execution_store`] | execution sessions on disk: the live directory, archives, crash-safe moves, one lock |
 //! | [`failpoints`] | white-box crash points (`CAIRN_FAILPOINT`) used by the crash tests |
 //! | [`orchestration`] | the Markdown log of an orchestration session file |
 //! | [`orchestration_store`] | the active orchestration session and its archive on disk, every write atomic and locked |
@@ -35,6 +36,7 @@
 pub mod atomic;
 pub mod checkpoints;
 pub mod execution;
+pub mod execution_store;
 pub mod failpoints;
 pub mod layout;
 pub mod lock;
@@ -50,6 +52,7 @@ pub mod schema;
 pub mod system;
 pub mod tasklist;
 
+pub use execution_store::FsExecutionSessionStore;
 pub use failpoints::failpoint;
 pub use orchestration_store::FsOrchestrationStore;
 pub use plan_store::FsPlanStore;

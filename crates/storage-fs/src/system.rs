@@ -24,3 +24,15 @@ impl IdGen for RandomIds {
         uuid::Uuid::new_v4().as_u128()
     }
 }
+
+/// This machine's name, for lock files: the kernel's, else `$HOSTNAME`, else `unknown`. Only the
+/// first line, trimmed, so it can never break a `key: value` file.
+pub fn hostname() -> String {
+    ["/proc/sys/kernel/hostname", "/etc/hostname"]
+        .iter()
+        .find_map(|path| std::fs::read_to_string(path).ok())
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .and_then(|text| text.lines().next().map(|l| l.trim().to_owned()))
+        .filter(|name| !name.is_empty())
+        .unwrap_or_else(|| "unknown".to_owned())
+}

@@ -4,6 +4,7 @@ mod maintenance;
 mod orch;
 mod phase;
 mod project;
+mod session;
 mod setup;
 mod task;
 
@@ -220,6 +221,7 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<Report, Failure> {
         Command::Doctor(args) => maintenance::doctor(ctx, args),
         Command::Status => maintenance::status(ctx),
         Command::Prime(args) => maintenance::prime(ctx, args),
+        Command::Session(c) => session::run(ctx, c),
         Command::Setup(crate::cli::SetupCommand::Claude(args)) => setup::claude(ctx, args),
         Command::Completions { shell } => Ok(completions(shell)),
     }

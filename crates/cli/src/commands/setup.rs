@@ -60,7 +60,7 @@ pub fn claude(ctx: &Ctx, args: SetupClaudeArgs) -> Result<Report, Failure> {
 }
 
 /// Claude Code's configuration directory: `$CLAUDE_CONFIG_DIR`, else `~/.claude`.
-fn config_dir() -> Result<PathBuf, Failure> {
+pub(super) fn config_dir() -> Result<PathBuf, Failure> {
     if let Some(dir) = std::env::var_os("CLAUDE_CONFIG_DIR").filter(|d| !d.is_empty()) {
         return Ok(PathBuf::from(dir));
     }

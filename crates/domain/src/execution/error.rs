@@ -54,6 +54,18 @@ pub enum ExecutionError {
     #[error("execution session `{session}`: task `{task}` is not among the active tasks")]
     UnknownActiveTask { session: String, task: String },
 
+    #[error(
+        "execution session `{session}`: tasks {} are still active; finish, fail or skip them before the next wave",
+        tasks.join(", ")
+    )]
+    TasksStillActive { session: String, tasks: Vec<String> },
+
+    #[error("{task} cannot run in this session: {reason}")]
+    NotSchedulable { task: String, reason: String },
+
+    #[error("there is nothing to run: {reason}")]
+    NothingToRun { reason: String },
+
     #[error("attempts {used}/{max} make no sense: need 1 <= used <= max")]
     InvalidAttempts { used: u32, max: u32 },
 

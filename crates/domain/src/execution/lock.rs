@@ -21,6 +21,9 @@ pub struct LockFile {
     /// When the lock was taken; `None` when missing or unreadable.
     pub timestamp: Option<Timestamp>,
     pub pid: String,
+    /// The machine the lock was taken on, when the writer says (cairn does; the seed's skill
+    /// does not). A pid means nothing on another host.
+    pub host: Option<String>,
 }
 
 impl LockFile {
@@ -29,6 +32,7 @@ impl LockFile {
             task_execution_id: task_execution_id.into(),
             timestamp: Some(at),
             pid: ORCHESTRATOR_PID.to_owned(),
+            host: None,
         }
     }
 
@@ -145,6 +149,7 @@ mod tests {
             task_execution_id: "x".into(),
             timestamp: None,
             pid: String::new(),
+            host: None,
         };
         assert!(matches!(
             decide_lock(Some(&unreadable), at(23, 0), false),

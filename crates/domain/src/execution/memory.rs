@@ -6,7 +6,7 @@ use std::sync::Mutex;
 use async_trait::async_trait;
 
 use super::context::TaskContext;
-use super::naming::{LIVE_SESSION_DIR, check_path_segment};
+use super::naming::{LIVE_SESSION_DIR, check_store_segment as check_segment};
 use super::state::LiveSession;
 use super::store::{
     ContextUpdate, Decide, ExecutionSessionStore, Finale, StartPlan, Started, TaskRecord,
@@ -51,13 +51,6 @@ fn require_live(sessions: &Sessions) -> Result<(), StoreError> {
     } else {
         Err(no_live_session())
     }
-}
-
-fn check_segment(name: &str, what: &str) -> Result<(), StoreError> {
-    check_path_segment(name).map_err(|detail| StoreError::Invalid {
-        path: name.to_owned(),
-        detail: format!("{what}: {detail}"),
-    })
 }
 
 #[async_trait]

@@ -12,6 +12,7 @@ pub mod lifecycle;
 pub mod lock;
 pub mod naming;
 pub mod progress;
+pub mod run;
 pub mod service;
 pub mod state;
 pub mod store;

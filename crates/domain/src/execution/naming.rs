@@ -86,6 +86,14 @@ pub fn most_recent_archive<'a>(names: impl IntoIterator<Item = &'a str>) -> Opti
         .map(|(_, n)| n)
 }
 
+/// [`check_path_segment`] as adapters report it: `StoreError::Invalid` naming `what` the name is.
+pub fn check_store_segment(name: &str, what: &str) -> Result<(), crate::error::StoreError> {
+    check_path_segment(name).map_err(|detail| crate::error::StoreError::Invalid {
+        path: name.to_owned(),
+        detail: format!("{what}: {detail}"),
+    })
+}
+
 /// A name that is safe as one directory component on every platform cairn supports.
 pub fn check_path_segment(name: &str) -> Result<(), String> {
     if name.is_empty() {

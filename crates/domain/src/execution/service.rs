@@ -79,6 +79,36 @@ pub struct FinishOutcome {
 pub struct ExecutionService {
     store: Arc<dyn ExecutionSessionStore>,
     clock: Arc<dyn Clock>,
+    holder: Option<LockHolder>,
+}
+
+/// Who takes a session's lock: written into `.lock` as `pid` and `host`. Without one the lock
+/// says `pid: orchestrator`, as the seed's skill writes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LockHolder {
+    pub pid: String,
+    pub host: String,
+}
+
+/// The live session for a status command: its summary and what its lock says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LiveStatus {
+    pub state: SessionState,
+    pub lock: Option<LockFile>,
+    /// The lock is at least [`LOCK_STALE_AFTER`](super::lock::LOCK_STALE_AFTER) old (or the
+    /// directory has leftovers and no lock): the session is presumed dead, and recovery applies.
+    pub stale: bool,
+    pub active: Vec<ActiveTask>,
+}
+
+/// One archived session, for listings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArchivedSession {
+    pub dir: String,
+    /// `interrupted-…` archives are recovered leftovers; the rest finished normally.
+    pub interrupted: bool,
+    pub state: Option<SessionState>,
+    pub summary: Option<SessionSummary>,
 }
 
 impl std::fmt::Debug for ExecutionService {
@@ -117,7 +147,150 @@ fn require_active(live: &LiveSession, action: &str) -> Result<String, DomainErro
 
 impl ExecutionService {
     pub fn new(store: Arc<dyn ExecutionSessionStore>, clock: Arc<dyn Clock>) -> Self {
-        Self { store, clock }
+        Self {
+            store,
+            clock,
+            holder: None,
+        }
+    }
+
+    /// Stamps the locks this service takes with `holder`.
+    pub fn with_lock_holder(mut self, holder: LockHolder) -> Self {
+        self.holder = Some(holder);
+        self
+    }
+
+    pub fn now(&self) -> Timestamp {
+        self.clock.now()
+    }
+
+    /// The live directory as the store holds it (empty when no session is live).
+    pub async fn live(&self) -> Result<LiveSession, Error> {
+        Ok(self.store.load().await?)
+    }
+
+    /// The live session with its lock verdict, if any.
+    pub async fn status(&self) -> Result<Option<LiveStatus>, Error> {
+        let live = self.store.load().await?;
+        let Some(state) = live.state() else {
+            return Ok(None);
+        };
+        let stale = match &live.lock {
+            Some(_) => matches!(
+                decide_lock(live.lock.as_ref(), self.clock.now(), false),
+                LockDecision::Stale { .. }
+            ),
+            None => true,
+        };
+        Ok(Some(LiveStatus {
+            state,
+            stale,
+            active: live.progress.clone().map(|p| p.active).unwrap_or_default(),
+            lock: live.lock,
+        }))
+    }
+
+    /// Every archive, oldest name first, with what it holds.
+    pub async fn archives(&self) -> Result<Vec<ArchivedSession>, Error> {
+        let mut out = Vec::new();
+        for dir in self.store.list_archived().await? {
+            let session = self.store.load_archived(&dir).await?;
+            out.push(ArchivedSession {
+                interrupted: dir.starts_with(super::naming::INTERRUPTED_PREFIX),
+                state: session.state(),
+                summary: session.summary,
+                dir,
+            });
+        }
+        Ok(out)
+    }
+
+    /// One archive's content.
+    pub async fn archived(&self, dir: &str) -> Result<LiveSession, Error> {
+        Ok(self.store.load_archived(dir).await?)
+    }
+
+    /// Moves a dead session's leftovers to `interrupted-YYYYMMDD-HHMMSS/` and returns the archive
+    /// name and what it holds; `None` when the live directory is empty. A lock younger than the
+    /// staleness limit refuses unless `force` (the session may still be running).
+    pub async fn archive_interrupted(
+        &self,
+        force: bool,
+    ) -> Result<Option<(String, LiveSession, LockDecision)>, Error> {
+        let now = self.clock.now();
+        let live = self.store.load().await?;
+        let Some(phase) = live.phase() else {
+            return Ok(None);
+        };
+        let decision = decide_lock(live.lock.as_ref(), now, force)
+            .into_result()
+            .map_err(DomainError::from)?;
+        SessionPhase::walk(
+            &session_name(&live),
+            &[phase, SessionPhase::Interrupted, SessionPhase::Recovery],
+        )
+        .map_err(DomainError::from)?;
+        let dir = interrupted_dir_name(now);
+        if !self.store.archive(&dir).await? {
+            return Ok(None);
+        }
+        let archived = self.store.load_archived(&dir).await?;
+        Ok(Some((dir, archived, decision)))
+    }
+
+    /// Adds (or refreshes) one task among the active ones. Only while Active.
+    pub async fn start_task(&self, task: ActiveTask) -> Result<Progress, Error> {
+        let now = self.clock.now();
+        self.store
+            .update_progress(Box::new(move |live| {
+                require_active(live, "starting a task")?;
+                let mut progress = current_progress(live, now);
+                match progress.active.iter_mut().find(|t| t.id == task.id) {
+                    Some(existing) => *existing = task,
+                    None => progress.active.push(task),
+                }
+                progress.updated = Some(now);
+                Ok(progress)
+            }))
+            .await
+    }
+
+    /// Takes a task out of the active ones without logging a result (it is skipped for now).
+    /// Only while Active; a task that is not active is left alone.
+    pub async fn drop_task(&self, task_id: &str) -> Result<Progress, Error> {
+        let now = self.clock.now();
+        let task_id = task_id.to_owned();
+        self.store
+            .update_progress(Box::new(move |live| {
+                require_active(live, "skipping a task")?;
+                let mut progress = current_progress(live, now);
+                progress.active.retain(|t| t.id != task_id);
+                progress.updated = Some(now);
+                Ok(progress)
+            }))
+            .await
+    }
+
+    /// After a wave: merges the task contexts, then begins the next wave with no task active.
+    /// Refused while tasks of the current wave are still active: their end would be lost.
+    pub async fn next_wave(&self) -> Result<(Vec<String>, Progress), Error> {
+        let live = self.store.load().await?;
+        let session = require_active(&live, "beginning the next wave").map_err(Error::from)?;
+        let progress = live
+            .progress
+            .clone()
+            .unwrap_or_else(|| Progress::initial(0, 0, self.clock.now()));
+        if !progress.active.is_empty() {
+            return Err(DomainError::from(ExecutionError::TasksStillActive {
+                session,
+                tasks: progress.active.iter().map(|t| t.id.clone()).collect(),
+            })
+            .into());
+        }
+        let next = progress.wave.map_or(1, |w| w.current + 1);
+        let merged = self.merge_wave_context().await?;
+        let progress = self.begin_wave(next, Vec::new()).await?;
+        Ok((merged, progress))
     }
 
     /// The live session, if any.
@@ -158,6 +331,7 @@ impl ExecutionService {
         .map_err(DomainError::from)?;
         let force = request.force;
         let plan_id = id.clone();
+        let holder = self.holder.clone();
         let started = self
             .store
             .start(Box::new(move |live| {
@@ -184,7 +358,7 @@ impl ExecutionService {
                 Ok(StartPlan {
                     archive_leftovers_to,
                     session: NewSession {
-                        lock: LockFile::new(plan_id, now),
+                        lock: holder.stamp(LockFile::new(plan_id, now)),
                         execution_plan: request.execution_plan,
                         context,
                         progress: Progress::initial(request.total_waves, request.max_parallel, now),
@@ -411,6 +585,20 @@ impl ExecutionService {
             tally,
             merged_task_contexts,
         })
+    }
+}
+
+trait StampLock {
+    fn stamp(&self, lock: LockFile) -> LockFile;
+}
+
+impl StampLock for Option<LockHolder> {
+    fn stamp(&self, mut lock: LockFile) -> LockFile {
+        if let Some(holder) = self {
+            lock.pid = holder.pid.clone();
+            lock.host = Some(holder.host.clone());
+        }
+        lock
     }
 }
 

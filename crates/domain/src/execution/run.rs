@@ -1,0 +1,594 @@
+//! Running a project's tasks in an execution session: the use cases that span the execution
+//! service and the project service, so a command makes one call.
+//!
+//! The session speaks task-list ids (`7`); the project speaks `T-007`. A task's end is written to
+//! the session first (the `task_log.md` row, then `progress.md`) and to the project second, the
+//! order the seed's recovery relies on: a crash in between leaves an IN_PROGRESS task with a PASS
+//! row, which recovery completes instead of redoing. Every project move is checked on a copy
+//! before the session is touched, so a move the rules refuse writes nothing anywhere.
+
+use std::time::Duration;
+
+use super::context::TaskContext;
+use super::error::ExecutionError;
+use super::lock::LockDecision;
+use super::naming::check_path_segment;
+use super::progress::{ActiveTask, Progress};
+use super::service::{
+    ExecutionService, FinishOutcome, StartOutcome, StartRequest, TaskResult, TaskSnapshot,
+};
+use super::state::LiveSession;
+use super::task_log::{Attempts, TaskOutcome};
+use crate::error::{DomainError, Error, StoreError};
+use crate::project::claims::check_actor;
+use crate::project::graph;
+use crate::project::service::ProjectService;
+use crate::project::{Actor, MoveDetail, ProjectId, Task, TaskDoc, TaskId, TaskStatus};
+use crate::tasklist::{ClaudeTaskStatus, list_task_id, project_task_id};
+
+/// How many attempts a task gets before a failure blocks it.
+pub const MAX_ATTEMPTS: u32 = 3;
+
+/// Which tasks a session runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Selection {
+    /// Every open leaf that can run, in dependency waves.
+    All,
+    /// Only the tasks ready now (the first wave).
+    Ready,
+    /// These tasks, in dependency waves.
+    Tasks(Vec<TaskId>),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionStart {
+    pub project: ProjectId,
+    /// Names the session and keeps only tasks whose phase or a tag is this name.
+    pub group: Option<String>,
+    pub max_parallel: u32,
+    pub selection: Selection,
+    pub force: bool,
+}
+
+/// A task as the plan lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlannedTask {
+    pub id: TaskId,
+    /// The task-list id (`7` for `T-007`).
+    pub list_id: String,
+    pub title: String,
+}
+
+/// The waves a session will run: dependency layers, each cut to at most `max_parallel` tasks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WavePlan {
+    pub project: ProjectId,
+    pub group: Option<String>,
+    pub max_parallel: u32,
+    pub waves: Vec<Vec<PlannedTask>>,
+}
+
+impl WavePlan {
+    pub fn task_count(&self) -> usize {
+        self.waves.iter().map(Vec::len).sum()
+    }
+}
+
+/// What recovery did to the project tasks an interrupted session left under way.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Recovered {
+    /// The archive the leftovers went to.
+    pub archive: Option<String>,
+    /// Back to PENDING: under way, not logged as passed.
+    pub reset: Vec<TaskId>,
+    /// To COMPLETE: logged as passed before the crash.
+    pub completed: Vec<TaskId>,
+    /// Left alone: another agent holds a live claim on them.
+    pub claimed: Vec<(TaskId, String)>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionStarted {
+    pub outcome: StartOutcome,
+    pub plan: WavePlan,
+    pub recovered: Recovered,
+    pub progress: Progress,
+}
+
+/// How a task ended, as the orchestrator reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TaskEnd {
+    Done,
+    Failed,
+    Skipped,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TaskEndReport {
+    pub end: TaskEnd,
+    pub duration: Option<Duration>,
+    pub tokens: Option<u64>,
+    pub note: Option<String>,
+}
+
+/// What a task command changed, in the session and in the project.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TaskStep {
+    pub task: TaskId,
+    pub list_id: String,
+    pub title: String,
+    /// The project status after the command (unchanged when no move was needed).
+    pub status: TaskStatus,
+    /// The attempts logged (`None` for a start or a skip, which log no row).
+    pub attempts: Option<Attempts>,
+    pub progress: Progress,
+}
+
+/// The orchestration of an execution session over a project.
+#[derive(Debug)]
+pub struct SessionRunner<'a> {
+    execution: ExecutionService,
+    projects: &'a ProjectService,
+}
+
+impl<'a> SessionRunner<'a> {
+    pub fn new(execution: ExecutionService, projects: &'a ProjectService) -> Self {
+        Self {
+            execution,
+            projects,
+        }
+    }
+
+    pub fn execution(&self) -> &ExecutionService {
+        &self.execution
+    }
+
+    /// Plans waves from the project's dependency graph, starts the session (archiving and
+    /// recovering a dead one's leftovers first), and begins wave 1. `render_plan` writes the
+    /// plan's `execution_plan.md` text (the domain holds no file text).
+    pub async fn start(
+        &self,
+        request: SessionStart,
+        render_plan: impl FnOnce(&WavePlan) -> String,
+    ) -> Result<SessionStarted, Error> {
+        if request.max_parallel == 0 {
+            return Err(DomainError::invalid("max parallel", "it must be at least 1").into());
+        }
+        let state = self.projects.load(&request.project).await?;
+        let plan = plan_waves(&state.tasks, &request)?;
+        let tasks = state
+            .tasks
+            .tasks
+            .iter()
+            .filter_map(|t| {
+                Some(TaskSnapshot {
+                    id: list_task_id(t.id.as_str())?,
+                    status: list_status(t.status),
+                    task_group: None,
+                })
+            })
+            .collect();
+        let outcome = self
+            .execution
+            .start(StartRequest {
+                task_group: request.group.clone(),
+                tasks,
+                execution_plan: render_plan(&plan),
+                total_waves: u32::try_from(plan.waves.len()).unwrap_or(u32::MAX),
+                max_parallel: request.max_parallel,
+                force: request.force,
+            })
+            .await?;
+        let recovered = match &outcome.interrupted_archive {
+            Some(dir) => {
+                let archived = self.execution.archived(dir).await?;
+                let mut recovered = self.recover_tasks(&request.project, &archived).await?;
+                recovered.archive = Some(dir.clone());
+                recovered
+            }
+            None => Recovered::default(),
+        };
+        let progress = self
+            .execution
+            .begin_wave(1, Vec::new())
+            .await
+            .map_err(after_commit)?;
+        Ok(SessionStarted {
+            outcome,
+            plan,
+            recovered,
+            progress,
+        })
+    }
+
+    /// Archives a dead session's leftovers as interrupted and resets its under-way project tasks
+    /// (completing those it logged as passed). `None` when nothing is live.
+    pub async fn recover(
+        &self,
+        project: &ProjectId,
+        force: bool,
+    ) -> Result<Option<(Recovered, LockDecision)>, Error> {
+        let Some((dir, archived, decision)) = self.execution.archive_interrupted(force).await?
+        else {
+            return Ok(None);
+        };
+        let mut recovered = self
+            .recover_tasks(project, &archived)
+            .await
+            .map_err(after_commit)?;
+        recovered.archive = Some(dir);
+        Ok(Some((recovered, decision)))
+    }
+
+    /// The project side of recovery: the session's tasks (active when it died, or logged) that
+    /// are still under way go back to PENDING, or to COMPLETE when their latest row passed.
+    async fn recover_tasks(
+        &self,
+        project: &ProjectId,
+        archived: &LiveSession,
+    ) -> Result<Recovered, Error> {
+        let session = archived.session_id().unwrap_or_default().to_owned();
+        let mut ids: Vec<String> = archived
+            .progress
+            .iter()
+            .flat_map(|p| p.active.iter().map(|t| t.id.clone()))
+            .collect();
+        ids.extend(
+            archived
+                .task_log
+                .iter()
+                .flat_map(|l| l.rows.iter().map(|r| r.task_id.clone())),
+        );
+        let state = self.projects.load(project).await?;
+        let now = self.execution.now();
+        let actor = session_actor(&session);
+        let mut recovered = Recovered::default();
+        let mut seen = std::collections::HashSet::new();
+        for list_id in ids {
+            let Some(task) = project_task_id(&list_id)
+                .and_then(|id| id.parse::<TaskId>().ok())
+                .and_then(|id| state.tasks.get(&id))
+            else {
+                continue;
+            };
+            if !seen.insert(task.id.clone()) || !task.status.is_transitional() {
+                continue;
+            }
+            if let Some(holder) = task.live_holder(now)
+                && holder != session
+            {
+                recovered.claimed.push((task.id.clone(), holder.to_owned()));
+                continue;
+            }
+            let passed = archived
+                .task_log
+                .as_ref()
+                .and_then(|l| l.latest_for(&list_id))
+                .is_some_and(|row| row.status == TaskOutcome::Pass);
+            let detail = MoveDetail {
+                actual_minutes: None,
+                reason: Some(format!("execution session {session} was interrupted")),
+            };
+            if passed && task.status != TaskStatus::InResearch {
+                self.projects
+                    .move_task_as(project, &task.id, TaskStatus::Complete, detail, &actor)
+                    .await?;
+                recovered.completed.push(task.id.clone());
+            } else {
+                self.projects
+                    .move_task_as(project, &task.id, TaskStatus::Pending, detail, &actor)
+                    .await?;
+                recovered.reset.push(task.id.clone());
+            }
+        }
+        Ok(recovered)
+    }
+
+    /// `task start`: the project task goes IN_PROGRESS (by the session, so another agent's claim
+    /// refuses it) and joins the active tasks of the current wave.
+    pub async fn start_task(&self, project: &ProjectId, id: &TaskId) -> Result<TaskStep, Error> {
+        let live = self.execution.live().await?;
+        let (session, wave) = active_session(&live)?;
+        let state = self.projects.load(project).await?;
+        let task = existing(&state.tasks, id)?;
+        let list_id = list_id_of(task)?;
+        let mut status = task.status;
+        if status != TaskStatus::InProgress {
+            let moved = self
+                .projects
+                .move_task_as(
+                    project,
+                    id,
+                    TaskStatus::InProgress,
+                    MoveDetail::default(),
+                    &session_actor(&session),
+                )
+                .await?;
+            status = moved.task.status;
+        }
+        let progress = self
+            .execution
+            .start_task(ActiveTask {
+                id: list_id.clone(),
+                subject: task.title.clone(),
+                phase: format!("Wave {wave}"),
+            })
+            .await
+            .map_err(after_commit)?;
+        Ok(TaskStep {
+            task: id.clone(),
+            list_id,
+            title: task.title.clone(),
+            status,
+            attempts: None,
+            progress,
+        })
+    }
+
+    /// `task done|fail|skip`: the log row and progress lines, then the project task's move through
+    /// the state machine — done: to COMPLETE (by IN_PROGRESS if it never started); failed: back
+    /// to PENDING for a retry, or BLOCKED once its attempts are spent; skipped: back to PENDING,
+    /// no row.
+    pub async fn end_task(
+        &self,
+        project: &ProjectId,
+        id: &TaskId,
+        report: TaskEndReport,
+    ) -> Result<TaskStep, Error> {
+        let live = self.execution.live().await?;
+        let (session, _) = active_session(&live)?;
+        let state = self.projects.load(project).await?;
+        let task = existing(&state.tasks, id)?;
+        let list_id = list_id_of(task)?;
+        let used = live.task_log.as_ref().map_or(0, |l| {
+            l.rows.iter().filter(|r| r.task_id == list_id).count()
+        });
+        let used = u32::try_from(used).unwrap_or(u32::MAX).saturating_add(1);
+        let attempts = Attempts {
+            used,
+            max: MAX_ATTEMPTS.max(used),
+        };
+        let why = |what: &str| {
+            let mut reason = format!("{what} in execution session {session}");
+            if let Some(note) = &report.note {
+                reason = format!("{reason}: {note}");
+            }
+            reason
+        };
+        let path: Vec<(TaskStatus, MoveDetail)> = match (report.end, task.status) {
+            (TaskEnd::Done, TaskStatus::Complete) => Vec::new(),
+            (TaskEnd::Done, from) => {
+                let done = MoveDetail {
+                    actual_minutes: report.duration.map(minutes),
+                    reason: report.note.clone(),
+                };
+                if matches!(from, TaskStatus::InProgress | TaskStatus::Validating) {
+                    vec![(TaskStatus::Complete, done)]
+                } else {
+                    vec![
+                        (TaskStatus::InProgress, MoveDetail::default()),
+                        (TaskStatus::Complete, done),
+                    ]
+                }
+            }
+            (TaskEnd::Failed, _) if used >= attempts.max => vec![(
+                TaskStatus::Blocked,
+                MoveDetail {
+                    actual_minutes: None,
+                    reason: Some(why(&format!("failed {used} of {} attempts", attempts.max))),
+                },
+            )],
+            (TaskEnd::Failed | TaskEnd::Skipped, from) if from.is_transitional() => vec![(
+                TaskStatus::Pending,
+                MoveDetail {
+                    actual_minutes: None,
+                    reason: Some(why(if report.end == TaskEnd::Failed {
+                        "failed"
+                    } else {
+                        "skipped"
+                    })),
+                },
+            )],
+            _ => Vec::new(),
+        };
+        let actor = session_actor(&session);
+        // Checked on a copy first: a move the rules refuse must write nothing, not even the row.
+        let mut trial = state.tasks.clone();
+        let now = self.execution.now();
+        for (to, detail) in &path {
+            if let Some(current) = trial.get(id) {
+                check_actor(current, &actor, now)?;
+            }
+            trial.move_task(id, *to, detail.clone(), now)?;
+        }
+
+        let outcome = match report.end {
+            TaskEnd::Done => Some(TaskOutcome::Pass),
+            TaskEnd::Failed => Some(TaskOutcome::Fail),
+            TaskEnd::Skipped => None,
+        };
+        let progress = match outcome {
+            Some(outcome) => {
+                self.execution
+                    .record_task_result(TaskResult {
+                        task_id: list_id.clone(),
+                        subject: task.title.clone(),
+                        outcome,
+                        attempts,
+                        duration: report.duration,
+                        token_usage: report.tokens,
+                    })
+                    .await?
+            }
+            None => self.execution.drop_task(&list_id).await?,
+        };
+        let mut status = task.status;
+        for (to, detail) in path {
+            let moved = self
+                .projects
+                .move_task_as(project, id, to, detail, &actor)
+                .await
+                .map_err(after_commit)?;
+            status = moved.task.status;
+        }
+        Ok(TaskStep {
+            task: id.clone(),
+            list_id,
+            title: task.title.clone(),
+            status,
+            attempts: outcome.map(|_| attempts),
+            progress,
+        })
+    }
+
+    /// `context add`: a task's learnings, merged into the shared context at the next wave.
+    pub async fn add_context(&self, id: &TaskId, text: &str) -> Result<String, Error> {
+        let list_id = list_task_id(id.as_str())
+            .ok_or_else(|| DomainError::invalid("task id", format!("`{id}` has no number")))?;
+        check_path_segment(&list_id).map_err(|reason| DomainError::invalid("task id", reason))?;
+        self.execution
+            .write_task_context(&list_id, &TaskContext::from_lines(text.lines()))
+            .await?;
+        Ok(list_id)
+    }
+
+    pub async fn finish(&self) -> Result<FinishOutcome, Error> {
+        self.execution.finish().await
+    }
+}
+
+/// A failure after an earlier step was saved: the caller must not repeat the command blindly.
+fn after_commit(error: Error) -> Error {
+    match error {
+        Error::Store(e) => Error::Store(e.after_commit()),
+        Error::Domain(e) => Error::Store(StoreError::after_commit(StoreError::Invalid {
+            path: String::new(),
+            detail: e.to_string(),
+        })),
+    }
+}
+
+/// The session acts as an agent named after it: another agent's live claim refuses its moves.
+fn session_actor(session: &str) -> Actor {
+    Actor {
+        agent: Some(session.to_owned()),
+        force: false,
+    }
+}
+
+fn minutes(duration: Duration) -> u32 {
+    u32::try_from(duration.as_secs().div_ceil(60)).unwrap_or(u32::MAX)
+}
+
+/// The session id and current wave, or the refusal when no session is Active.
+fn active_session(live: &LiveSession) -> Result<(String, u32), Error> {
+    let state = live
+        .state()
+        .ok_or(DomainError::from(ExecutionError::NoLiveSession))?;
+    if state.phase != super::lifecycle::SessionPhase::Active {
+        return Err(DomainError::from(ExecutionError::NotActive {
+            session: state.id,
+            phase: state.phase,
+            action: "working on a task".to_owned(),
+        })
+        .into());
+    }
+    Ok((state.id, state.wave.map_or(0, |w| w.current)))
+}
+
+fn existing<'a>(doc: &'a TaskDoc, id: &TaskId) -> Result<&'a Task, Error> {
+    doc.get(id)
+        .ok_or_else(|| StoreError::not_found(crate::error::Entity::Task, id).into())
+}
+
+fn list_id_of(task: &Task) -> Result<String, Error> {
+    list_task_id(task.id.as_str()).ok_or_else(|| {
+        DomainError::invalid("task id", format!("`{}` has no number", task.id)).into()
+    })
+}
+
+/// A project status as the task list shows it.
+fn list_status(status: TaskStatus) -> ClaudeTaskStatus {
+    match status {
+        TaskStatus::Complete | TaskStatus::Cancelled => ClaudeTaskStatus::Completed,
+        s if s.is_transitional() => ClaudeTaskStatus::InProgress,
+        _ => ClaudeTaskStatus::Pending,
+    }
+}
+
+/// The dependency waves of the selected tasks, each cut to `max_parallel`.
+fn plan_waves(doc: &TaskDoc, request: &SessionStart) -> Result<WavePlan, Error> {
+    let layers = graph::waves(doc);
+    let in_group = |id: &TaskId| match &request.group {
+        None => true,
+        Some(group) => doc.get(id).is_some_and(|t| {
+            t.phase_id.as_deref() == Some(group.as_str())
+                || t.tags.iter().flatten().any(|tag| tag == group)
+        }),
+    };
+    let mut selected: Vec<Vec<TaskId>> = match &request.selection {
+        Selection::All => layers.waves.clone(),
+        Selection::Ready => layers.waves.first().cloned().into_iter().collect(),
+        Selection::Tasks(ids) => {
+            for id in ids {
+                let task = existing(doc, id)?;
+                if !layers.waves.iter().flatten().any(|t| t == id) {
+                    let reason = if task.is_parent() {
+                        "it is a parent; its subtasks are what runs".to_owned()
+                    } else if layers.stuck.contains(id) {
+                        "it waits on a BLOCKED or CANCELLED task".to_owned()
+                    } else {
+                        format!("it is {}, not PENDING or RESEARCHED", task.status)
+                    };
+                    return Err(DomainError::from(ExecutionError::NotSchedulable {
+                        task: id.to_string(),
+                        reason,
+                    })
+                    .into());
+                }
+            }
+            layers
+                .waves
+                .iter()
+                .map(|w| w.iter().filter(|t| ids.contains(t)).cloned().collect())
+                .collect()
+        }
+    };
+    for wave in &mut selected {
+        wave.retain(|id| in_group(id));
+    }
+    selected.retain(|w| !w.is_empty());
+    if selected.is_empty() {
+        let reason = match &request.group {
+            Some(group) => format!("no open task of group `{group}` can run"),
+            None => {
+                "no open task can run (all done, under way, or waiting on blocked work)".to_owned()
+            }
+        };
+        return Err(DomainError::from(ExecutionError::NothingToRun { reason }).into());
+    }
+    let size = usize::try_from(request.max_parallel).unwrap_or(usize::MAX);
+    let waves = selected
+        .iter()
+        .flat_map(|layer| layer.chunks(size))
+        .map(|chunk| {
+            chunk
+                .iter()
+                .filter_map(|id| {
+                    let task = doc.get(id)?;
+                    Some(PlannedTask {
+                        id: id.clone(),
+                        list_id: list_task_id(id.as_str())?,
+                        title: task.title.clone(),
+                    })
+                })
+                .collect()
+        })
+        .collect();
+    Ok(WavePlan {
+        project: request.project.clone(),
+        group: request.group.clone(),
+        max_parallel: request.max_parallel,
+        waves,
+    })
+}

@@ -1,0 +1,279 @@
+//! `cairn session …` end to end: a run through the real binary on a scratch repository and a
+//! scratch Claude configuration directory.
+
+use std::process::Stdio;
+
+use crate::support::{Repo, cairn_command, code};
+
+/// Runs `cairn` with the Claude configuration in the scratch repository (never the real `~`).
+fn session(repo: &Repo, args: &[&str]) -> crate::support::Run {
+    let config = repo.root().join("claude-config");
+    let config = config.to_str().expect("utf-8 path");
+    repo.run_env(args, &[("CLAUDE_CONFIG_DIR", config)])
+}
+
+fn ok(repo: &Repo, args: &[&str]) -> String {
+    let run = session(repo, args);
+    assert_eq!(
+        run.code,
+        code::OK,
+        "cairn {args:?}\n{}\n{}",
+        run.stdout,
+        run.stderr
+    );
+    run.stdout
+}
+
+/// Six tasks: T-004..T-006 wait on T-001..T-003, so two waves of three.
+fn six_tasks() -> Repo {
+    let repo = Repo::with_project();
+    for n in 1..=6 {
+        repo.add(&[&format!("Task number {n}")]);
+    }
+    for (task, on) in [("T-004", "T-001"), ("T-005", "T-002"), ("T-006", "T-003")] {
+        repo.ok(&["task", "depend", task, "--on", on]);
+    }
+    repo
+}
+
+fn live(repo: &Repo, name: &str) -> String {
+    std::fs::read_to_string(
+        repo.root()
+            .join(".claude/sessions/__live_session__")
+            .join(name),
+    )
+    .unwrap_or_default()
+}
+
+#[test]
+fn a_full_run_with_a_failure_and_a_retry_archives_the_session() {
+    let repo = six_tasks();
+    let started: serde_json::Value = serde_json::from_str(&ok(
+        &repo,
+        &["--json", "session", "start", "--max-parallel", "3"],
+    ))
+    .expect("json");
+    assert_eq!(started["total_waves"], 2, "{started}");
+    assert_eq!(
+        live(&repo, "progress.md")
+            .lines()
+            .take(3)
+            .collect::<Vec<_>>(),
+        ["# Execution Progress", "Status: Executing", "Wave: 1 of 2"]
+    );
+    let pointer = repo
+        .root()
+        .join("claude-config/tasks/web/execution_pointer.md");
+    assert!(
+        std::fs::read_to_string(&pointer)
+            .expect("pointer")
+            .trim_end()
+            .ends_with(".claude/sessions/__live_session__/"),
+        "the task list is linked"
+    );
+    for t in ["T-001", "T-002", "T-003"] {
+        ok(&repo, &["session", "task", "start", t]);
+    }
+    ok(
+        &repo,
+        &[
+            "session",
+            "task",
+            "done",
+            "T-001",
+            "--duration",
+            "2m34s",
+            "--tokens",
+            "1200",
+        ],
+    );
+    ok(
+        &repo,
+        &["session", "task", "fail", "T-002", "--note", "tests red"],
+    );
+    assert_eq!(
+        repo.status_of("T-002"),
+        "PENDING",
+        "a failure goes back for a retry"
+    );
+    ok(
+        &repo,
+        &[
+            "session",
+            "context",
+            "add",
+            "--task",
+            "T-001",
+            "Uses barrel exports",
+        ],
+    );
+    ok(&repo, &["session", "task", "start", "T-002"]);
+    ok(
+        &repo,
+        &["session", "task", "done", "T-002", "--duration", "1m"],
+    );
+    ok(&repo, &["session", "task", "done", "T-003"]);
+    ok(&repo, &["session", "wave", "next"]);
+    for t in ["T-004", "T-005", "T-006"] {
+        ok(&repo, &["session", "task", "start", t]);
+        ok(&repo, &["session", "task", "done", t]);
+    }
+    let status = ok(&repo, &["session", "status"]);
+    assert!(status.contains("wave 2 of 2"), "{status}");
+    ok(&repo, &["session", "finish"]);
+    for n in 1..=6 {
+        assert_eq!(repo.status_of(&format!("T-00{n}")), "COMPLETE");
+    }
+    let archive = repo
+        .root()
+        .join(".claude/sessions/exec-session-20260115-093000");
+    let log = std::fs::read_to_string(archive.join("task_log.md")).expect("log");
+    assert_eq!(
+        log.lines().skip(4).take(3).collect::<Vec<_>>(),
+        [
+            "| 1 | Task number 1 | PASS | 1/3 | 2m 34s | 1200 |",
+            "| 2 | Task number 2 | FAIL | 1/3 | N/A | N/A |",
+            "| 2 | Task number 2 | PASS | 2/3 | 1m 0s | N/A |",
+        ]
+    );
+    let context = std::fs::read_to_string(archive.join("execution_context.md")).expect("ctx");
+    assert!(context.contains("Uses barrel exports"), "{context}");
+    assert!(archive.join("session_summary.md").is_file());
+    assert_eq!(
+        std::fs::read_dir(repo.root().join(".claude/sessions/__live_session__"))
+            .expect("live")
+            .count(),
+        0
+    );
+    let list = ok(&repo, &["session", "list"]);
+    assert!(
+        list.contains("exec-session-20260115-093000  finished  6 PASS"),
+        "{list}"
+    );
+}
+
+#[test]
+fn a_fresh_lock_refuses_a_second_start_and_changes_nothing() {
+    let repo = six_tasks();
+    ok(&repo, &["session", "start"]);
+    let before = live(&repo, ".lock");
+    let run = session(&repo, &["session", "start"]);
+    assert_eq!(run.code, code::REFUSED, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("--force") || run.stderr.contains("forcing"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(
+        live(&repo, ".lock"),
+        before,
+        "the running session's lock is untouched"
+    );
+    ok(&repo, &["session", "start", "--force"]);
+    assert_eq!(
+        std::fs::read_dir(repo.root().join(".claude/sessions"))
+            .expect("sessions")
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with("interrupted-"))
+            .count(),
+        1,
+        "the forced-out session is archived as interrupted"
+    );
+}
+
+#[test]
+fn task_commands_without_a_session_or_with_bad_input_refuse() {
+    let repo = six_tasks();
+    let run = session(&repo, &["session", "task", "start", "T-001"]);
+    assert_eq!(run.code, code::REFUSED, "{}", run.stderr);
+    assert_eq!(repo.status_of("T-001"), "PENDING");
+    ok(&repo, &["session", "start"]);
+    let run = session(
+        &repo,
+        &["session", "task", "done", "T-001", "--duration", "soon"],
+    );
+    assert_eq!(run.code, code::INVALID, "{}", run.stderr);
+    let run = session(&repo, &["session", "task", "start", "T-004"]);
+    assert_eq!(run.code, code::REFUSED, "unmet dependency: {}", run.stderr);
+    assert_eq!(repo.status_of("T-004"), "PENDING");
+    assert!(!live(&repo, "progress.md").contains("[4]"));
+}
+
+#[test]
+fn recovery_after_a_crash_mid_wave_resets_and_completes_the_sessions_tasks() {
+    let repo = six_tasks();
+    ok(&repo, &["session", "start"]);
+    for t in ["T-001", "T-002", "T-003"] {
+        ok(&repo, &["session", "task", "start", t]);
+    }
+    // Dies between the PASS row and the project move, with no cleanup at all.
+    let config = repo.root().join("claude-config");
+    let out = cairn_command(repo.root(), &["session", "task", "done", "T-001"])
+        .env("CLAUDE_CONFIG_DIR", &config)
+        .env("CAIRN_FAILPOINT", "session:after-log-append")
+        .stdin(Stdio::null())
+        .output()
+        .expect("run");
+    assert!(!out.status.success(), "the command died");
+    assert_eq!(repo.status_of("T-001"), "IN_PROGRESS");
+    let run = session(&repo, &["session", "recover"]);
+    assert_eq!(
+        run.code,
+        code::REFUSED,
+        "a fresh lock needs --force: {}",
+        run.stderr
+    );
+    let recovered: serde_json::Value =
+        serde_json::from_str(&ok(&repo, &["--json", "session", "recover", "--force"]))
+            .expect("json");
+    assert_eq!(
+        recovered["completed"],
+        serde_json::json!(["T-001"]),
+        "{recovered}"
+    );
+    assert_eq!(
+        recovered["reset"],
+        serde_json::json!(["T-002", "T-003"]),
+        "{recovered}"
+    );
+    assert_eq!(repo.status_of("T-001"), "COMPLETE");
+    assert_eq!(repo.status_of("T-002"), "PENDING");
+    assert_eq!(repo.status_of("T-003"), "PENDING");
+    assert!(
+        recovered["archive"]
+            .as_str()
+            .is_some_and(|a| a.starts_with("interrupted-")),
+        "{recovered}"
+    );
+    assert_eq!(live(&repo, ".lock"), "", "nothing is live any more");
+}
+
+#[test]
+fn two_racing_starts_exactly_one_wins() {
+    let repo = six_tasks();
+    let config = repo.root().join("claude-config");
+    let children: Vec<_> = (0..2)
+        .map(|_| {
+            cairn_command(repo.root(), &["session", "start"])
+                .env("CLAUDE_CONFIG_DIR", &config)
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("spawn")
+        })
+        .collect();
+    let codes: Vec<i32> = children
+        .into_iter()
+        .map(|c| {
+            c.wait_with_output()
+                .expect("wait")
+                .status
+                .code()
+                .unwrap_or(-1)
+        })
+        .collect();
+    let mut sorted = codes.clone();
+    sorted.sort_unstable();
+    assert_eq!(sorted, [code::OK, code::REFUSED], "{codes:?}");
+}
