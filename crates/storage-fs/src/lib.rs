@@ -20,6 +20,7 @@
 //! | [`orchestration`] | the Markdown log of an orchestration session file |
 //! | [`plan`] | the text of a plan's files (`state.md`, `decisions.md`, the pointer, templates) |
 //! | [`plan_store`] | plans and the `.current_plan` pointer on disk, every write atomic and locked |
+//! | [`tasklist_store`] | Claude Code's task lists (`~/.claude/tasks/{listId}/`), one atomic write per task file |
 //!
 //! Errors are [`cairn_domain::StoreError`] wherever an operation touches the disk: every I/O
 //! failure names the operation and the path, so a user reading the message knows which file to
@@ -45,11 +46,13 @@ pub mod root;
 pub mod schema;
 pub mod system;
 pub mod tasklist;
+pub mod tasklist_store;
 
 pub use failpoints::failpoint;
 pub use plan_store::FsPlanStore;
 pub use project_store::FsProjectStore;
 pub use system::{RandomIds, SystemClock};
+pub use tasklist_store::FsTaskListStore;
 
 use cairn_domain::StoreError;
 use std::path::Path;
