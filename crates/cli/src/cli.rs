@@ -8,6 +8,9 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use crate::exit::EXIT_CODES_HELP;
 use crate::json::JSON_HELP;
 
+mod tasklist;
+pub use tasklist::*;
+
 const ROOT_HELP: &str = "Examples:
   cairn init --id web-app --name \"Web app\" --goal \"Ship the first public release\"
   cairn task add \"Design the schema\" --priority HIGH --estimate 45
@@ -182,6 +185,16 @@ pub enum Command {
   cairn setup claude --remove    # take exactly cairn's entries out again"
     )]
     Setup(SetupCommand),
+
+    /// Mirror the project into a Claude Code task list and back
+    #[command(
+        subcommand,
+        after_help = "Examples:
+  cairn tasklist push            # project tasks -> ~/.claude/tasks/<list>/
+  cairn tasklist status          # what differs, both ways
+  cairn tasklist pull            # list changes -> project, through cairn's rules"
+    )]
+    Tasklist(TasklistCommand),
 
     /// Print a shell completion script
     #[command(after_help = "Examples:

@@ -5,6 +5,7 @@ mod phase;
 mod project;
 mod setup;
 mod task;
+mod tasklist;
 
 use std::future::Future;
 use std::io::Write;
@@ -218,6 +219,7 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<Report, Failure> {
         Command::Status => maintenance::status(ctx),
         Command::Prime(args) => maintenance::prime(ctx, args),
         Command::Setup(crate::cli::SetupCommand::Claude(args)) => setup::claude(ctx, args),
+        Command::Tasklist(c) => tasklist::run(ctx, c),
         Command::Completions { shell } => Ok(completions(shell)),
     }
 }
