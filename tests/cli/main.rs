@@ -11,3 +11,4 @@ mod rules;
 mod setup;
 mod snapshots;
 mod support;
+mod tasklist;
