@@ -10,7 +10,7 @@ use cairn_domain::StoreError;
 use cairn_domain::ports::Clock;
 use cairn_domain::project::store::ProjectStore;
 use cairn_domain::tasklist::TaskListStore;
-use cairn_storage_fs::tasklist_store::{CLAUDE_CODE_TASK_LIST_ID, configured_list_id};
+pub use cairn_storage_fs::tasklist_store::task_list_id_settings;
 use cairn_storage_fs::{FsProjectStore, FsTaskListStore, SystemClock};
 
 /// The repository root: `--root`, else `$CLAUDE_PROJECT_DIR`, else the enclosing git work tree,
@@ -41,13 +41,4 @@ pub fn system_clock() -> Arc<dyn Clock> {
 /// neither variable says where the configuration directory is.
 pub fn open_tasklist_store() -> Option<Arc<dyn TaskListStore>> {
     FsTaskListStore::from_env().map(|store| Arc::new(store) as Arc<dyn TaskListStore>)
-}
-
-/// `CLAUDE_CODE_TASK_LIST_ID` from the process environment, then from the env block of the
-/// repository's Claude Code settings.
-pub fn task_list_id_settings(root: &Path) -> (Option<String>, Option<String>) {
-    (
-        std::env::var(CLAUDE_CODE_TASK_LIST_ID).ok(),
-        configured_list_id(root),
-    )
 }

@@ -7,6 +7,7 @@
 //! - [`dedupe`]: one winner when the same event is delivered twice at once.
 //! - [`errlog`]: the hook error log, where cairn's own failures go instead of to Claude.
 //! - [`setup`]: `cairn setup claude` — merging cairn's hooks into a settings.json.
+//! - [`tasklist`]: PostToolUse on the task tools — pulling the session's task list.
 //!
 //! The rules every event follows: exit 0; print exactly one JSON object or nothing; never answer
 //! `allow`; on cairn's own failure (no project, damaged store, a bug) say nothing and append the
@@ -19,6 +20,7 @@ pub mod guard;
 pub mod input;
 pub mod protocol;
 pub mod setup;
+pub mod tasklist;
 pub mod wiring;
 
 use std::io::Read;

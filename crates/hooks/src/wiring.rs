@@ -6,3 +6,10 @@
 pub use cairn_storage_fs::atomic::write_atomic;
 pub use cairn_storage_fs::layout;
 pub use cairn_storage_fs::root::{CLAUDE_PROJECT_DIR, find_git_work_tree};
+pub use cairn_storage_fs::tasklist_store::task_list_id_settings;
+
+/// Claude Code's task lists (`$CLAUDE_CONFIG_DIR/tasks`, else `~/.claude/tasks`), if the
+/// environment says where they are.
+pub fn open_tasklist_store() -> Option<std::sync::Arc<cairn_storage_fs::FsTaskListStore>> {
+    cairn_storage_fs::FsTaskListStore::from_env().map(std::sync::Arc::new)
+}

@@ -85,6 +85,16 @@ pub fn configured_list_id(root: &Path) -> Option<String> {
         })
 }
 
+/// `CLAUDE_CODE_TASK_LIST_ID` as the process environment gives it, and as the repository's
+/// settings give it ([`configured_list_id`]): the two middle candidates for the list id, in
+/// the order they are tried.
+pub fn task_list_id_settings(root: &Path) -> (Option<String>, Option<String>) {
+    (
+        std::env::var(CLAUDE_CODE_TASK_LIST_ID).ok(),
+        configured_list_id(root),
+    )
+}
+
 /// The filesystem adapter of [`TaskListStore`], over one tasks root.
 #[derive(Debug, Clone)]
 pub struct FsTaskListStore {
