@@ -165,7 +165,7 @@ pub async fn remove_deletes_only_what_cairn_wrote(store: Arc<dyn TaskListStore>)
         .into_iter()
         .map(|t| t.id)
         .collect();
-    assert_eq!(ids, ["2"], "a file cairn did not write is never deleted");
+    assert_eq!(ids, ["2"], "a foreign file is never deleted");
 }
 
 pub async fn unsafe_task_ids_are_refused(store: Arc<dyn TaskListStore>) {
