@@ -349,3 +349,34 @@ fn a_task_file_cairn_did_not_write_survives_push() {
     );
     assert_eq!(files(&b.list_dir("web")), ["1.json", "9.json"]);
 }
+
+#[test]
+fn an_execution_pointer_outside_home_is_refused() {
+    let b = Bridge::new();
+    let dir = b.list_dir("web");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("execution_pointer.md"), "/etc/cairn-elsewhere/\n").unwrap();
+    let status = b.json(&["tasklist", "status"]);
+    assert_eq!(status["execution_pointer"]["state"], "refused", "{status}");
+    let human = b.run(&["tasklist", "status"]);
+    assert!(
+        human.stdout.contains("execution pointer `/etc/cairn-elsewhere/` refused: it resolves outside the home directory"),
+        "{}",
+        human.stdout
+    );
+
+    let live = b
+        .config
+        .path()
+        .join("repo/.claude/sessions/__live_session__");
+    std::fs::write(
+        dir.join("execution_pointer.md"),
+        format!("{}/\n", live.display()),
+    )
+    .unwrap();
+    let status = b.json(&["tasklist", "status"]);
+    assert_eq!(
+        status["execution_pointer"],
+        json!({"state": "accepted", "dir": live.display().to_string()})
+    );
+}

@@ -22,8 +22,8 @@ use std::time::SystemTime;
 use async_trait::async_trait;
 use cairn_domain::StoreError;
 use cairn_domain::tasklist::{
-    ClaudeTask, FileProblem, ListId, ListRead, Removal, TaskListStore, is_safe_task_id, parse_task,
-    written_by_cairn,
+    ClaudeTask, FileProblem, ListId, ListRead, PointerState, Removal, TaskListStore,
+    is_safe_task_id, parse_task, resolve_execution_pointer, written_by_cairn,
 };
 use serde_json::Value;
 
@@ -99,12 +99,26 @@ pub fn task_list_id_settings(root: &Path) -> (Option<String>, Option<String>) {
 #[derive(Debug, Clone)]
 pub struct FsTaskListStore {
     root: PathBuf,
+    /// What execution pointers must resolve under.
+    home: Option<PathBuf>,
 }
 
 impl FsTaskListStore {
     /// A store over `root` (the `tasks` directory itself).
+    /// Pointers are checked against the process's home directory ([`home_dir`]).
     pub fn new(root: impl Into<PathBuf>) -> Self {
-        Self { root: root.into() }
+        Self {
+            root: root.into(),
+            home: home_dir(),
+        }
+    }
+
+    /// The same store, checking execution pointers against `home` instead.
+    pub fn with_home(self, home: impl Into<PathBuf>) -> Self {
+        Self {
+            home: Some(home.into()),
+            ..self
+        }
     }
 
     /// The store over `$CLAUDE_CONFIG_DIR/tasks`, else `~/.claude/tasks`; `None` when neither
@@ -124,6 +138,53 @@ impl FsTaskListStore {
 
     fn task_path(&self, list: &ListId, id: &str) -> PathBuf {
         self.list_dir(list).join(format!("{id}.json"))
+    }
+}
+
+/// The file in a list directory naming the live execution session.
+pub const EXECUTION_POINTER_FILE: &str = "execution_pointer.md";
+/// An execution pointer is one path; anything longer is not read.
+const MAX_POINTER_BYTES: u64 = 4096;
+
+/// The list's execution pointer, if there is one, checked as a reader must: it resolves under
+/// the home directory lexically ([`resolve_execution_pointer`]) and, where the directory exists,
+/// still after symbolic links are followed — a link inside the home pointing out of it is
+/// refused too.
+fn read_pointer(path: &Path, home: Option<&Path>) -> Option<PointerState> {
+    let file = std::fs::File::open(path).ok()?;
+    let mut text = String::new();
+    if file
+        .take(MAX_POINTER_BYTES)
+        .read_to_string(&mut text)
+        .is_err()
+    {
+        return Some(PointerState::Refused {
+            pointer: String::new(),
+            reason: "it is not readable text".to_owned(),
+        });
+    }
+    let Some(home) = home else {
+        return Some(PointerState::Refused {
+            pointer: text.trim().to_owned(),
+            reason: "the home directory is unknown (HOME is not set)".to_owned(),
+        });
+    };
+    let state = PointerState::from(resolve_execution_pointer(
+        &text,
+        &home.display().to_string(),
+    ));
+    let PointerState::Accepted { dir } = &state else {
+        return Some(state);
+    };
+    match (std::fs::canonicalize(dir), std::fs::canonicalize(home)) {
+        (Ok(real), Ok(real_home)) if !real.starts_with(&real_home) => Some(PointerState::Refused {
+            pointer: text.trim().to_owned(),
+            reason: format!(
+                "it resolves outside the home directory through a symbolic link (to {})",
+                real.display()
+            ),
+        }),
+        _ => Some(state),
     }
 }
 
@@ -173,6 +234,7 @@ impl TaskListStore for FsTaskListStore {
             let content = read_task_file(&dir.join(format!("{stem}.json")));
             (stem, content)
         }));
+        read.pointer = read_pointer(&dir.join(EXECUTION_POINTER_FILE), self.home.as_deref());
         read.problems
             .extend(over.into_iter().map(|stem| FileProblem {
                 file: format!("{stem}.json"),

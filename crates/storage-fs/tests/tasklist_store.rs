@@ -130,3 +130,45 @@ fn list_ids_name_directories_only_when_valid() {
         .collect();
     assert_eq!(ids, ["a-list", "b-list"]);
 }
+
+#[test]
+fn the_execution_pointer_is_accepted_only_under_home() {
+    use cairn_domain::tasklist::PointerState;
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("home");
+    let live = home.join("repo/.claude/sessions/__live_session__");
+    std::fs::create_dir_all(&live).unwrap();
+    let store = FsTaskListStore::new(home.join(".claude/tasks")).with_home(&home);
+    let dir = store.list_dir(&list());
+    let pointer = |text: &str| {
+        write(&dir, "execution_pointer.md", text);
+        block_on(store.load(&list())).unwrap().pointer
+    };
+    assert_eq!(block_on(store.load(&list())).unwrap().pointer, None);
+    assert_eq!(
+        pointer(&format!("{}/\n", live.display())),
+        Some(PointerState::Accepted {
+            dir: live.display().to_string()
+        })
+    );
+    for outside in [
+        "/etc/passwd".to_owned(),
+        format!("{}/../elsewhere", home.display()),
+        "relative/path".to_owned(),
+    ] {
+        assert!(
+            matches!(pointer(&outside), Some(PointerState::Refused { .. })),
+            "{outside}"
+        );
+    }
+    #[cfg(unix)]
+    {
+        let escape = home.join("escape");
+        std::os::unix::fs::symlink(tmp.path(), &escape).unwrap();
+        let Some(PointerState::Refused { reason, .. }) = pointer(&escape.display().to_string())
+        else {
+            panic!("a link out of the home directory must be refused");
+        };
+        assert!(reason.contains("symbolic link"), "{reason}");
+    }
+}

@@ -5,8 +5,8 @@ use std::fmt::Write as _;
 
 use cairn_domain::execution::ExecutionError;
 use cairn_domain::tasklist::{
-    Conflict, FileProblem, Holder, Ignored, ListIdSource, ListIdSources, ListWrite, PullReport,
-    PushReport, StatusReport, TaskListService,
+    Conflict, FileProblem, Holder, Ignored, ListIdSource, ListIdSources, ListWrite, PointerState,
+    PullReport, PushReport, StatusReport, TaskListService,
 };
 use cairn_domain::{DomainError, Error};
 
@@ -283,5 +283,18 @@ fn status(style: &Style, r: &StatusReport) -> String {
     conflicts(&mut out, style, &r.conflicts);
     ignored(&mut out, &r.ignored);
     problems(&mut out, style, &r.problems);
+    match &r.execution_pointer {
+        Some(PointerState::Accepted { dir }) => {
+            let _ = writeln!(out, "execution pointer: {dir}");
+        }
+        Some(PointerState::Refused { pointer, reason }) => {
+            let _ = writeln!(
+                out,
+                "{} execution pointer `{pointer}` refused: {reason}",
+                style.yellow("warning:")
+            );
+        }
+        None => {}
+    }
     out
 }

@@ -8,7 +8,10 @@ use std::sync::Mutex;
 use async_trait::async_trait;
 use serde_json::Value;
 
-use super::store::{ListId, ListRead, Removal, TaskListStore, is_safe_task_id, written_by_cairn};
+use super::guard::resolve_execution_pointer;
+use super::store::{
+    ListId, ListRead, PointerState, Removal, TaskListStore, is_safe_task_id, written_by_cairn,
+};
 use super::task::{ClaudeTask, parse_task};
 use crate::StoreError;
 
@@ -19,9 +22,13 @@ enum Content {
     Garbage(String),
 }
 
+/// The home directory execution pointers are checked against.
+pub const MEMORY_HOME: &str = "/home/user";
+
 #[derive(Debug, Default)]
 pub struct MemoryTaskListStore {
     lists: Mutex<BTreeMap<ListId, BTreeMap<String, Content>>>,
+    pointers: Mutex<BTreeMap<ListId, String>>,
 }
 
 impl MemoryTaskListStore {
@@ -41,6 +48,14 @@ impl MemoryTaskListStore {
             .insert(stem.to_owned(), Content::Json(value));
     }
 
+    /// Plants `execution_pointer.md` with this text; it is checked against [`MEMORY_HOME`].
+    pub fn put_pointer(&self, list: &ListId, text: &str) {
+        self.pointers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(list.clone(), text.to_owned());
+    }
+
     /// Plants `{stem}.json` holding text that is not JSON.
     pub fn put_garbage(&self, list: &ListId, stem: &str, text: &str) {
         self.lock()
@@ -53,17 +68,25 @@ impl MemoryTaskListStore {
 #[async_trait]
 impl TaskListStore for MemoryTaskListStore {
     async fn load(&self, list: &ListId) -> Result<ListRead, StoreError> {
+        let pointer = self
+            .pointers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(list)
+            .map(|text| PointerState::from(resolve_execution_pointer(text, MEMORY_HOME)));
         let lists = self.lock();
-        let Some(files) = lists.get(list) else {
-            return Ok(ListRead::default());
+        let mut read = match lists.get(list) {
+            None => ListRead::default(),
+            Some(files) => ListRead::from_files(files.iter().map(|(stem, content)| {
+                let value = match content {
+                    Content::Json(v) => Ok(v.clone()),
+                    Content::Garbage(text) => Err(format!("not JSON: {text:?}")),
+                };
+                (stem.clone(), value)
+            })),
         };
-        Ok(ListRead::from_files(files.iter().map(|(stem, content)| {
-            let value = match content {
-                Content::Json(v) => Ok(v.clone()),
-                Content::Garbage(text) => Err(format!("not JSON: {text:?}")),
-            };
-            (stem.clone(), value)
-        })))
+        read.pointer = pointer;
+        Ok(read)
     }
 
     async fn write_task(&self, list: &ListId, task: &ClaudeTask) -> Result<(), StoreError> {

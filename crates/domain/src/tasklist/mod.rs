@@ -16,8 +16,8 @@ pub mod memory;
 pub use guard::{resolve_execution_pointer, validate_list_id};
 pub use ids::{list_task_id, project_task_id};
 pub use store::{
-    CAIRN_METADATA_KEY, FileProblem, ListId, ListRead, Removal, TaskListStore, is_safe_task_id,
-    written_by_cairn,
+    CAIRN_METADATA_KEY, FileProblem, ListId, ListRead, PointerState, Removal, TaskListStore,
+    is_safe_task_id, written_by_cairn,
 };
 pub use sync::{
     Conflict, Holder, Ignored, ListIdSource, ListIdSources, ListWrite, ProjectCreate, ProjectMove,

@@ -67,12 +67,39 @@ pub struct FileProblem {
     pub skipped: bool,
 }
 
+/// The list's `execution_pointer.md`, as a reader may use it: the live session directory it
+/// names, or why it was refused (it must resolve under the home directory, see
+/// [`resolve_execution_pointer`](super::guard::resolve_execution_pointer)).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum PointerState {
+    Accepted { dir: String },
+    Refused { pointer: String, reason: String },
+}
+
+impl From<Result<String, ExecutionError>> for PointerState {
+    fn from(resolved: Result<String, ExecutionError>) -> Self {
+        match resolved {
+            Ok(dir) => Self::Accepted { dir },
+            Err(ExecutionError::PointerRejected { pointer, reason }) => {
+                Self::Refused { pointer, reason }
+            }
+            Err(other) => Self::Refused {
+                pointer: String::new(),
+                reason: other.to_string(),
+            },
+        }
+    }
+}
+
 /// One list as read: the tasks that could be read, in id order, and what was wrong with the
 /// others. Bad files are never fatal: Claude Code and other tools write here too.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ListRead {
     pub tasks: Vec<ClaudeTask>,
     pub problems: Vec<FileProblem>,
+    /// The execution pointer, when the list has one.
+    pub pointer: Option<PointerState>,
 }
 
 impl ListRead {

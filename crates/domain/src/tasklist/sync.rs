@@ -28,7 +28,9 @@ use std::sync::Arc;
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
-use super::store::{CAIRN_METADATA_KEY, FileProblem, ListId, ListRead, TaskListStore, task_order};
+use super::store::{
+    CAIRN_METADATA_KEY, FileProblem, ListId, ListRead, PointerState, TaskListStore, task_order,
+};
 use super::task::{ClaudeTask, ClaudeTaskStatus};
 use crate::Error;
 use crate::execution::ExecutionError;
@@ -313,6 +315,8 @@ pub struct StatusReport {
     pub conflicts: Vec<Conflict>,
     pub ignored: Vec<Ignored>,
     pub problems: Vec<FileProblem>,
+    /// The list's `execution_pointer.md`: the live session it names, or why it was refused.
+    pub execution_pointer: Option<PointerState>,
 }
 
 impl StatusReport {
@@ -885,6 +889,7 @@ impl<'a> TaskListService<'a> {
             pull_would_create,
             conflicts: push.conflicts,
             ignored: index.ignored,
+            execution_pointer: read.pointer.clone(),
             problems: read.problems,
         })
     }
