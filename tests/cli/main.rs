@@ -13,3 +13,4 @@ mod session;
 mod setup;
 mod snapshots;
 mod support;
+mod tasklist;

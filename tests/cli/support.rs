@@ -52,7 +52,8 @@ pub fn cairn_command(root: &Path, args: &[&str]) -> Command {
         .env_remove("CLAUDE_PROJECT_DIR")
         .env_remove("CAIRN_PROJECT")
         .env_remove("CAIRN_AGENT")
-        .env_remove("CAIRN_LOCK_TIMEOUT_MS");
+        .env_remove("CAIRN_LOCK_TIMEOUT_MS")
+        .env_remove("CLAUDE_CODE_TASK_LIST_ID");
     cmd
 }
 

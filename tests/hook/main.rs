@@ -19,6 +19,7 @@ use cairn_storage_fs::{FsProjectStore, SystemClock};
 
 mod project_dir;
 mod orchestration;
+mod tasklist;
 
 const BIN: &str = env!("CARGO_BIN_EXE_cairn-hook");
 

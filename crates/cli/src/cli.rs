@@ -13,6 +13,8 @@ use crate::json::JSON_HELP;
 
 mod session;
 pub use session::*;
+mod tasklist;
+pub use tasklist::*;
 
 const ROOT_HELP: &str = "Examples:
   cairn init --id web-app --name \"Web app\" --goal \"Ship the first public release\"
@@ -216,6 +218,16 @@ State dir: $MAESTRO_STATE_DIR (relative to the root), default docs/maestro."
   cairn setup claude --remove    # take exactly cairn's entries out again"
     )]
     Setup(SetupCommand),
+
+    /// Mirror the project into a Claude Code task list and back
+    #[command(
+        subcommand,
+        after_help = "Examples:
+  cairn tasklist push            # project tasks -> ~/.claude/tasks/<list>/
+  cairn tasklist status          # what differs, both ways
+  cairn tasklist pull            # list changes -> project, through cairn's rules"
+    )]
+    Tasklist(TasklistCommand),
 
     /// Print a shell completion script
     #[command(after_help = "Examples:

@@ -11,7 +11,11 @@ use cairn_domain::execution::store::ExecutionSessionStore;
 use cairn_domain::orchestration::OrchestrationStore;
 use cairn_domain::ports::Clock;
 use cairn_domain::project::store::ProjectStore;
-use cairn_storage_fs::{FsExecutionSessionStore, FsOrchestrationStore, FsProjectStore, SystemClock};
+use cairn_domain::tasklist::TaskListStore;
+pub use cairn_storage_fs::tasklist_store::task_list_id_settings;
+use cairn_storage_fs::{
+    FsExecutionSessionStore, FsOrchestrationStore, FsProjectStore, FsTaskListStore, SystemClock,
+};
 
 /// The repository root: `--root`, else `$CLAUDE_PROJECT_DIR`, else the enclosing git work tree,
 /// else the current directory.
@@ -77,4 +81,10 @@ pub fn link_task_list(list_dir: &Path, root: &Path) -> Result<PathBuf, StoreErro
 /// This machine's name, for session locks.
 pub fn hostname() -> String {
     cairn_storage_fs::system::hostname()
+}
+
+/// Claude Code's task lists: `$CLAUDE_CONFIG_DIR/tasks`, else `~/.claude/tasks`. `None` when
+/// neither variable says where the configuration directory is.
+pub fn open_tasklist_store() -> Option<Arc<dyn TaskListStore>> {
+    FsTaskListStore::from_env().map(|store| Arc::new(store) as Arc<dyn TaskListStore>)
 }

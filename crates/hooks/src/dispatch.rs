@@ -9,7 +9,8 @@
 //! | SubagentStart / SubagentStop | yes | log `SESSION_SUBAGENT_START` / `_STOP` (agent type and id) | nothing |
 //! | SessionStart, SubagentStart / SubagentStop, SessionEnd | orchestration too | see [`crate::orchestration`]: active agent, token usage, the active orchestration in the context | |
 //! | Stop | reads | none | `systemMessage` reminding of tasks this session started and left IN_PROGRESS, or nothing |
-//! | PostToolUse, UserPromptSubmit, others | never | none | nothing |
+//! | PostToolUse on `TaskCreate`, `TaskUpdate`, `TodoWrite` | only if the session's task list holds files cairn pushed for this project | pull that list into the project ([`crate::tasklist`]) | `systemMessage` naming the changes cairn's rules refused, or nothing |
+//! | other PostToolUse, UserPromptSubmit, others | never | none | nothing |
 //!
 //! PostToolUse, Stop and UserPromptSubmit fire on every tool call, every turn and every prompt:
 //! logging them would bury the progress log's real history (and push completions out of the
@@ -143,16 +144,15 @@ pub fn handle(input: &HookInput, deps: &Deps<'_>) -> Handled {
             handled
         }
         HookEvent::Stop => stop(input, deps),
-        HookEvent::PostToolUse | HookEvent::UserPromptSubmit | HookEvent::Other(_) => {
-            Handled::silent()
-        }
+        HookEvent::PostToolUse => crate::tasklist::post_tool_use(input, deps),
+        HookEvent::UserPromptSubmit | HookEvent::Other(_) => Handled::silent(),
     }
 }
 
 /// Is there a cairn project under `root` (the named one, or any)? Answered from directory
 /// entries alone, so a repository that does not use cairn costs a `read_dir` and nothing else —
 /// and gets no error log: cairn installed globally must leave other repositories alone.
-fn has_cairn_project(root: &Path, named: Option<&str>) -> bool {
+pub(crate) fn has_cairn_project(root: &Path, named: Option<&str>) -> bool {
     let projects = crate::wiring::layout::projects_dir(root);
     match named {
         Some(id) => projects
@@ -244,7 +244,7 @@ fn with_store(input: &HookInput, deps: &Deps<'_>) -> Handled {
 }
 
 /// The project service over the store under `root`, and a runtime to drive it.
-fn open_service(
+pub(crate) fn open_service(
     root: &Path,
     deps: &Deps<'_>,
 ) -> Result<(ProjectService, tokio::runtime::Runtime), String> {

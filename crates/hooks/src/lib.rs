@@ -8,6 +8,7 @@
 //! - [`errlog`]: the hook error log, where cairn's own failures go instead of to Claude.
 //! - [`orchestration`]: orchestration sessions: active agent, tokens, session-start context.
 //! - [`setup`]: `cairn setup claude` — merging cairn's hooks into a settings.json.
+//! - [`tasklist`]: PostToolUse on the task tools — pulling the session's task list.
 //!
 //! The rules every event follows: exit 0; print exactly one JSON object or nothing; never answer
 //! `allow`; on cairn's own failure (no project, damaged store, a bug) say nothing and append the
@@ -21,6 +22,7 @@ pub mod input;
 pub mod orchestration;
 pub mod protocol;
 pub mod setup;
+pub mod tasklist;
 pub mod wiring;
 
 use std::io::Read;

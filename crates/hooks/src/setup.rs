@@ -13,8 +13,9 @@
 //! a half-written settings file.
 //!
 //! Which events are registered ([`CAIRN_HOOKS`]): the ones where cairn-hook does something —
-//! Stop included, for the reminder of work left IN_PROGRESS. PostToolUse and UserPromptSubmit
-//! are accepted by the binary but not registered — it does nothing for them, and they fire
+//! Stop included, for the reminder of work left IN_PROGRESS, and PostToolUse only for Claude
+//! Code's task tools (the task-list pull). UserPromptSubmit and PostToolUse on other tools are
+//! accepted by the binary but not registered — it does nothing for them, and they fire
 //! constantly (see [`crate::dispatch`]).
 
 use std::fs;
@@ -33,7 +34,7 @@ pub struct HookSpec {
 }
 
 /// The events cairn registers for.
-pub const CAIRN_HOOKS: [HookSpec; 7] = [
+pub const CAIRN_HOOKS: [HookSpec; 8] = [
     HookSpec {
         event: "SessionStart",
         matcher: None,
@@ -69,7 +70,15 @@ pub const CAIRN_HOOKS: [HookSpec; 7] = [
         matcher: None,
         timeout: 10,
     },
+    HookSpec {
+        event: "PostToolUse",
+        matcher: Some(TASK_TOOLS_MATCHER),
+        timeout: 10,
+    },
 ];
+
+/// The PostToolUse matcher: Claude Code's task tools ([`crate::tasklist::TASK_TOOLS`]).
+pub const TASK_TOOLS_MATCHER: &str = "TaskCreate|TaskUpdate|TodoWrite";
 
 /// The command the plugin's hooks.json runs: the plugin's own binary when Claude Code provides
 /// `CLAUDE_PLUGIN_ROOT`, else `cairn-hook` from `PATH` (Claude Code puts an enabled plugin's
@@ -371,6 +380,10 @@ mod tests {
             read(&path)["hooks"]["PreToolUse"],
             json!([{"matcher": "Edit|Write|MultiEdit|NotebookEdit|Bash", "hooks": [{"type": "command", "command": CMD, "timeout": 5}]}])
         );
+        assert_eq!(
+            read(&path)["hooks"]["PostToolUse"],
+            json!([{"matcher": "TaskCreate|TaskUpdate|TodoWrite", "hooks": [{"type": "command", "command": CMD, "timeout": 10}]}])
+        );
     }
 
     #[test]
@@ -416,7 +429,8 @@ mod tests {
                 "SessionEnd",
                 "SubagentStart",
                 "SubagentStop",
-                "Stop"
+                "Stop",
+                "PostToolUse"
             ]
         );
         let pre = merged["hooks"]["PreToolUse"].as_array().unwrap();

@@ -21,3 +21,11 @@ pub mod orchestration {
         cairn_storage_fs::FsOrchestrationStore::new(root, state_dir).with_lock_timeout(LOCK_TIMEOUT)
     }
 }
+
+pub use cairn_storage_fs::tasklist_store::task_list_id_settings;
+
+/// Claude Code's task lists (`$CLAUDE_CONFIG_DIR/tasks`, else `~/.claude/tasks`), if the
+/// environment says where they are.
+pub fn open_tasklist_store() -> Option<std::sync::Arc<cairn_storage_fs::FsTaskListStore>> {
+    cairn_storage_fs::FsTaskListStore::from_env().map(std::sync::Arc::new)
+}

@@ -23,6 +23,7 @@
 //! | [`plan`] | the text of a plan's files (`state.md`, `decisions.md`, the pointer, templates) |
 //! | [`plan_store`] | plans and the `.current_plan` pointer on disk, every write atomic and locked |
 //! | `project_journal` | the replay payload that makes the progress log a write-ahead log of the project store |
+//! | [`tasklist_store`] | Claude Code's task lists (`~/.claude/tasks/{listId}/`), one atomic write per task file |
 //!
 //! Errors are [`cairn_domain::StoreError`] wherever an operation touches the disk: every I/O
 //! failure names the operation and the path, so a user reading the message knows which file to
@@ -51,6 +52,7 @@ pub mod root;
 pub mod schema;
 pub mod system;
 pub mod tasklist;
+pub mod tasklist_store;
 
 pub use execution_store::FsExecutionSessionStore;
 pub use failpoints::failpoint;
@@ -58,6 +60,7 @@ pub use orchestration_store::FsOrchestrationStore;
 pub use plan_store::FsPlanStore;
 pub use project_store::FsProjectStore;
 pub use system::{RandomIds, SystemClock};
+pub use tasklist_store::FsTaskListStore;
 
 use cairn_domain::StoreError;
 use std::path::Path;

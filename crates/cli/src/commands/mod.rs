@@ -7,6 +7,7 @@ mod project;
 mod session;
 mod setup;
 mod task;
+mod tasklist;
 
 use std::future::Future;
 use std::io::Write;
@@ -223,6 +224,7 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<Report, Failure> {
         Command::Prime(args) => maintenance::prime(ctx, args),
         Command::Session(c) => session::run(ctx, c),
         Command::Setup(crate::cli::SetupCommand::Claude(args)) => setup::claude(ctx, args),
+        Command::Tasklist(c) => tasklist::run(ctx, c),
         Command::Completions { shell } => Ok(completions(shell)),
     }
 }

@@ -1,0 +1,300 @@
+//! `tasklist push|pull|status`: the bridge to Claude Code's task lists. Each command is one call
+//! of [`TaskListService`]; this module only finds the inputs and renders the answer.
+
+use std::fmt::Write as _;
+
+use cairn_domain::execution::ExecutionError;
+use cairn_domain::tasklist::{
+    Conflict, FileProblem, Holder, Ignored, ListIdSource, ListIdSources, ListWrite, PointerState,
+    PullReport, PushReport, StatusReport, TaskListService,
+};
+use cairn_domain::{DomainError, Error};
+
+use super::{Ctx, Report};
+use crate::cli::{TaskListArgs, TasklistCommand};
+use crate::exit::{Code, Failure};
+use crate::output::Style;
+
+pub fn run(ctx: &Ctx, command: TasklistCommand) -> Result<Report, Failure> {
+    let project = ctx.project()?;
+    let lists = crate::wiring::open_tasklist_store().ok_or_else(|| {
+        Failure::new(
+            Code::Usage,
+            "cannot find Claude Code's configuration directory",
+        )
+        .with_hint("set HOME, or CLAUDE_CONFIG_DIR to Claude Code's configuration directory")
+    })?;
+    let bridge = TaskListService::new(&ctx.service, lists);
+    match command {
+        TasklistCommand::Push(args) => {
+            let report = ctx
+                .block_on(bridge.push(&project, &sources(ctx, args)))
+                .map_err(failure)?;
+            ctx.emit(&report, |style| push(style, &report))
+        }
+        TasklistCommand::Pull(args) => {
+            let report = ctx
+                .block_on(bridge.pull(&project, &sources(ctx, args)))
+                .map_err(failure)?;
+            ctx.emit(&report, |style| pull(style, &report))
+        }
+        TasklistCommand::Status(args) => {
+            let report = ctx
+                .block_on(bridge.status(&project, &sources(ctx, args)))
+                .map_err(failure)?;
+            ctx.emit(&report, |style| status(style, &report))
+        }
+    }
+}
+
+fn sources(ctx: &Ctx, args: TaskListArgs) -> ListIdSources {
+    let (environment, settings) = crate::wiring::task_list_id_settings(&ctx.root);
+    ListIdSources {
+        flag: args.list,
+        environment,
+        settings,
+        session: None,
+    }
+}
+
+/// A list id that could leave the tasks directory is a bad argument (exit 2), whichever source
+/// gave it; nothing was read or written.
+fn failure(e: Error) -> Failure {
+    match e {
+        Error::Domain(DomainError::Execution(ExecutionError::InvalidListId { list_id, reason })) => {
+            Failure::new(
+                Code::Usage,
+                format!("task list id `{list_id}` refused: {reason}; nothing was written"),
+            )
+            .with_kind("invalid_list_id")
+            .with_hint(
+                "name a list with --list NAME (letters, digits, `-`, `_`, `.`; no `/` or `..`), or fix CLAUDE_CODE_TASK_LIST_ID",
+            )
+        }
+        other => other.into(),
+    }
+}
+
+fn source(source: ListIdSource) -> &'static str {
+    match source {
+        ListIdSource::Flag => "--list",
+        ListIdSource::Environment => "CLAUDE_CODE_TASK_LIST_ID",
+        ListIdSource::Settings => "CLAUDE_CODE_TASK_LIST_ID in .claude/settings",
+        ListIdSource::Project => "the project id",
+        ListIdSource::Session => "the session id",
+    }
+}
+
+fn header(style: &Style, verb: &str, project: &str, list: &str, from: ListIdSource) -> String {
+    format!(
+        "{verb} project {} ⇄ task list {} (from {})\n",
+        style.bold(project),
+        style.bold(list),
+        source(from)
+    )
+}
+
+fn writes(out: &mut String, writes: &[ListWrite]) {
+    for w in writes {
+        let what = if w.created {
+            "new".to_owned()
+        } else {
+            w.fields.join(", ")
+        };
+        let _ = writeln!(out, "  {} → {}.json ({what})", w.task, w.list_task);
+    }
+}
+
+fn conflicts(out: &mut String, style: &Style, conflicts: &[Conflict]) {
+    for c in conflicts {
+        let holder = match &c.held_by {
+            Holder::NotCairn => {
+                "a task cairn did not write (run `cairn tasklist pull` to import it)".to_owned()
+            }
+            Holder::OtherProject { project } => format!("project {project}'s task"),
+            Holder::OtherTask { task } => format!("{task}, linked there"),
+        };
+        let _ = writeln!(
+            out,
+            "  {} {}: {}.json holds {holder}; not written",
+            style.yellow("conflict"),
+            c.task,
+            c.list_task
+        );
+    }
+}
+
+fn ignored(out: &mut String, ignored: &[Ignored]) {
+    for i in ignored {
+        let line = match i {
+            Ignored::OtherProject { list_task, project } => {
+                format!("{list_task}.json belongs to project {project}")
+            }
+            Ignored::UnknownTask { list_task, task } => {
+                format!("{list_task}.json is linked to {task}, which this project does not have")
+            }
+            Ignored::UnreadableLink { list_task } => {
+                format!("{list_task}.json has cairn metadata naming no task")
+            }
+            Ignored::DuplicateLink { list_task, task } => {
+                format!("{list_task}.json is a second file linked to {task}")
+            }
+        };
+        let _ = writeln!(out, "  ignored: {line}");
+    }
+}
+
+fn problems(out: &mut String, style: &Style, problems: &[FileProblem]) {
+    for p in problems {
+        let _ = writeln!(
+            out,
+            "  {} {} {}",
+            style.yellow("warning:"),
+            p.file,
+            p.problem
+        );
+    }
+}
+
+fn push(style: &Style, r: &PushReport) -> String {
+    let mut out = header(
+        style,
+        "Pushed",
+        r.project.as_str(),
+        r.list.as_str(),
+        r.list_source,
+    );
+    let _ = writeln!(
+        out,
+        "  {} written, {} unchanged, {} removed, {} conflict{}",
+        r.written.len(),
+        r.unchanged,
+        r.removed.len(),
+        r.conflicts.len(),
+        if r.conflicts.len() == 1 { "" } else { "s" }
+    );
+    writes(&mut out, &r.written);
+    for file in &r.removed {
+        let _ = writeln!(out, "  removed {file}.json (its task is cancelled or gone)");
+    }
+    conflicts(&mut out, style, &r.conflicts);
+    ignored(&mut out, &r.ignored);
+    problems(&mut out, style, &r.problems);
+    out
+}
+
+fn pull(style: &Style, r: &PullReport) -> String {
+    let mut out = header(
+        style,
+        "Pulled",
+        r.project.as_str(),
+        r.list.as_str(),
+        r.list_source,
+    );
+    let _ = writeln!(
+        out,
+        "  {} moved, {} created, {} refused, {} unchanged",
+        r.moved.len(),
+        r.created.len(),
+        r.refused.len(),
+        r.unchanged
+    );
+    for m in &r.moved {
+        let to: Vec<String> = m.to.iter().map(|s| style.status(*s)).collect();
+        let _ = writeln!(
+            out,
+            "  {} {} → {} (list {}.json says {})",
+            m.task,
+            style.status(m.from),
+            to.join(" → "),
+            m.list_task,
+            m.wanted.as_str()
+        );
+    }
+    for c in &r.created {
+        let task = c.task.as_ref().map(ToString::to_string).unwrap_or_default();
+        let status = c.status.map(|s| style.status(s)).unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "  created {task} {} [{status}] from {}.json",
+            c.subject, c.list_task
+        );
+    }
+    for f in &r.refused {
+        let task = f.task.as_ref().map(|t| format!("{t} ")).unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "  {} {task}({}.json says {}): {}",
+            style.red("refused"),
+            f.list_task,
+            f.wanted.as_str(),
+            f.reason
+        );
+    }
+    ignored(&mut out, &r.ignored);
+    problems(&mut out, style, &r.problems);
+    out
+}
+
+fn status(style: &Style, r: &StatusReport) -> String {
+    let mut out = header(
+        style,
+        "Compared",
+        r.project.as_str(),
+        r.list.as_str(),
+        r.list_source,
+    );
+    if r.is_in_sync() {
+        let _ = writeln!(out, "  in sync ({} tasks)", r.in_sync);
+    } else {
+        let _ = writeln!(out, "  {} in sync", r.in_sync);
+    }
+    if !r.push_would_write.is_empty() || !r.push_would_remove.is_empty() {
+        let _ = writeln!(out, "project → list (`cairn tasklist push`):");
+        writes(&mut out, &r.push_would_write);
+        for file in &r.push_would_remove {
+            let _ = writeln!(out, "  remove {file}.json");
+        }
+    }
+    if !r.pull_would_move.is_empty() || !r.pull_would_create.is_empty() {
+        let _ = writeln!(out, "list → project (`cairn tasklist pull`):");
+        for m in &r.pull_would_move {
+            let path: Vec<&str> = m.to.iter().map(|s| s.as_str()).collect();
+            let _ = writeln!(
+                out,
+                "  {} {} → {} ({}.json says {})",
+                m.task,
+                m.from,
+                path.join(" → "),
+                m.list_task,
+                m.wanted.as_str()
+            );
+        }
+        for c in &r.pull_would_create {
+            let _ = writeln!(
+                out,
+                "  new task from {}.json: {} [{}]",
+                c.list_task,
+                c.subject,
+                c.wanted.as_str()
+            );
+        }
+    }
+    conflicts(&mut out, style, &r.conflicts);
+    ignored(&mut out, &r.ignored);
+    problems(&mut out, style, &r.problems);
+    match &r.execution_pointer {
+        Some(PointerState::Accepted { dir }) => {
+            let _ = writeln!(out, "execution pointer: {dir}");
+        }
+        Some(PointerState::Refused { pointer, reason }) => {
+            let _ = writeln!(
+                out,
+                "{} execution pointer `{pointer}` refused: {reason}",
+                style.yellow("warning:")
+            );
+        }
+        None => {}
+    }
+    out
+}
