@@ -5,6 +5,9 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+mod plan;
+pub use plan::*;
+
 use crate::exit::EXIT_CODES_HELP;
 use crate::json::JSON_HELP;
 
@@ -26,6 +29,8 @@ Environment:
                       how long a writer waits for another cairn process's lock (default 10000)
   CAIRN_NOW           an RFC 3339 instant that fixes cairn's clock for the whole run (a testing
                       and replay aid: every timestamp written is this instant)
+  CAIRN_PLAN_HEX      8 lowercase hex digits used as the suffix of the next plan directory
+                      (a testing and replay aid, like CAIRN_NOW)
 ";
 
 /// cairn: durable, crash-safe working memory for AI coding agents.
@@ -172,6 +177,18 @@ pub enum Command {
   cairn prime
   cairn prime --header \"Project memory (cairn):\"")]
     Prime(PrimeArgs),
+
+    /// Iterative plans: EXPLORE → PLAN → EXECUTE → REFLECT → RE-PLAN → CLOSE, enforced
+    #[command(
+        subcommand,
+        after_help = "Examples:
+  cairn plan new \"Move sessions to signed tokens\"
+  cairn plan go PLAN --reason \"callers mapped\"
+  cairn plan approve
+  cairn plan status
+  cairn plan resume"
+    )]
+    Plan(PlanCommand),
 
     /// Register cairn's hooks with Claude Code
     #[command(

@@ -8,8 +8,10 @@ use std::time::Duration;
 
 use cairn_domain::StoreError;
 use cairn_domain::ports::Clock;
+use cairn_domain::plan::PlanStore;
+use cairn_domain::ports::IdGen;
 use cairn_domain::project::store::ProjectStore;
-use cairn_storage_fs::{FsProjectStore, SystemClock};
+use cairn_storage_fs::{FsPlanStore, FsProjectStore, RandomIds, SystemClock};
 
 /// The repository root: `--root`, else `$CLAUDE_PROJECT_DIR`, else the enclosing git work tree,
 /// else the current directory.
@@ -33,4 +35,17 @@ pub fn open_store(
 
 pub fn system_clock() -> Arc<dyn Clock> {
     Arc::new(SystemClock)
+}
+
+/// The plan store of the repository at `root`.
+pub fn open_plan_store(root: &Path, lock_timeout: Option<Duration>) -> Arc<dyn PlanStore> {
+    let store = FsPlanStore::new(root);
+    Arc::new(match lock_timeout {
+        Some(timeout) => store.with_lock_timeout(timeout),
+        None => store,
+    })
+}
+
+pub fn random_ids() -> Arc<dyn IdGen> {
+    Arc::new(RandomIds)
 }

@@ -47,7 +47,7 @@ pub mod system;
 pub mod tasklist;
 
 pub use failpoints::failpoint;
-pub use plan_store::FsPlanStore;
+pub use plan_store::{FsPlanStore, peek_active};
 pub use project_store::FsProjectStore;
 pub use system::{RandomIds, SystemClock};
 

@@ -2,6 +2,7 @@
 
 mod maintenance;
 mod phase;
+mod plan;
 mod project;
 mod setup;
 mod task;
@@ -194,6 +195,7 @@ fn without_project(command: &Command) -> Option<&'static str> {
             Some("`cairn project list` lists every project in the repository")
         }
         Command::Setup(_) => Some("`cairn setup` registers hooks for every project at once"),
+        Command::Plan(_) => Some("plans belong to the repository, not to a project"),
         Command::Completions { .. } => Some("completion scripts are the same for every project"),
         _ => None,
     }
@@ -217,6 +219,7 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<Report, Failure> {
         Command::Doctor(args) => maintenance::doctor(ctx, args),
         Command::Status => maintenance::status(ctx),
         Command::Prime(args) => maintenance::prime(ctx, args),
+        Command::Plan(c) => plan::run(ctx, c),
         Command::Setup(crate::cli::SetupCommand::Claude(args)) => setup::claude(ctx, args),
         Command::Completions { shell } => Ok(completions(shell)),
     }
