@@ -17,6 +17,8 @@ use cairn_domain::project::tasks::{MoveDetail, NewTask};
 use cairn_domain::project::{ProjectId, ProjectStatus, ProjectType, TaskStatus};
 use cairn_storage_fs::{FsProjectStore, SystemClock};
 
+mod plan;
+
 const BIN: &str = env!("CARGO_BIN_EXE_cairn-hook");
 
 fn fixtures_dir() -> PathBuf {

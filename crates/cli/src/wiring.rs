@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use cairn_domain::StoreError;
-use cairn_domain::ports::Clock;
 use cairn_domain::plan::PlanStore;
+use cairn_domain::ports::Clock;
 use cairn_domain::ports::IdGen;
 use cairn_domain::project::store::ProjectStore;
 use cairn_storage_fs::{FsPlanStore, FsProjectStore, RandomIds, SystemClock};

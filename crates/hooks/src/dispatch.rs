@@ -2,13 +2,14 @@
 //!
 //! | event | store | effect | stdout |
 //! |---|---|---|---|
-//! | PreToolUse | never | guard ([`crate::guard`]) | deny object, or nothing |
+//! | PreToolUse | never (plans: the pointer and state.md's first bytes) | guard ([`crate::guard`]); the active plan's edit rule ([`crate::plan`]) | deny object, or nothing |
 //! | SessionStart | yes | reconcile (resume, or staleness only after `compact`; other agents' live claims are left alone), clean debris, log `SESSION_START` | `additionalContext`: the `cairn prime` text under a header shaped by `source`; with several projects and none chosen, the list and how to choose |
 //! | PreCompact | yes | checkpoint, log `SESSION_PRECOMPACT` | nothing |
 //! | SessionEnd | yes | log `SESSION_END` (reason) | nothing |
 //! | SubagentStart / SubagentStop | yes | log `SESSION_SUBAGENT_START` / `_STOP` (agent type and id) | nothing |
 //! | Stop | reads | none | `systemMessage` reminding of tasks this session started and left IN_PROGRESS, or nothing |
-//! | PostToolUse, UserPromptSubmit, others | never | none | nothing |
+//! | PostToolUse (Edit, Write, MultiEdit) | the plan store, in EXECUTE only | the change manifest and complexity budget of the active plan ([`crate::plan`]) | `systemMessage` when over budget, or nothing |
+//! | UserPromptSubmit, others | never | none | nothing |
 //!
 //! PostToolUse, Stop and UserPromptSubmit fire on every tool call, every turn and every prompt:
 //! logging them would bury the progress log's real history (and push completions out of the
@@ -103,11 +104,11 @@ pub struct Handled {
 }
 
 impl Handled {
-    fn silent() -> Self {
+    pub(crate) fn silent() -> Self {
         Self::default()
     }
 
-    fn failed(root: PathBuf, problem: String) -> Self {
+    pub(crate) fn failed(root: PathBuf, problem: String) -> Self {
         Self {
             output: None,
             root: Some(root),
@@ -119,20 +120,26 @@ impl Handled {
 /// Handles one parsed payload.
 pub fn handle(input: &HookInput, deps: &Deps<'_>) -> Handled {
     match &input.event {
-        // The hot path: decided from the payload alone.
-        HookEvent::PreToolUse => Handled {
-            output: guard::check(input).map(|refusal| HookOutput::deny(refusal.reason())),
-            ..Handled::default()
+        // The hot path: the state-file guard decides from the payload alone; only when it lets
+        // the call pass does the plan rule peek at the pointer and state.md's first line.
+        HookEvent::PreToolUse => match guard::check(input) {
+            Some(refusal) => Handled {
+                output: Some(HookOutput::deny(refusal.reason())),
+                ..Handled::default()
+            },
+            None => crate::plan::pre_tool_use(input, deps),
         },
-        HookEvent::SessionStart
-        | HookEvent::PreCompact
-        | HookEvent::SessionEnd
-        | HookEvent::SubagentStart
-        | HookEvent::SubagentStop => with_store(input, deps),
-        HookEvent::Stop => stop(input, deps),
-        HookEvent::PostToolUse | HookEvent::UserPromptSubmit | HookEvent::Other(_) => {
-            Handled::silent()
+        HookEvent::SessionStart | HookEvent::PreCompact => {
+            let mut handled = with_store(input, deps);
+            crate::plan::session_event(input, deps, &mut handled);
+            handled
         }
+        HookEvent::SessionEnd | HookEvent::SubagentStart | HookEvent::SubagentStop => {
+            with_store(input, deps)
+        }
+        HookEvent::Stop => stop(input, deps),
+        HookEvent::PostToolUse => crate::plan::post_tool_use(input, deps),
+        HookEvent::UserPromptSubmit | HookEvent::Other(_) => Handled::silent(),
     }
 }
 

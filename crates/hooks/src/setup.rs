@@ -13,9 +13,9 @@
 //! a half-written settings file.
 //!
 //! Which events are registered ([`CAIRN_HOOKS`]): the ones where cairn-hook does something —
-//! Stop included, for the reminder of work left IN_PROGRESS. PostToolUse and UserPromptSubmit
-//! are accepted by the binary but not registered — it does nothing for them, and they fire
-//! constantly (see [`crate::dispatch`]).
+//! Stop included, for the reminder of work left IN_PROGRESS, and PostToolUse for Edit, Write and
+//! MultiEdit only (an active plan's change manifest). UserPromptSubmit is accepted by the binary
+//! but not registered — it does nothing for it, and it fires constantly (see [`crate::dispatch`]).
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -33,7 +33,7 @@ pub struct HookSpec {
 }
 
 /// The events cairn registers for.
-pub const CAIRN_HOOKS: [HookSpec; 7] = [
+pub const CAIRN_HOOKS: [HookSpec; 8] = [
     HookSpec {
         event: "SessionStart",
         matcher: None,
@@ -67,6 +67,12 @@ pub const CAIRN_HOOKS: [HookSpec; 7] = [
     HookSpec {
         event: "Stop",
         matcher: None,
+        timeout: 10,
+    },
+    // The active plan's change manifest in EXECUTE (see `crate::plan`).
+    HookSpec {
+        event: "PostToolUse",
+        matcher: Some("Edit|Write|MultiEdit"),
         timeout: 10,
     },
 ];
@@ -416,7 +422,8 @@ mod tests {
                 "SessionEnd",
                 "SubagentStart",
                 "SubagentStop",
-                "Stop"
+                "Stop",
+                "PostToolUse"
             ]
         );
         let pre = merged["hooks"]["PreToolUse"].as_array().unwrap();

@@ -55,9 +55,7 @@ pub fn command(step: &NextStep) -> String {
             let names: Vec<&str> = to.iter().map(|s| s.as_str()).collect();
             format!("cairn plan go {} --reason \"…\"", names.join("|"))
         }
-        NextStep::PlanApprove => {
-            "cairn plan approve".to_owned()
-        }
+        NextStep::PlanApprove => "cairn plan approve".to_owned(),
         NextStep::PlanDecide => "cairn plan decide \"…\"".to_owned(),
         NextStep::PlanFinding => "cairn plan finding \"…\"".to_owned(),
         NextStep::PlanClose => "cairn plan close --reason \"…\"".to_owned(),

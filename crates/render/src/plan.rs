@@ -12,7 +12,9 @@ use crate::{clip, commands};
 pub fn plan_rereads(state: PlanState) -> &'static str {
     match state {
         PlanState::Explore => "findings.md, decisions.md",
-        PlanState::Plan | PlanState::RePlan => "decisions.md, findings.md and the relevant findings/*",
+        PlanState::Plan | PlanState::RePlan => {
+            "decisions.md, findings.md and the relevant findings/*"
+        }
         PlanState::Execute => {
             "state.md and plan.md before each step; decisions.md before writing a fix"
         }
@@ -62,7 +64,11 @@ pub fn plan_resume(o: &PlanOverview, header: Option<&str>) -> String {
         plan.iteration(),
         plan.current_step().unwrap_or("N/A")
     ));
-    out.push_str(&format!("In {}: {}.\n", plan.state(), plan_duties(plan.state())));
+    out.push_str(&format!(
+        "In {}: {}.\n",
+        plan.state(),
+        plan_duties(plan.state())
+    ));
     if let Some(step) = plan.current_step() {
         let used = plan.fix_attempts_on(step);
         if plan.state() == PlanState::Execute && used > 0 {
@@ -79,7 +85,11 @@ pub fn plan_resume(o: &PlanOverview, header: Option<&str>) -> String {
         b.new_abstractions,
         cairn_domain::plan::MAX_NEW_ABSTRACTIONS,
         b.net_lines(),
-        if b.is_over() { " — OVER BUDGET: stop and REFLECT" } else { "" }
+        if b.is_over() {
+            " — OVER BUDGET: stop and REFLECT"
+        } else {
+            ""
+        }
     ));
     if let Some(forced) = &o.forced_replan {
         out.push_str(&format!(

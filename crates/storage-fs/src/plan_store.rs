@@ -502,7 +502,10 @@ impl PlanStore for FsPlanStore {
             let detail = read_optional(&path)?;
             std::fs::create_dir_all(dir.join(FINDINGS_DIR))
                 .map_err(io_error("create findings directory", &dir))?;
-            self.write(&path, &append_finding_detail(detail.as_deref(), file, finding))?;
+            self.write(
+                &path,
+                &append_finding_detail(detail.as_deref(), file, finding),
+            )?;
         }
         let path = dir.join(FINDINGS_FILE);
         let text = read_optional(&path)?.unwrap_or_default();

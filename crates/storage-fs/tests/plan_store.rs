@@ -432,9 +432,15 @@ async fn a_damaged_state_md_is_listed_as_damaged_beside_the_others() {
         "# Current State: SLEEPING\n",
     )
     .expect("damage");
-    let listed = store.list().await.expect("one damaged plan must not fail the listing");
+    let listed = store
+        .list()
+        .await
+        .expect("one damaged plan must not fail the listing");
     assert_eq!(listed.len(), 2);
-    let damage = listed[0].damaged.as_deref().expect("the damaged plan is marked");
+    let damage = listed[0]
+        .damaged
+        .as_deref()
+        .expect("the damaged plan is marked");
     assert!(damage.contains("state.md"), "{damage}");
     assert_eq!(listed[1].damaged, None);
     assert_eq!(listed[1].goal, "the second plan");
@@ -463,7 +469,10 @@ async fn peek_active_reads_only_the_pointer_and_the_state_heading() {
         Some((plan_id(), PlanState::Reflect))
     );
     std::fs::write(&state, "# Current State: CLOSE\n").expect("write");
-    assert_eq!(cairn_storage_fs::peek_active(dir.path()).expect("closed"), None);
+    assert_eq!(
+        cairn_storage_fs::peek_active(dir.path()).expect("closed"),
+        None
+    );
     std::fs::write(&state, "garbage\n").expect("write");
     assert!(matches!(
         cairn_storage_fs::peek_active(dir.path()),
@@ -471,7 +480,10 @@ async fn peek_active_reads_only_the_pointer_and_the_state_heading() {
     ));
     // A pointer naming a missing directory is no active plan.
     std::fs::remove_dir_all(dir.path().join(".claude").join(ID)).expect("remove");
-    assert_eq!(cairn_storage_fs::peek_active(dir.path()).expect("dangling"), None);
+    assert_eq!(
+        cairn_storage_fs::peek_active(dir.path()).expect("dangling"),
+        None
+    );
 }
 
 #[tokio::test]

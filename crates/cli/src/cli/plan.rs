@@ -8,7 +8,9 @@ use cairn_domain::plan::PlanState;
 /// A state name as the files spell it (`RE-PLAN`), any case, `REPLAN` too.
 fn plan_state(text: &str) -> Result<PlanState, String> {
     PlanState::parse(text).ok_or_else(|| {
-        format!("`{text}` is not a plan state; one of EXPLORE, PLAN, EXECUTE, REFLECT, RE-PLAN, CLOSE")
+        format!(
+            "`{text}` is not a plan state; one of EXPLORE, PLAN, EXECUTE, REFLECT, RE-PLAN, CLOSE"
+        )
     })
 }
 

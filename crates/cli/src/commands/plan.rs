@@ -7,9 +7,9 @@ use std::sync::Arc;
 
 use cairn_domain::NextStep;
 use cairn_domain::plan::{
-    BudgetReport, BudgetStatus, Decision, MAX_FILES_ADDED, MAX_FIX_ATTEMPTS,
-    MAX_NEW_ABSTRACTIONS, NET_LINES_TARGET, PlanOverview, PlanRecord, PlanService, PlanState,
-    PlanSummary, STRIKES_TO_REPLAN, StrikeVerdict, TransitionReport, UserApproval,
+    BudgetReport, BudgetStatus, Decision, MAX_FILES_ADDED, MAX_FIX_ATTEMPTS, MAX_NEW_ABSTRACTIONS,
+    NET_LINES_TARGET, PlanOverview, PlanRecord, PlanService, PlanState, PlanSummary,
+    STRIKES_TO_REPLAN, StrikeVerdict, TransitionReport, UserApproval,
 };
 use cairn_domain::ports::IdGen;
 use cairn_domain::time::format_rfc3339;
@@ -88,7 +88,9 @@ pub fn run(ctx: &Ctx, command: PlanCommand) -> Result<Report, Failure> {
         }
         PlanCommand::Go { state, reason } => {
             let report = ctx.block_on(service.transition(state, &reason, None))?;
-            ctx.emit(&transition_json(&report), |style| transitioned(style, &report))
+            ctx.emit(&transition_json(&report), |style| {
+                transitioned(style, &report)
+            })
         }
         PlanCommand::Approve { yes, statement } => approve(ctx, &service, yes, statement),
         PlanCommand::Step { step } => {
@@ -180,7 +182,9 @@ pub fn run(ctx: &Ctx, command: PlanCommand) -> Result<Report, Failure> {
                 ctx.block_on(service.record_abstraction(name))?;
             }
             let budget = ctx.block_on(service.budget())?;
-            ctx.emit(&budget_status_json(&budget), |style| budget_text(style, &budget))
+            ctx.emit(&budget_status_json(&budget), |style| {
+                budget_text(style, &budget)
+            })
         }
         PlanCommand::Close { reason } => {
             let plan = ctx.block_on(service.close(&reason))?;
@@ -278,7 +282,9 @@ fn approve(
     };
     let approval = UserApproval::from_user(&words)?;
     let report = ctx.block_on(service.approve(approval))?;
-    ctx.emit(&transition_json(&report), |style| transitioned(style, &report))
+    ctx.emit(&transition_json(&report), |style| {
+        transitioned(style, &report)
+    })
 }
 
 /// Asks on the terminal; a blank answer or `no` refuses.
@@ -297,8 +303,7 @@ fn ask(plan: &PlanRecord, statement: Option<&str>) -> Result<String, Failure> {
         .read_line(&mut line)
         .map_err(|e| Failure::new(Code::Internal, format!("cannot read the answer: {e}")))?;
     let answer = line.trim();
-    if answer.is_empty() || answer.eq_ignore_ascii_case("no") || answer.eq_ignore_ascii_case("n")
-    {
+    if answer.is_empty() || answer.eq_ignore_ascii_case("no") || answer.eq_ignore_ascii_case("n") {
         return Err(Failure::new(
             Code::Refused,
             format!("plan {} was not approved; it stays in PLAN", plan.id()),
@@ -324,7 +329,10 @@ fn transitioned(style: &Style, report: &TransitionReport) -> String {
         let _ = writeln!(out, "Logged {} in decisions.md", d.label());
     }
     if let Some(c) = &report.checkpoint {
-        let _ = writeln!(out, "Checkpoint checkpoints/{c}/ written (state.md, plan.md)");
+        let _ = writeln!(
+            out,
+            "Checkpoint checkpoints/{c}/ written (state.md, plan.md)"
+        );
     }
     if let Some(n) = &o.nuclear {
         let _ = writeln!(out, "NUCLEAR OPTION: {n}");
@@ -342,7 +350,11 @@ fn transitioned(style: &Style, report: &TransitionReport) -> String {
 
 fn status(style: &Style, o: &PlanOverview) -> String {
     let plan = &o.plan;
-    let mut out = format!("Plan {} — {}\n", style.bold(plan.id().as_str()), plan.goal());
+    let mut out = format!(
+        "Plan {} — {}\n",
+        style.bold(plan.id().as_str()),
+        plan.goal()
+    );
     let _ = writeln!(
         out,
         "State: {}   Iteration: {}   Step: {}",

@@ -613,7 +613,9 @@ pub async fn findings_are_appended_in_order(store: Arc<dyn PlanStore>) {
     assert!(after.starts_with(&before), "findings are only appended to");
     let added = &after[before.len()..];
     let first = added.find("the parser is lenient").expect("first finding");
-    let second = added.find("D-001 holds: tokens expire").expect("second finding");
+    let second = added
+        .find("D-001 holds: tokens expire")
+        .expect("second finding");
     assert!(first < second, "findings keep their order: {added:?}");
     assert!(
         Finding::new("x", Some("../escape")).is_err(),

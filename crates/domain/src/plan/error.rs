@@ -134,10 +134,9 @@ impl PlanError {
                 vec![go(PlanState::Reflect)]
             }
             WrongState { .. } | ScopeEstimateFrozen { .. } => vec![NextStep::PlanStatus],
-            ActivePlanExists { .. } => vec![
-                NextStep::PlanResume,
-                NextStep::PlanNew { force: true },
-            ],
+            ActivePlanExists { .. } => {
+                vec![NextStep::PlanResume, NextStep::PlanNew { force: true }]
+            }
             NoActivePlan => vec![NextStep::PlanNew { force: false }, NextStep::PlanList],
             UnreferencedDecisions { .. } => vec![NextStep::PlanFinding],
             BadPointer { .. } => vec![NextStep::DoctorFix],

@@ -4,10 +4,10 @@ use std::sync::Arc;
 
 use super::decision::{Decision, DecisionDraft};
 use super::document::CLAUDE_DIR;
+use super::document::PlanDocument;
 use super::edit::{EditVerdict, decide_edit};
 use super::error::PlanError;
 use super::id::PlanId;
-use super::document::PlanDocument;
 use super::record::{
     BudgetReport, Change, ChangeOutcome, FixAttemptOutcome, ForcedReplan, NuclearRecommendation,
     PlanRecord, StrikeVerdict, TransitionOutcome,

@@ -14,10 +14,7 @@ pub fn append_finding_line(findings_md: &str, finding: &Finding) -> String {
         out.push('\n');
     }
     match finding.file() {
-        Some(file) => out.push_str(&format!(
-            "- `{FINDINGS_DIR}/{file}`: {}\n",
-            finding.text()
-        )),
+        Some(file) => out.push_str(&format!("- `{FINDINGS_DIR}/{file}`: {}\n", finding.text())),
         None => out.push_str(&format!("- {}\n", finding.text())),
     }
     out
