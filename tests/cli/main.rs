@@ -7,6 +7,7 @@ mod errors;
 mod everyday;
 mod json_shapes;
 mod lifecycle;
+mod plan;
 mod rules;
 mod setup;
 mod snapshots;

@@ -239,6 +239,53 @@ pub fn run(ctx: &Ctx, command: PlanCommand) -> Result<Report, Failure> {
     }
 }
 
+/// What `cairn doctor` found about the plan pointer: the plan it names when that plan does not
+/// exist, and whether `--fix` removed it.
+#[derive(Debug, Default)]
+pub struct PointerCheck {
+    pub dangling: Option<String>,
+    pub repaired: bool,
+}
+
+impl PointerCheck {
+    /// Healthy when the pointer is fine, or was repaired.
+    pub fn is_clean(&self) -> bool {
+        self.dangling.is_none() || self.repaired
+    }
+
+    pub fn json(&self) -> Value {
+        json!({"dangling": self.dangling, "repaired": self.repaired})
+    }
+
+    pub fn text(&self, style: &Style) -> String {
+        match (&self.dangling, self.repaired) {
+            (None, _) => String::new(),
+            (Some(id), true) => format!(
+                "{} .claude/.current_plan named the missing plan directory {id}; the pointer was removed\n",
+                style.green("repaired")
+            ),
+            (Some(id), false) => format!(
+                "{}  plan-pointer-dangling  .claude/.current_plan names {id}, but there is no such plan directory\n",
+                style.red("error  ")
+            ),
+        }
+    }
+}
+
+/// `cairn doctor`'s plan check: a pointer naming a missing plan directory is reported, and
+/// removed with `--fix` (the plans themselves are never touched).
+pub fn check_pointer(ctx: &Ctx, fix: bool) -> Result<PointerCheck, Failure> {
+    let service = service(ctx)?;
+    let Some(id) = ctx.block_on(service.dangling_pointer())? else {
+        return Ok(PointerCheck::default());
+    };
+    let repaired = fix && ctx.block_on(service.repair_pointer())?.is_some();
+    Ok(PointerCheck {
+        dangling: Some(id.to_string()),
+        repaired,
+    })
+}
+
 fn go(to: PlanState) -> NextStep {
     NextStep::PlanGo { to }
 }
