@@ -329,3 +329,127 @@ fn doctor_reports_and_repairs_a_pointer_naming_a_missing_directory() {
         fixed.stdout
     );
 }
+
+fn keys(value: &Value) -> Vec<String> {
+    let mut keys: Vec<String> = value
+        .as_object()
+        .expect("an object")
+        .keys()
+        .cloned()
+        .collect();
+    keys.sort();
+    keys
+}
+
+fn sorted(names: &[&str]) -> Vec<String> {
+    let mut names: Vec<String> = names.iter().map(|s| (*s).to_owned()).collect();
+    names.sort();
+    names
+}
+
+const PLAN_KEYS: [&str; 14] = [
+    "id",
+    "goal",
+    "state",
+    "iteration",
+    "created_at",
+    "current_step",
+    "fix_attempts",
+    "manifest",
+    "abstractions",
+    "strikes",
+    "scope_estimate",
+    "lines_added_total",
+    "last_transition",
+    "budget",
+];
+
+#[test]
+fn every_plan_json_output_has_its_documented_shape() {
+    let repo = Repo::new();
+    let j = |args: &[&str]| {
+        let mut all = vec!["plan"];
+        all.extend_from_slice(args);
+        repo.json(&all)
+    };
+    assert_eq!(
+        keys(&j(&["new", "Document the shapes"])),
+        sorted(&PLAN_KEYS)
+    );
+    let mut overview: Vec<&str> = PLAN_KEYS.to_vec();
+    overview.extend([
+        "allowed",
+        "decisions",
+        "checkpoints",
+        "forced_replan",
+        "nuclear",
+        "next_steps",
+    ]);
+    assert_eq!(keys(&j(&["status"])), sorted(&overview));
+    let mut resume = overview.clone();
+    resume.push("resume");
+    assert_eq!(keys(&j(&["resume"])), sorted(&resume));
+    let go = j(&["go", "PLAN", "--reason", "mapped"]);
+    assert_eq!(
+        keys(&go),
+        sorted(&[
+            "from",
+            "to",
+            "iteration",
+            "decision",
+            "checkpoint",
+            "nuclear",
+            "plan"
+        ])
+    );
+    assert_eq!(
+        keys(&go["decision"]),
+        sorted(&["id", "number", "from", "to", "date", "body"])
+    );
+    let budget = j(&["budget", "--estimate", "10"]);
+    assert_eq!(
+        keys(&budget),
+        sorted(&[
+            "plan",
+            "iteration",
+            "budget",
+            "scope_estimate",
+            "lines_added_total",
+            "nuclear"
+        ])
+    );
+    assert_eq!(
+        keys(&budget["budget"]),
+        sorted(&[
+            "files_added",
+            "max_files_added",
+            "new_abstractions",
+            "max_new_abstractions",
+            "lines_added",
+            "lines_removed",
+            "net_lines",
+            "over",
+        ])
+    );
+    let approved = j(&["approve", "--yes"]);
+    assert_eq!(approved["to"], "EXECUTE");
+    assert_eq!(keys(&j(&["step", "1"])), sorted(&PLAN_KEYS));
+    assert_eq!(
+        keys(&j(&["fix", "--step", "1", "--note", "n"])),
+        sorted(&["step", "attempt", "max", "remaining"])
+    );
+    assert_eq!(
+        keys(&j(&["fail", "--area", "a"])),
+        sorted(&["area", "strikes", "max", "replan_forced"])
+    );
+    assert_eq!(
+        keys(&j(&["decide", "D"])),
+        sorted(&["id", "number", "from", "to", "date", "body"])
+    );
+    assert_eq!(keys(&j(&["finding", "F"])), sorted(&["recorded", "file"]));
+    let listed = repo.items(&["plan", "list"]);
+    assert_eq!(
+        keys(&listed[0]),
+        sorted(&["id", "state", "iteration", "goal", "current", "damaged"])
+    );
+}

@@ -14,7 +14,8 @@
 //! PostToolUse, Stop and UserPromptSubmit fire on every tool call, every turn and every prompt:
 //! logging them would bury the progress log's real history (and push completions out of the
 //! window velocity reads), and a prompt is the user's text, not cairn's to keep. None of them
-//! writes; Stop alone reads (a bounded log tail and the task list) for its reminder.
+//! writes the project store; PostToolUse writes only an active plan's change manifest, in
+//! EXECUTE; Stop alone reads (a bounded log tail and the task list) for its reminder.
 //!
 //! Store-changing events are deduplicated ([`crate::dedupe`]); a duplicate SessionStart prints
 //! nothing either, since the first delivery already gave Claude the context.

@@ -259,6 +259,7 @@ pub fn doctor(ctx: &Ctx, args: DoctorArgs) -> Result<Report, Failure> {
         map.insert("findings".into(), json!(findings.items));
         map.extend(findings.fields());
         map.insert("plan_pointer".into(), plan.json());
+        map.insert("clean".into(), json!(clean));
     }
     let mut rendered = ctx.emit(&value, |style| {
         let mut out = plan.text(style);
