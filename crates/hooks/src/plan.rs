@@ -11,7 +11,7 @@
 //! PreToolUse stays bounded: without a pointer it costs one failed `open`; with one, two reads
 //! of at most a few hundred bytes, whatever the size of the plan.
 //!
-//! Bash is judged with the guard's scanner ([`crate::guard::bash`]): every word of a command
+//! Bash is judged with the guard's scanner (`guard/bash.rs`): every word of a command
 //! that is not a read is a mention, and a mention that looks like a path (it holds a `/` or a
 //! `.`, or a glob) and lies inside the repository but outside the plan directory makes the
 //! command a project write. A bare word (`cargo test`, `rm notes`) is not taken for a path, so

@@ -202,9 +202,9 @@ impl FsPlanStore {
 
 /// The most bytes [`peek_active`] reads of the pointer: a plan id is 25 bytes plus a line ending;
 /// anything longer is not a valid pointer anyway.
-const POINTER_PEEK_BYTES: u64 = 64;
+pub const POINTER_PEEK_BYTES: u64 = 64;
 /// The most bytes [`peek_active`] reads of `state.md`: the state heading is its first line.
-const STATE_PEEK_BYTES: u64 = 512;
+pub const STATE_PEEK_BYTES: u64 = 512;
 
 /// The active plan's id and state, for the hook's hot path: reads at most
 /// [`POINTER_PEEK_BYTES`] of the pointer and [`STATE_PEEK_BYTES`] of `state.md`, and nothing
