@@ -229,6 +229,7 @@ fn every_json_output_has_its_documented_shape() {
             "torn_log",
             "repaired",
             "debris_removed",
+            "plan_pointer",
         ]),
     );
 

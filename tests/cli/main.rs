@@ -8,6 +8,7 @@ mod everyday;
 mod json_shapes;
 mod lifecycle;
 mod orch;
+mod plan;
 mod rules;
 mod session;
 mod setup;

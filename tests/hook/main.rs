@@ -20,6 +20,7 @@ use cairn_storage_fs::{FsProjectStore, SystemClock};
 mod project_dir;
 mod orchestration;
 mod tasklist;
+mod plan;
 
 const BIN: &str = env!("CARGO_BIN_EXE_cairn-hook");
 

@@ -179,3 +179,25 @@ pub fn start_a_ready_task(root: &Path) -> Result<(), String> {
     .map(|_| ())
     .map_err(|e| e.to_string())
 }
+
+/// Starts a plan and moves it to PLAN, where an edit of a project file is denied: PreToolUse
+/// then takes the plan rule's whole path (the pointer, the head of state.md, the decision).
+pub fn start_plan(root: &Path) -> Result<(), String> {
+    use cairn_domain::plan::{PlanService, PlanState};
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .map_err(|e| e.to_string())?;
+    let service = PlanService::new(
+        Arc::new(cairn_storage_fs::FsPlanStore::new(root)),
+        Arc::new(SystemClock),
+        Arc::new(cairn_storage_fs::RandomIds),
+    );
+    rt.block_on(async {
+        service.create("Benchmark the plan rule", false).await?;
+        service
+            .transition(PlanState::Plan, "the bench needs a plan in PLAN", None)
+            .await
+    })
+    .map(|_| ())
+    .map_err(|e| e.to_string())
+}

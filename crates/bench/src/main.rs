@@ -248,6 +248,19 @@ fn all(args: &[String]) -> Result<(), String> {
                 &floor_hook,
                 rss,
             ));
+            // Last, so that no earlier row sees the plan: PreToolUse with an active plan.
+            fixture::start_plan(dir.path())?;
+            let edit = |i| fixture::pre_tool_use(dir.path(), "src/main.rs", i);
+            let timed = time_process_env(iters, &[h.as_str()], edit, dir.path())?;
+            let rss = peak_rss(&me, &[&h], Some((edit(iters + 1).as_bytes(), dir.path())));
+            rows.push(row(
+                "cairn-hook PreToolUse, plan in PLAN",
+                n,
+                &timed,
+                "process echoing {}",
+                &floor_hook,
+                rss,
+            ));
         }
     }
     print_table(&rows);

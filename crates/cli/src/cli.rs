@@ -7,6 +7,8 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 mod orch;
 pub use orch::*;
+mod plan;
+pub use plan::*;
 
 use crate::exit::EXIT_CODES_HELP;
 use crate::json::JSON_HELP;
@@ -34,6 +36,8 @@ Environment:
                       how long a writer waits for another cairn process's lock (default 10000)
   CAIRN_NOW           an RFC 3339 instant that fixes cairn's clock for the whole run (a testing
                       and replay aid: every timestamp written is this instant)
+  CAIRN_PLAN_HEX      8 lowercase hex digits used as the suffix of the next plan directory
+                      (a testing and replay aid, like CAIRN_NOW)
 ";
 
 /// cairn: durable, crash-safe working memory for AI coding agents.
@@ -208,6 +212,17 @@ State dir: $MAESTRO_STATE_DIR (relative to the root), default docs/maestro."
   cairn session finish"
     )]
     Session(SessionCommand),
+    /// Iterative plans: EXPLORE → PLAN → EXECUTE → REFLECT → RE-PLAN → CLOSE, enforced
+    #[command(
+        subcommand,
+        after_help = "Examples:
+  cairn plan new \"Move sessions to signed tokens\"
+  cairn plan go PLAN --reason \"callers mapped\"
+  cairn plan approve
+  cairn plan status
+  cairn plan resume"
+    )]
+    Plan(PlanCommand),
 
     /// Register cairn's hooks with Claude Code
     #[command(

@@ -23,6 +23,7 @@
 use std::fmt;
 
 use cairn_domain::orchestration::OrchestrationError;
+use cairn_domain::plan::PlanError;
 use cairn_domain::project::ProjectError;
 use cairn_domain::{DomainError, Entity, Error, Report, StoreError};
 
@@ -203,15 +204,16 @@ impl From<DomainError> for Failure {
             DomainError::Invalid { .. } => "invalid",
             DomainError::Project(p) => project_kind(p),
             DomainError::Orchestration(_) => "orchestration",
-            DomainError::Plan(_) => "plan",
+            DomainError::Plan(p) => plan_kind(p),
             DomainError::Execution(_) => "execution",
         };
         let code = match &e {
             DomainError::Invalid { .. } => Code::Invalid,
             DomainError::Project(p) => project_code(p),
             DomainError::Orchestration(o) => orchestration_code(o),
-            // Not reachable from the project commands; a refusal is the honest default.
-            DomainError::Plan(_) | DomainError::Execution(_) => Code::Refused,
+            DomainError::Plan(p) => plan_code(p),
+            // Not reachable from the commands yet; a refusal is the honest default.
+            DomainError::Execution(_) => Code::Refused,
         };
         let steps = e.next_steps();
         Failure {
@@ -276,6 +278,44 @@ fn project_code(e: &ProjectError) -> Code {
         | NotHolder { .. }
         | NothingToClaim
         | NotClaimable { .. } => Code::Refused,
+    }
+}
+
+/// One stable name per plan error class (the variant's name in snake_case).
+fn plan_kind(e: &PlanError) -> &'static str {
+    use PlanError::*;
+    match e {
+        IllegalTransition { .. } => "illegal_transition",
+        ApprovalMissing { .. } => "approval_missing",
+        ReplanForced { .. } => "replan_forced",
+        FixAttemptsExhausted { .. } => "fix_attempts_exhausted",
+        FixBlockedByStrikes { .. } => "fix_blocked_by_strikes",
+        WrongState { .. } => "wrong_state",
+        ScopeEstimateFrozen { .. } => "scope_estimate_frozen",
+        ActivePlanExists { .. } => "active_plan_exists",
+        NoActivePlan => "no_active_plan",
+        UnreferencedDecisions { .. } => "unreferenced_decisions",
+        BadPlanId { .. } => "bad_plan_id",
+        BadPointer { .. } => "bad_pointer",
+        Unreadable { .. } => "corrupt",
+    }
+}
+
+fn plan_code(e: &PlanError) -> Code {
+    use PlanError::*;
+    match e {
+        NoActivePlan => Code::NotFound,
+        BadPlanId { .. } => Code::Invalid,
+        BadPointer { .. } | Unreadable { .. } => Code::Corrupt,
+        IllegalTransition { .. }
+        | ApprovalMissing { .. }
+        | ReplanForced { .. }
+        | FixAttemptsExhausted { .. }
+        | FixBlockedByStrikes { .. }
+        | WrongState { .. }
+        | ScopeEstimateFrozen { .. }
+        | ActivePlanExists { .. }
+        | UnreferencedDecisions { .. } => Code::Refused,
     }
 }
 

@@ -30,9 +30,16 @@
 //! | `log` | *Page of* `{"at": "<RFC 3339>", "event": "TASK_COMPLETE", "fields": {"task": "T-001", …}}` |
 //! | `velocity` | `progress/velocity.json`: `{"version", "updated_at", "window", "completed_count", "mean_actual_minutes", "estimate_ratio", "throughput_per_day", "remaining_tasks", "remaining_estimate_minutes", "eta"}` (unknown values `null`) |
 //! | `reconcile` | `{"applied": bool, "reconciled": [Change, …], "stale": [Change, …]}` |
-//! | `doctor` | `{"clean": bool, "findings": [Finding, …], "damaged": [{"path", "detail"}], "debris": [path, …], "torn_log": bool, "repaired": [text, …], "debris_removed": [path, …]}` + the paging fields, which page `findings` (`clean` and the exit code count all of them) |
+//! | `doctor` | `{"plan_pointer": {"dangling": plan\|null, "repaired": bool}, "clean": bool, "findings": [Finding, …], "damaged": [{"path", "detail"}], "debris": [path, …], "torn_log": bool, "repaired": [text, …], "debris_removed": [path, …]}` + the paging fields, which page `findings` (`clean` and the exit code count all of them) |
 //! | `status` | `{"project", "name", "goal", "status", "total", "leaves_total", "leaves_complete", "counts": {STATUS: n, …}, "in_progress": [Ref], "claims": [{"id", "agent", "lease_expires_at"}], "blocked": [Ref + "reason"], "next": [Ref], "phases": [{"id", "status"}], "current_phase": {"id", "name", "status", "tasks", "complete"}\|null, "critical_path": {"tasks": [Ref + "estimate_minutes"], "remaining_minutes": n}}` |
 //! | `prime` | `{"prime": "<text>", "chars": n}` |
+//! | `plan new`, `plan step`, `plan close` | *Plan*: `{"id", "goal", "state", "iteration", "created_at", "current_step", "fix_attempts": [{"step", "attempt", "note"}], "manifest": [{"path", "kind", "lines_added", "lines_removed"}], "abstractions", "strikes": {area: n}, "scope_estimate", "lines_added_total", "last_transition": {"from", "to", "at"}\|null, "budget": Budget}` |
+//! | `plan status`, `plan resume` | *Plan* + `"allowed": [STATE], "decisions": [Decision], "checkpoints": [name], "forced_replan": {"area", "strikes"}\|null, "nuclear": text\|null, "next_steps": [Step]` (`resume` adds `"resume": "<text>"`) |
+//! | `plan go`, `plan approve` | `{"from", "to", "iteration", "decision": Decision\|null, "checkpoint": name\|null, "nuclear": text\|null, "plan": Plan}` |
+//! | `plan fix` | `{"step", "attempt", "max", "remaining"}`; `plan fail`: `{"area", "strikes", "max", "replan_forced"}` |
+//! | `plan decide` | *Decision*: `{"id": "D-001", "number", "from", "to", "date", "body"}`; `plan finding`: `{"recorded": true, "file"}` |
+//! | `plan budget` | `{"plan", "iteration", "budget": Budget, "scope_estimate", "lines_added_total", "nuclear"}`, *Budget* being `{"files_added", "max_files_added", "new_abstractions", "max_new_abstractions", "lines_added", "lines_removed", "net_lines", "over": [text]}` |
+//! | `plan list` | *Page of* `{"id", "state", "iteration", "goal", "current", "damaged": text\|null}` |
 //! | any failure | `{"error": {"kind", "message", "hint", "exit_code"}}`, with that exit code |
 //!
 //! where *Checkpoint* is `{"number": N, "name": "checkpoint-NNN", "written_at": "<RFC 3339>"|null,

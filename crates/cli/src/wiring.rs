@@ -9,12 +9,15 @@ use std::time::Duration;
 use cairn_domain::StoreError;
 use cairn_domain::execution::store::ExecutionSessionStore;
 use cairn_domain::orchestration::OrchestrationStore;
+use cairn_domain::plan::PlanStore;
 use cairn_domain::ports::Clock;
+use cairn_domain::ports::IdGen;
 use cairn_domain::project::store::ProjectStore;
 use cairn_domain::tasklist::TaskListStore;
 pub use cairn_storage_fs::tasklist_store::task_list_id_settings;
 use cairn_storage_fs::{
-    FsExecutionSessionStore, FsOrchestrationStore, FsProjectStore, FsTaskListStore, SystemClock,
+    FsExecutionSessionStore, FsOrchestrationStore, FsPlanStore, FsProjectStore, FsTaskListStore,
+    RandomIds, SystemClock,
 };
 
 /// The repository root: `--root`, else `$CLAUDE_PROJECT_DIR`, else the enclosing git work tree,
@@ -70,6 +73,15 @@ pub fn open_execution_store(
     })
 }
 
+/// The plan store of the repository at `root`.
+pub fn open_plan_store(root: &Path, lock_timeout: Option<Duration>) -> Arc<dyn PlanStore> {
+    let store = FsPlanStore::new(root);
+    Arc::new(match lock_timeout {
+        Some(timeout) => store.with_lock_timeout(timeout),
+        None => store,
+    })
+}
+
 /// Writes `execution_pointer.md` into the task-list directory `list_dir`, naming the live
 /// session directory of the repository at `root`. Returns the pointer's path.
 pub fn link_task_list(list_dir: &Path, root: &Path) -> Result<PathBuf, StoreError> {
@@ -87,4 +99,8 @@ pub fn hostname() -> String {
 /// neither variable says where the configuration directory is.
 pub fn open_tasklist_store() -> Option<Arc<dyn TaskListStore>> {
     FsTaskListStore::from_env().map(|store| Arc::new(store) as Arc<dyn TaskListStore>)
+}
+
+pub fn random_ids() -> Arc<dyn IdGen> {
+    Arc::new(RandomIds)
 }

@@ -63,9 +63,9 @@ impl DomainError {
     pub fn next_steps(&self) -> Vec<crate::NextStep> {
         match self {
             DomainError::Project(p) => p.next_steps(),
+            DomainError::Plan(p) => p.next_steps(),
             DomainError::Invalid { .. }
             | DomainError::Orchestration(_)
-            | DomainError::Plan(_)
             | DomainError::Execution(_) => Vec::new(),
         }
     }

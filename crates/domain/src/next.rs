@@ -4,7 +4,20 @@
 //! a `cairn …` command line (`cairn-render`), the MCP server as a tool call, the board as a
 //! button. That keeps command syntax out of the domain, so renaming a flag touches one renderer.
 
+use crate::plan::PlanState;
 use crate::project::{ProjectId, ProjectStatus, TaskId};
+
+impl NextStep {
+    /// A move to one of `targets`: [`NextStep::PlanGo`] when there is one, else
+    /// [`NextStep::PlanGoOneOf`]; `None` when there is none.
+    pub fn plan_go(targets: &[PlanState]) -> Option<NextStep> {
+        match targets {
+            [] => None,
+            [one] => Some(NextStep::PlanGo { to: *one }),
+            many => Some(NextStep::PlanGoOneOf { to: many.to_vec() }),
+        }
+    }
+}
 
 /// One thing to do next. Variants name the use case, not a command line.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -66,4 +79,24 @@ pub enum NextStep {
     ListInProgress,
     /// Claim the next ready task for an agent.
     ClaimNext,
+    /// Start a plan (replacing an active one when `force`).
+    PlanNew { force: bool },
+    /// Show where the active plan stands.
+    PlanStatus,
+    /// Everything an agent needs to continue the active plan.
+    PlanResume,
+    /// List every plan.
+    PlanList,
+    /// Move the active plan along one row of the transition table.
+    PlanGo { to: PlanState },
+    /// Move the active plan to one of several states (the choice is the agent's).
+    PlanGoOneOf { to: Vec<PlanState> },
+    /// The user approves the plan (PLAN → EXECUTE).
+    PlanApprove,
+    /// Log a decision in the active plan.
+    PlanDecide,
+    /// Record a finding, e.g. one that references a decision.
+    PlanFinding,
+    /// Close the active plan.
+    PlanClose,
 }

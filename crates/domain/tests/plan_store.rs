@@ -520,6 +520,29 @@ async fn log_decision_close_and_abandon() {
         .transition(PlanState::Reflect, "criteria met", None)
         .await
         .unwrap();
+    match plan_error(service.close("all criteria met").await) {
+        PlanError::UnreferencedDecisions { decisions, .. } => {
+            assert_eq!(decisions, ["D-001", "D-002", "D-003", "D-004"]);
+        }
+        other => panic!("close must list the unreferenced decisions, got {other:?}"),
+    }
+    assert_eq!(
+        store.load(plan.id()).await.unwrap().state(),
+        PlanState::Reflect,
+        "a refused close changes nothing"
+    );
+    service
+        .record_finding("D-001, D-002 and D-003 shaped the plan", None)
+        .await
+        .unwrap();
+    assert!(matches!(
+        plan_error(service.close("all criteria met").await),
+        PlanError::UnreferencedDecisions { decisions, .. } if decisions == ["D-004"]
+    ));
+    service
+        .record_finding("D-004: approach A, anchored in code", Some("anchors.md"))
+        .await
+        .unwrap();
     let closed = service.close("all criteria met").await.unwrap();
     assert_eq!(closed.state(), PlanState::Close);
     assert_eq!(

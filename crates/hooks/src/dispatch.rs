@@ -2,7 +2,7 @@
 //!
 //! | event | store | effect | stdout |
 //! |---|---|---|---|
-//! | PreToolUse | never | guard ([`crate::guard`]) | deny object, or nothing |
+//! | PreToolUse | never (plans: the pointer and state.md's first bytes) | guard ([`crate::guard`]); the active plan's edit rule ([`crate::plan`]) | deny object, or nothing |
 //! | SessionStart | yes | reconcile (resume, or staleness only after `compact`; other agents' live claims are left alone), clean debris, log `SESSION_START` | `additionalContext`: the `cairn prime` text under a header shaped by `source`; with several projects and none chosen, the list and how to choose |
 //! | PreCompact | yes | checkpoint, log `SESSION_PRECOMPACT` | nothing |
 //! | SessionEnd | yes | log `SESSION_END` (reason) | nothing |
@@ -10,12 +10,14 @@
 //! | SessionStart, SubagentStart / SubagentStop, SessionEnd | orchestration too | see [`crate::orchestration`]: active agent, token usage, the active orchestration in the context | |
 //! | Stop | reads | none | `systemMessage` reminding of tasks this session started and left IN_PROGRESS, or nothing |
 //! | PostToolUse on `TaskCreate`, `TaskUpdate`, `TodoWrite` | only if the session's task list holds files cairn pushed for this project | pull that list into the project ([`crate::tasklist`]) | `systemMessage` naming the changes cairn's rules refused, or nothing |
+//! | PostToolUse (Edit, Write, MultiEdit) | the plan store, in EXECUTE only | the change manifest and complexity budget of the active plan ([`crate::plan`]) | `systemMessage` when over budget, or nothing |
 //! | other PostToolUse, UserPromptSubmit, others | never | none | nothing |
 //!
 //! PostToolUse, Stop and UserPromptSubmit fire on every tool call, every turn and every prompt:
 //! logging them would bury the progress log's real history (and push completions out of the
 //! window velocity reads), and a prompt is the user's text, not cairn's to keep. None of them
-//! writes; Stop alone reads (a bounded log tail and the task list) for its reminder.
+//! writes the project store; PostToolUse writes only an active plan's change manifest, in
+//! EXECUTE; Stop alone reads (a bounded log tail and the task list) for its reminder.
 //!
 //! Store-changing events are deduplicated ([`crate::dedupe`]); a duplicate SessionStart prints
 //! nothing either, since the first delivery already gave Claude the context.
@@ -113,11 +115,11 @@ pub struct Handled {
 }
 
 impl Handled {
-    fn silent() -> Self {
+    pub(crate) fn silent() -> Self {
         Self::default()
     }
 
-    fn failed(root: PathBuf, problem: String) -> Self {
+    pub(crate) fn failed(root: PathBuf, problem: String) -> Self {
         Self {
             output: None,
             root: Some(root),
@@ -129,22 +131,36 @@ impl Handled {
 /// Handles one parsed payload.
 pub fn handle(input: &HookInput, deps: &Deps<'_>) -> Handled {
     match &input.event {
-        // The hot path: decided from the payload alone.
-        HookEvent::PreToolUse => Handled {
-            output: guard::check(input).map(|refusal| HookOutput::deny(refusal.reason())),
-            ..Handled::default()
+        // The hot path: the state-file guard decides from the payload alone; only when it lets
+        // the call pass does the plan rule peek at the pointer and state.md's first line.
+        HookEvent::PreToolUse => match guard::check(input) {
+            Some(refusal) => Handled {
+                output: Some(HookOutput::deny(refusal.reason())),
+                ..Handled::default()
+            },
+            None => crate::plan::pre_tool_use(input, deps),
         },
-        HookEvent::PreCompact => with_store(input, deps),
         HookEvent::SessionStart
+        | HookEvent::PreCompact
         | HookEvent::SessionEnd
         | HookEvent::SubagentStart
         | HookEvent::SubagentStop => {
             let mut handled = with_store(input, deps);
-            crate::orchestration::handle(input, deps, &mut handled);
+            if matches!(input.event, HookEvent::SessionStart | HookEvent::PreCompact) {
+                crate::plan::session_event(input, deps, &mut handled);
+            }
+            if input.event != HookEvent::PreCompact {
+                crate::orchestration::handle(input, deps, &mut handled);
+            }
             handled
         }
         HookEvent::Stop => stop(input, deps),
-        HookEvent::PostToolUse => crate::tasklist::post_tool_use(input, deps),
+        HookEvent::PostToolUse => match input.tool_name.as_deref() {
+            Some(tool) if crate::tasklist::TASK_TOOLS.contains(&tool) => {
+                crate::tasklist::post_tool_use(input, deps)
+            }
+            _ => crate::plan::post_tool_use(input, deps),
+        },
         HookEvent::UserPromptSubmit | HookEvent::Other(_) => Handled::silent(),
     }
 }

@@ -18,7 +18,7 @@
 //! mistakes, not a sandbox. Research briefs (`research/T-NNN.md`) are deliberately not guarded:
 //! writing them by hand is part of the workflow.
 
-mod bash;
+pub(crate) mod bash;
 
 use crate::wiring::layout;
 
@@ -44,6 +44,10 @@ pub enum StateFile {
     StoreEntry,
     /// An orchestration session file: `…/state/active-session.md` of a maestro state directory.
     OrchestrationSession,
+    /// A plan's `state.md` (`.claude/.plan_…/state.md`).
+    PlanState,
+    /// A plan's append-only `decisions.md`.
+    PlanDecisions,
 }
 
 impl StateFile {
@@ -60,6 +64,8 @@ impl StateFile {
             Self::Store => "cairn's project store (every project's state)",
             Self::StoreEntry => "inside a cairn project directory",
             Self::OrchestrationSession => "the active orchestration session",
+            Self::PlanState => "cairn's record of a plan (state.md)",
+            Self::PlanDecisions => "a plan's append-only decision log (decisions.md)",
         }
     }
 
@@ -79,6 +85,10 @@ impl StateFile {
             Self::OrchestrationSession => {
                 "cairn rewrites it atomically under a lock, enforcing the phase rules (retry limit, user-approved skips)"
             }
+            Self::PlanState => {
+                "cairn rewrites it under a lock and enforces the plan's rules (transition table, autonomy leash, 3 strikes) from it"
+            }
+            Self::PlanDecisions => "cairn numbers its entries under a lock and never rewrites one",
         }
     }
 
@@ -106,6 +116,12 @@ impl StateFile {
             }
             Self::OrchestrationSession => {
                 "use `cairn orch phase|files|tokens|error|resolve|archive …` (see `cairn orch --help`); read it with `cairn orch status`"
+            }
+            Self::PlanState => {
+                "use `cairn plan go|approve|step|fix|fail|budget …` (see `cairn plan --help`); read it with `cairn plan status`"
+            }
+            Self::PlanDecisions => {
+                "append with `cairn plan decide \"…\"`; read the latest with `cairn plan resume`"
             }
         }
     }
@@ -170,6 +186,26 @@ pub fn classify(path: &str, cwd: Option<&str>) -> Option<StateFile> {
     (0..n.saturating_sub(2))
         .filter(|&i| is_store_dir(&components[i..]) && could_be_project_id(&components[i + 2]))
         .find_map(|i| classify_inside(&components[i + 3..]))
+        .or_else(|| classify_plan_file(&components))
+}
+
+/// `.claude/<plan directory>/state.md` or `decisions.md`: the two plan files only `cairn plan`
+/// writes (the others belong to the agent, per state; see `crate::plan`).
+fn classify_plan_file(components: &[String]) -> Option<StateFile> {
+    components.windows(3).find_map(|w| {
+        let plan_dir = component_matches(&w[0], cairn_domain::plan::document::CLAUDE_DIR)
+            && (has_glob(&w[1]) || cairn_domain::plan::PlanId::parse(&w[1]).is_ok());
+        if !plan_dir {
+            return None;
+        }
+        if component_matches(&w[2], cairn_domain::plan::document::STATE_FILE) {
+            Some(StateFile::PlanState)
+        } else if component_matches(&w[2], cairn_domain::plan::document::DECISIONS_FILE) {
+            Some(StateFile::PlanDecisions)
+        } else {
+            None
+        }
+    })
 }
 
 /// Do `components` end in `state/active-session.md`? Lexical, like the rest of the guard: the
@@ -359,6 +395,29 @@ mod tests {
     }
 
     #[test]
+    fn a_plan_s_state_and_decisions_are_state_files_and_its_documents_are_not() {
+        let plan = "/r/.claude/.plan_2026-03-14_0000abcd";
+        assert_eq!(
+            classify(&format!("{plan}/state.md"), None),
+            Some(StateFile::PlanState)
+        );
+        assert_eq!(
+            classify(&format!("{plan}/decisions.md"), None),
+            Some(StateFile::PlanDecisions)
+        );
+        assert_eq!(
+            classify("/r/.claude/.plan_*/decisions.md", None),
+            Some(StateFile::PlanDecisions)
+        );
+        assert_eq!(classify("state.md", Some(plan)), Some(StateFile::PlanState));
+        for free in ["plan.md", "findings.md", "progress.md", "findings/x.md"] {
+            assert_eq!(classify(&format!("{plan}/{free}"), None), None, "{free}");
+        }
+        assert_eq!(classify("/r/docs/state.md", None), None);
+        assert_eq!(classify("/r/.claude/notaplan/state.md", None), None);
+    }
+
+    #[test]
     fn other_paths_are_not_state_files() {
         for path in [
             "/r/src/main.rs",
@@ -492,6 +551,8 @@ mod tests {
             StateFile::Store,
             StateFile::StoreEntry,
             StateFile::OrchestrationSession,
+            StateFile::PlanState,
+            StateFile::PlanDecisions,
         ] {
             let reason = Refusal {
                 path: "p".into(),

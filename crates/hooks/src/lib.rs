@@ -4,6 +4,7 @@
 //! - [`input`]: reading stdin with a size cap and a deadline.
 //! - [`guard`]: the PreToolUse guard against direct writes to cairn's state files.
 //! - [`dispatch`]: what each event does (the table is there).
+//! - [`plan`]: the active plan's rules: edits per state, the change manifest, its context.
 //! - [`dedupe`]: one winner when the same event is delivered twice at once.
 //! - [`errlog`]: the hook error log, where cairn's own failures go instead of to Claude.
 //! - [`orchestration`]: orchestration sessions: active agent, tokens, session-start context.
@@ -20,6 +21,7 @@ pub mod errlog;
 pub mod guard;
 pub mod input;
 pub mod orchestration;
+pub mod plan;
 pub mod protocol;
 pub mod setup;
 pub mod tasklist;

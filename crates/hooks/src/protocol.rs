@@ -69,6 +69,10 @@ pub struct HookInput {
     pub tool_name: Option<String>,
     /// Kept as JSON: each tool has its own input shape.
     pub tool_input: Option<Value>,
+    /// PostToolUse: what the tool answered (kept as JSON, shape per tool).
+    pub tool_response: Option<Value>,
+    /// PreToolUse / PostToolUse: the id of one tool call, the same in both events.
+    pub tool_use_id: Option<String>,
     /// SessionStart: `startup`, `resume`, `clear` or `compact`.
     pub source: Option<String>,
     /// PreCompact: `manual` or `auto`.
@@ -138,6 +142,7 @@ impl HookInput {
             _ => return Err(MalformedInput::NoEventName),
         };
         let tool_input = map.remove("tool_input").filter(|v| !v.is_null());
+        let tool_response = map.remove("tool_response").filter(|v| !v.is_null());
         let text = |key: &str| match map.get(key) {
             Some(Value::String(s)) => Some(s.clone()),
             _ => None,
@@ -147,6 +152,8 @@ impl HookInput {
             session_id: text("session_id"),
             cwd: text("cwd"),
             tool_name: text("tool_name"),
+            tool_use_id: text("tool_use_id"),
+            tool_response,
             source: text("source"),
             trigger: text("trigger"),
             reason: text("reason"),

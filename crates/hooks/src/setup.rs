@@ -14,9 +14,10 @@
 //!
 //! Which events are registered ([`CAIRN_HOOKS`]): the ones where cairn-hook does something —
 //! Stop included, for the reminder of work left IN_PROGRESS, and PostToolUse only for Claude
-//! Code's task tools (the task-list pull). UserPromptSubmit and PostToolUse on other tools are
-//! accepted by the binary but not registered — it does nothing for them, and they fire
-//! constantly (see [`crate::dispatch`]).
+//! Code's task tools (the task-list pull) and for Edit, Write and MultiEdit (an active plan's
+//! change manifest). UserPromptSubmit and PostToolUse on other tools are accepted by the binary
+//! but not registered — it does nothing for them, and they fire constantly (see
+//! [`crate::dispatch`]).
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -34,7 +35,7 @@ pub struct HookSpec {
 }
 
 /// The events cairn registers for.
-pub const CAIRN_HOOKS: [HookSpec; 8] = [
+pub const CAIRN_HOOKS: [HookSpec; 9] = [
     HookSpec {
         event: "SessionStart",
         matcher: None,
@@ -73,6 +74,12 @@ pub const CAIRN_HOOKS: [HookSpec; 8] = [
     HookSpec {
         event: "PostToolUse",
         matcher: Some(TASK_TOOLS_MATCHER),
+        timeout: 10,
+    },
+    // The active plan's change manifest in EXECUTE (see `crate::plan`).
+    HookSpec {
+        event: "PostToolUse",
+        matcher: Some("Edit|Write|MultiEdit"),
         timeout: 10,
     },
 ];

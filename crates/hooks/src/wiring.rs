@@ -29,3 +29,23 @@ pub use cairn_storage_fs::tasklist_store::task_list_id_settings;
 pub fn open_tasklist_store() -> Option<std::sync::Arc<cairn_storage_fs::FsTaskListStore>> {
     cairn_storage_fs::FsTaskListStore::from_env().map(std::sync::Arc::new)
 }
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use cairn_domain::plan::PlanStore;
+use cairn_domain::ports::IdGen;
+
+/// The active plan's id and state from the pointer and the first bytes of `state.md` only: the
+/// one plan read PreToolUse may make.
+pub use cairn_storage_fs::peek_active;
+
+/// The plan store under `root`, for the events that may read and write it.
+pub fn open_plan_store(root: &Path, lock_timeout: Duration) -> Arc<dyn PlanStore> {
+    Arc::new(cairn_storage_fs::FsPlanStore::new(root).with_lock_timeout(lock_timeout))
+}
+
+pub fn random_ids() -> Arc<dyn IdGen> {
+    Arc::new(cairn_storage_fs::RandomIds)
+}

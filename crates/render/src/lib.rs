@@ -5,6 +5,9 @@
 //! render them here, so they say the same thing in the same words. The MCP server renders next
 //! steps as tool calls instead, and does not use this crate.
 
+mod plan;
+pub use plan::{plan_duties, plan_rereads, plan_resume};
+
 use cairn_domain::NextStep;
 use cairn_domain::project::report::{Summary, clip};
 use cairn_domain::project::{TaskDoc, TaskId};
@@ -42,6 +45,20 @@ pub fn command(step: &NextStep) -> String {
         }
         NextStep::ListInProgress => "cairn task list --status IN_PROGRESS".to_owned(),
         NextStep::ClaimNext => "cairn task claim --next --agent NAME".to_owned(),
+        NextStep::PlanNew { force: false } => "cairn plan new GOAL".to_owned(),
+        NextStep::PlanNew { force: true } => "cairn plan new GOAL --force".to_owned(),
+        NextStep::PlanStatus => "cairn plan status".to_owned(),
+        NextStep::PlanResume => "cairn plan resume".to_owned(),
+        NextStep::PlanList => "cairn plan list".to_owned(),
+        NextStep::PlanGo { to } => format!("cairn plan go {to} --reason \"…\""),
+        NextStep::PlanGoOneOf { to } => {
+            let names: Vec<&str> = to.iter().map(|s| s.as_str()).collect();
+            format!("cairn plan go {} --reason \"…\"", names.join("|"))
+        }
+        NextStep::PlanApprove => "cairn plan approve".to_owned(),
+        NextStep::PlanDecide => "cairn plan decide \"…\"".to_owned(),
+        NextStep::PlanFinding => "cairn plan finding \"…\"".to_owned(),
+        NextStep::PlanClose => "cairn plan close --reason \"…\"".to_owned(),
         // `NextStep` is non-exhaustive so that new wings can add steps; a step this renderer
         // does not know yet still gets a pointer to the help instead of nothing.
         #[allow(unreachable_patterns)]

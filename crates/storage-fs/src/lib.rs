@@ -57,7 +57,7 @@ pub mod tasklist_store;
 pub use execution_store::FsExecutionSessionStore;
 pub use failpoints::failpoint;
 pub use orchestration_store::FsOrchestrationStore;
-pub use plan_store::FsPlanStore;
+pub use plan_store::{FsPlanStore, peek_active};
 pub use project_store::FsProjectStore;
 pub use system::{RandomIds, SystemClock};
 pub use tasklist_store::FsTaskListStore;

@@ -25,17 +25,19 @@ use std::time::{Duration, SystemTime};
 
 use async_trait::async_trait;
 use cairn_domain::plan::document::{
-    CHECKPOINTS_DIR, CLAUDE_DIR, DECISIONS_FILE, FINDINGS_DIR, POINTER_FILE, STATE_FILE,
+    CHECKPOINTS_DIR, CLAUDE_DIR, DECISIONS_FILE, FINDINGS_DIR, FINDINGS_FILE, PLAN_FILE,
+    POINTER_FILE, STATE_FILE,
 };
 use cairn_domain::plan::{
-    Decision, DecisionDraft, PlanDocument, PlanError, PlanId, PlanMutation, PlanRecord, PlanState,
-    PlanStore, PlanSummary,
+    Decision, DecisionDraft, Finding, PlanDocument, PlanError, PlanId, PlanMutation, PlanRecord,
+    PlanState, PlanStore, PlanSummary,
 };
 use cairn_domain::{Entity, Error, StoreError};
 
 use crate::plan::{
-    DECISION_LOG_HEADER, next_decision_number, parse_decision_log, parse_pointer, parse_state,
-    render_decision, render_pointer, render_state, template,
+    DECISION_LOG_HEADER, append_finding_detail, append_finding_line, next_decision_number,
+    parse_decision_log, parse_pointer, parse_state, peek_state, render_decision, render_pointer,
+    render_state, template,
 };
 use crate::project_store::DEFAULT_LOCK_TIMEOUT;
 use crate::{atomic, failpoint, fsync_dir, io_error, lock};
@@ -198,10 +200,84 @@ impl FsPlanStore {
     }
 }
 
+/// The most bytes [`peek_active`] reads of the pointer: a plan id is 25 bytes plus a line ending;
+/// anything longer is not a valid pointer anyway.
+pub const POINTER_PEEK_BYTES: u64 = 64;
+/// The most bytes [`peek_active`] reads of `state.md`: the state heading is its first line.
+pub const STATE_PEEK_BYTES: u64 = 512;
+
+/// The active plan's id and state, for the hook's hot path: reads at most
+/// [`POINTER_PEEK_BYTES`] of the pointer and [`STATE_PEEK_BYTES`] of `state.md`, and nothing
+/// else — its cost does not grow with anything's size. `Ok(None)` when there is no pointer (one
+/// failed `open`), the pointer names no existing plan, or the plan is closed.
+pub fn peek_active(root: &Path) -> Result<Option<(PlanId, PlanState)>, StoreError> {
+    let claude = root.join(CLAUDE_DIR);
+    let pointer = claude.join(POINTER_FILE);
+    let Some(content) = read_head(&pointer, POINTER_PEEK_BYTES)? else {
+        return Ok(None);
+    };
+    let id = parse_pointer(&content).map_err(|e| corrupt(&pointer, &e))?;
+    let state_path = claude.join(id.as_str()).join(STATE_FILE);
+    let Some(head) = read_head(&state_path, STATE_PEEK_BYTES)? else {
+        return Ok(None);
+    };
+    match peek_state(&head) {
+        Ok(Some(PlanState::Close)) => Ok(None),
+        Ok(Some(state)) => Ok(Some((id, state))),
+        Ok(None) => Err(StoreError::Corrupt {
+            path: state_path.display().to_string(),
+            detail: format!(
+                "no `# Current State: X` heading in the first {STATE_PEEK_BYTES} bytes"
+            ),
+        }),
+        Err(detail) => Err(StoreError::Corrupt {
+            path: state_path.display().to_string(),
+            detail,
+        }),
+    }
+}
+
+/// At most `limit` bytes from the start of `path` (lossily decoded), or `None` when there is no
+/// such file.
+fn read_head(path: &Path, limit: u64) -> Result<Option<String>, StoreError> {
+    use std::io::Read;
+    let file = match std::fs::File::open(path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(io_error("open", path)(e)),
+    };
+    let mut bytes = Vec::with_capacity(limit as usize);
+    file.take(limit)
+        .read_to_end(&mut bytes)
+        .map_err(io_error("read", path))?;
+    Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
+}
+
+/// The highest `NNN` of the `NNN-<label>` entries in `dir` (0 when there are none).
+fn highest_checkpoint(names: &[String]) -> u32 {
+    names
+        .iter()
+        .filter_map(|n| n.split_once('-').and_then(|(n, _)| n.parse::<u32>().ok()))
+        .max()
+        .unwrap_or(0)
+}
+
 fn corrupt(path: &Path, error: &PlanError) -> StoreError {
     StoreError::Corrupt {
         path: path.display().to_string(),
         detail: error.to_string(),
+    }
+}
+
+/// The names of the entries of `dir` (none when it does not exist).
+fn list_names(dir: &Path) -> Result<Vec<String>, StoreError> {
+    match std::fs::read_dir(dir) {
+        Ok(entries) => Ok(entries
+            .flatten()
+            .filter_map(|e| e.file_name().to_str().map(str::to_owned))
+            .collect()),
+        Err(e) if e.kind() == ErrorKind::NotFound => Ok(Vec::new()),
+        Err(e) => Err(io_error("list", dir)(e)),
     }
 }
 
@@ -341,15 +417,98 @@ impl PlanStore for FsPlanStore {
         let pointer = self.read_pointer().ok().flatten();
         ids.into_iter()
             .map(|id| {
-                let record = self.load_from(&id, &self.plan_dir(&id))?;
-                Ok(PlanSummary {
-                    current: pointer.as_ref() == Some(&id),
-                    state: record.state(),
-                    iteration: record.iteration(),
-                    goal: record.goal().to_owned(),
-                    id,
+                let current = pointer.as_ref() == Some(&id);
+                // One damaged state.md must not hide every other plan: it is listed as damaged.
+                Ok(match self.load_from(&id, &self.plan_dir(&id)) {
+                    Ok(record) => PlanSummary {
+                        current,
+                        state: record.state(),
+                        iteration: record.iteration(),
+                        goal: record.goal().to_owned(),
+                        id,
+                        damaged: None,
+                    },
+                    Err(e @ StoreError::Corrupt { .. }) => PlanSummary {
+                        current,
+                        state: PlanState::Explore,
+                        iteration: 0,
+                        goal: String::new(),
+                        id,
+                        damaged: Some(e.to_string()),
+                    },
+                    Err(e) => return Err(e),
                 })
             })
             .collect()
+    }
+
+    async fn write_checkpoint(&self, id: &PlanId, label: &str) -> Result<String, StoreError> {
+        let _guard = self.lock()?;
+        let dir = self.existing(id)?;
+        let checkpoints = dir.join(CHECKPOINTS_DIR);
+        let number = highest_checkpoint(&list_names(&checkpoints)?) + 1;
+        let name = format!("{number:03}-{label}");
+        self.remove_debris()?;
+        // Built whole in the temp directory and renamed into place, like a plan directory: a
+        // checkpoint is either complete or absent.
+        let staging = self
+            .temp_dir()
+            .join(format!("checkpoint.{}", uuid::Uuid::new_v4()));
+        let built = (|| {
+            std::fs::create_dir_all(&staging)
+                .map_err(io_error("create checkpoint directory", &staging))?;
+            for file in [STATE_FILE, PLAN_FILE] {
+                if let Some(text) = read_optional(&dir.join(file))? {
+                    self.write(&staging.join(file), &text)?;
+                }
+            }
+            std::fs::create_dir_all(&checkpoints)
+                .map_err(io_error("create checkpoints directory", &checkpoints))?;
+            let target = checkpoints.join(&name);
+            std::fs::rename(&staging, &target).map_err(|source| StoreError::Io {
+                op: "rename checkpoint into place",
+                path: format!("{} -> {}", staging.display(), target.display()),
+                source,
+            })
+        })();
+        if built.is_err() {
+            let _ = std::fs::remove_dir_all(&staging);
+        }
+        built?;
+        fsync_dir(&checkpoints)?;
+        Ok(name)
+    }
+
+    async fn checkpoints(&self, id: &PlanId) -> Result<Vec<String>, StoreError> {
+        let dir = self.existing(id)?;
+        let mut names: Vec<(u32, String)> = list_names(&dir.join(CHECKPOINTS_DIR))?
+            .into_iter()
+            .filter_map(|n| {
+                let number = n.split_once('-')?.0.parse::<u32>().ok()?;
+                Some((number, n))
+            })
+            .collect();
+        names.sort();
+        Ok(names.into_iter().map(|(_, n)| n).collect())
+    }
+
+    async fn append_finding(&self, id: &PlanId, finding: &Finding) -> Result<(), StoreError> {
+        let _guard = self.lock()?;
+        let dir = self.existing(id)?;
+        // The details first: a crash between the two leaves details without an index line,
+        // never an index line naming a file that is not there.
+        if let Some(file) = finding.file() {
+            let path = dir.join(FINDINGS_DIR).join(file);
+            let detail = read_optional(&path)?;
+            std::fs::create_dir_all(dir.join(FINDINGS_DIR))
+                .map_err(io_error("create findings directory", &dir))?;
+            self.write(
+                &path,
+                &append_finding_detail(detail.as_deref(), file, finding),
+            )?;
+        }
+        let path = dir.join(FINDINGS_FILE);
+        let text = read_optional(&path)?.unwrap_or_default();
+        self.write(&path, &append_finding_line(&text, finding))
     }
 }

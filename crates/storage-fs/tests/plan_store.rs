@@ -406,3 +406,101 @@ async fn an_unreadable_state_md_is_corrupt_not_missing() {
         other => panic!("expected Corrupt, got {other:?}"),
     }
 }
+
+#[tokio::test]
+async fn a_damaged_state_md_is_listed_as_damaged_beside_the_others() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = created(dir.path()).await;
+    let other = PlanRecord::new(
+        PlanId::parse(".plan_2026-03-15_0000beef").expect("id"),
+        "the second plan",
+        at(1),
+    )
+    .expect("record");
+    store.create(&other, true).await.expect("create");
+    std::fs::write(
+        dir.path().join(".claude").join(ID).join("state.md"),
+        "# Current State: SLEEPING\n",
+    )
+    .expect("damage");
+    let listed = store
+        .list()
+        .await
+        .expect("one damaged plan must not fail the listing");
+    assert_eq!(listed.len(), 2);
+    let damage = listed[0]
+        .damaged
+        .as_deref()
+        .expect("the damaged plan is marked");
+    assert!(damage.contains("state.md"), "{damage}");
+    assert_eq!(listed[1].damaged, None);
+    assert_eq!(listed[1].goal, "the second plan");
+    assert!(listed[1].current);
+}
+
+#[tokio::test]
+async fn peek_active_reads_only_the_pointer_and_the_state_heading() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    assert_eq!(
+        cairn_storage_fs::peek_active(dir.path()).expect("no pointer"),
+        None
+    );
+    let _store = created(dir.path()).await;
+    assert_eq!(
+        cairn_storage_fs::peek_active(dir.path()).expect("peek"),
+        Some((plan_id(), PlanState::Explore))
+    );
+    // A huge state.md is read only as far as its first bytes: the heading decides.
+    let state = dir.path().join(".claude").join(ID).join("state.md");
+    let mut text = "# Current State: REFLECT\n".to_owned();
+    text.push_str(&"- filler line that is never read\n".repeat(100_000));
+    std::fs::write(&state, &text).expect("write");
+    assert_eq!(
+        cairn_storage_fs::peek_active(dir.path()).expect("peek"),
+        Some((plan_id(), PlanState::Reflect))
+    );
+    std::fs::write(&state, "# Current State: CLOSE\n").expect("write");
+    assert_eq!(
+        cairn_storage_fs::peek_active(dir.path()).expect("closed"),
+        None
+    );
+    std::fs::write(&state, "garbage\n").expect("write");
+    assert!(matches!(
+        cairn_storage_fs::peek_active(dir.path()),
+        Err(StoreError::Corrupt { .. })
+    ));
+    // A pointer naming a missing directory is no active plan.
+    std::fs::remove_dir_all(dir.path().join(".claude").join(ID)).expect("remove");
+    assert_eq!(
+        cairn_storage_fs::peek_active(dir.path()).expect("dangling"),
+        None
+    );
+}
+
+#[tokio::test]
+async fn a_checkpoint_copies_state_and_plan_into_checkpoints() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = created(dir.path()).await;
+    let name = store
+        .write_checkpoint(&plan_id(), "precompact")
+        .await
+        .expect("checkpoint");
+    assert_eq!(name, "001-precompact");
+    let copy = dir
+        .path()
+        .join(".claude")
+        .join(ID)
+        .join("checkpoints")
+        .join(&name);
+    assert_eq!(
+        std::fs::read_to_string(copy.join("state.md")).expect("state copy"),
+        read(dir.path(), &format!("{ID}/state.md"))
+    );
+    assert_eq!(
+        std::fs::read_to_string(copy.join("plan.md")).expect("plan copy"),
+        read(dir.path(), &format!("{ID}/plan.md"))
+    );
+    let temp = dir.path().join(".claude/.plan-temp");
+    let debris = std::fs::read_dir(&temp).map_or(0, |d| d.count());
+    assert_eq!(debris, 0, "no staged checkpoint is left behind");
+}

@@ -223,7 +223,21 @@ pub fn reconcile(ctx: &Ctx, args: ReconcileArgs) -> Result<Report, Failure> {
 }
 
 pub fn doctor(ctx: &Ctx, args: DoctorArgs) -> Result<Report, Failure> {
-    let p = ctx.project()?;
+    let plan = super::plan::check_pointer(ctx, args.fix)?;
+    let p = match ctx.project() {
+        Ok(p) => p,
+        // A repository with plans and no project still gets its plan pointer checked.
+        Err(failure) if failure.code == Code::NotFound && plan.dangling.is_some() => {
+            let mut report = ctx.emit(&json!({"plan_pointer": plan.json()}), |style| {
+                plan.text(style)
+            })?;
+            if !plan.is_clean() {
+                report.code = Code::Unhealthy;
+            }
+            return Ok(report);
+        }
+        Err(failure) => return Err(failure),
+    };
     let report = {
         let _spinner = Spinner::start(if args.fix {
             "checking and repairing the store…"
@@ -232,7 +246,7 @@ pub fn doctor(ctx: &Ctx, args: DoctorArgs) -> Result<Report, Failure> {
         });
         ctx.block_on(ctx.service.doctor(&p, args.fix))?
     };
-    let clean = report.is_clean();
+    let clean = report.is_clean() && plan.is_clean();
     // Findings are the list that grows with the store; the rest is a handful of files.
     let row = |f: &Finding| f.message.len() + f.code.len() + 12;
     let findings = if ctx.global.json {
@@ -244,9 +258,11 @@ pub fn doctor(ctx: &Ctx, args: DoctorArgs) -> Result<Report, Failure> {
     if let Value::Object(map) = &mut value {
         map.insert("findings".into(), json!(findings.items));
         map.extend(findings.fields());
+        map.insert("plan_pointer".into(), plan.json());
+        map.insert("clean".into(), json!(clean));
     }
     let mut rendered = ctx.emit(&value, |style| {
-        let mut out = String::new();
+        let mut out = plan.text(style);
         for r in &report.repaired {
             let _ = writeln!(out, "{} {r}", style.green("repaired"));
         }

@@ -3,6 +3,7 @@
 mod maintenance;
 mod orch;
 mod phase;
+mod plan;
 mod project;
 mod session;
 mod setup;
@@ -197,6 +198,7 @@ fn without_project(command: &Command) -> Option<&'static str> {
             Some("`cairn project list` lists every project in the repository")
         }
         Command::Setup(_) => Some("`cairn setup` registers hooks for every project at once"),
+        Command::Plan(_) => Some("plans belong to the repository, not to a project"),
         Command::Completions { .. } => Some("completion scripts are the same for every project"),
         Command::Orch(_) => Some("orchestration sessions belong to the repository, not a project"),
         _ => None,
@@ -223,6 +225,7 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<Report, Failure> {
         Command::Status => maintenance::status(ctx),
         Command::Prime(args) => maintenance::prime(ctx, args),
         Command::Session(c) => session::run(ctx, c),
+        Command::Plan(c) => plan::run(ctx, c),
         Command::Setup(crate::cli::SetupCommand::Claude(args)) => setup::claude(ctx, args),
         Command::Tasklist(c) => tasklist::run(ctx, c),
         Command::Completions { shell } => Ok(completions(shell)),

@@ -12,7 +12,7 @@ use super::error::PlanError;
 use super::id::PlanId;
 use super::record::PlanRecord;
 use super::state::{PlanState, UserApproval};
-use super::store::PlanStore;
+use super::store::{Finding, PlanStore};
 use crate::ports::{AsStoreError, on_threads};
 use crate::time::Timestamp;
 use crate::{DomainError, Entity, Error, StoreError};
@@ -57,6 +57,8 @@ macro_rules! plan_store_contract {
             concurrent_appends_get_distinct_numbers,
             concurrent_updates_lose_nothing,
             missing_plans_are_not_found,
+            checkpoints_number_on_and_keep_the_plan,
+            findings_are_appended_in_order,
         );
     };
 }
@@ -551,5 +553,79 @@ pub async fn missing_plans_are_not_found(store: Arc<dyn PlanStore>) {
     assert!(
         doc.is_err_and(|e| is_not_found(&e)),
         "documents of a missing plan must be NotFound"
+    );
+}
+
+pub async fn checkpoints_number_on_and_keep_the_plan(store: Arc<dyn PlanStore>) {
+    let store: &dyn PlanStore = &*store;
+    let plan = record("000000c1", "checkpoint me");
+    store.create(&plan, false).await.expect("create");
+    assert!(
+        store.checkpoints(plan.id()).await.expect("list").is_empty(),
+        "a new plan must have no checkpoints"
+    );
+    let first = store
+        .write_checkpoint(plan.id(), "precompact")
+        .await
+        .expect("first checkpoint");
+    let second = store
+        .write_checkpoint(plan.id(), "execute-exit")
+        .await
+        .expect("second checkpoint");
+    assert_eq!(first, "001-precompact", "checkpoints are numbered from 001");
+    assert_eq!(second, "002-execute-exit", "numbers rise by one");
+    assert_eq!(
+        store.checkpoints(plan.id()).await.expect("list"),
+        vec![first, second],
+        "checkpoints are listed oldest first"
+    );
+    assert_eq!(
+        store.load(plan.id()).await.expect("load"),
+        plan,
+        "a checkpoint must not change the plan"
+    );
+    let missing = id("0badf00d");
+    assert!(
+        store
+            .write_checkpoint(&missing, "x")
+            .await
+            .is_err_and(|e| is_not_found(&e)),
+        "a checkpoint of a missing plan must be NotFound"
+    );
+}
+
+pub async fn findings_are_appended_in_order(store: Arc<dyn PlanStore>) {
+    let store: &dyn PlanStore = &*store;
+    let plan = record("000000f1", "find things");
+    store.create(&plan, false).await.expect("create");
+    let before = store
+        .read_document(plan.id(), PlanDocument::Findings)
+        .await
+        .expect("findings");
+    let one = Finding::new("the parser is lenient", None).expect("finding");
+    let two = Finding::new("D-001 holds: tokens expire", Some("auth.md")).expect("finding");
+    store.append_finding(plan.id(), &one).await.expect("append");
+    store.append_finding(plan.id(), &two).await.expect("append");
+    let after = store
+        .read_document(plan.id(), PlanDocument::Findings)
+        .await
+        .expect("findings");
+    assert!(after.starts_with(&before), "findings are only appended to");
+    let added = &after[before.len()..];
+    let first = added.find("the parser is lenient").expect("first finding");
+    let second = added
+        .find("D-001 holds: tokens expire")
+        .expect("second finding");
+    assert!(first < second, "findings keep their order: {added:?}");
+    assert!(
+        Finding::new("x", Some("../escape")).is_err(),
+        "a details file outside findings/ must be refused"
+    );
+    assert!(
+        store
+            .append_finding(&id("0badf00d"), &one)
+            .await
+            .is_err_and(|e| is_not_found(&e)),
+        "a finding for a missing plan must be NotFound"
     );
 }

@@ -2,6 +2,7 @@
 
 use super::id::PlanId;
 use super::state::PlanState;
+use crate::NextStep;
 
 fn list(states: &[PlanState]) -> String {
     if states.is_empty() {
@@ -100,12 +101,48 @@ pub enum PlanError {
     )]
     BadPointer { content: String, reason: String },
 
+    #[error(
+        "plan {plan}: cannot close while {} referenced nowhere in plan.md or the findings: {}; \
+         reference each where it is load-bearing (e.g. in plan.md's Context) or record a finding naming it",
+        if .decisions.len() == 1 { "this decision is" } else { "these decisions are" },
+        .decisions.join(", ")
+    )]
+    UnreferencedDecisions {
+        plan: PlanId,
+        decisions: Vec<String>,
+    },
+
     #[error("{file} line {line}: {detail}")]
     Unreadable {
         file: &'static str,
         line: usize,
         detail: String,
     },
+}
+
+impl PlanError {
+    /// What to do about the refusal, first step first.
+    pub fn next_steps(&self) -> Vec<NextStep> {
+        use PlanError::*;
+        let go = |to: PlanState| NextStep::PlanGo { to };
+        match self {
+            IllegalTransition { allowed, .. } | ReplanForced { allowed, .. } => {
+                NextStep::plan_go(allowed).into_iter().collect()
+            }
+            ApprovalMissing { .. } => vec![NextStep::PlanApprove],
+            FixAttemptsExhausted { .. } | FixBlockedByStrikes { .. } => {
+                vec![go(PlanState::Reflect)]
+            }
+            WrongState { .. } | ScopeEstimateFrozen { .. } => vec![NextStep::PlanStatus],
+            ActivePlanExists { .. } => {
+                vec![NextStep::PlanResume, NextStep::PlanNew { force: true }]
+            }
+            NoActivePlan => vec![NextStep::PlanNew { force: false }, NextStep::PlanList],
+            UnreferencedDecisions { .. } => vec![NextStep::PlanFinding],
+            BadPointer { .. } => vec![NextStep::DoctorFix],
+            BadPlanId { .. } | Unreadable { .. } => Vec::new(),
+        }
+    }
 }
 
 impl From<PlanError> for crate::Error {

@@ -12,7 +12,7 @@ use super::error::PlanError;
 use super::id::PlanId;
 use super::record::PlanRecord;
 use super::state::PlanState;
-use super::store::{PlanMutation, PlanStore, PlanSummary};
+use super::store::{Finding, PlanMutation, PlanStore, PlanSummary};
 use crate::{Entity, Error, StoreError};
 
 #[derive(Debug)]
@@ -20,6 +20,10 @@ struct StoredPlan {
     record: PlanRecord,
     decisions: Vec<Decision>,
     documents: HashMap<PlanDocument, String>,
+    /// The detail files under `findings/`, by name.
+    finding_files: BTreeMap<String, String>,
+    /// Name, record and plan document of each checkpoint, oldest first.
+    checkpoints: Vec<(String, PlanRecord, Option<String>)>,
 }
 
 #[derive(Debug, Default)]
@@ -108,6 +112,8 @@ impl PlanStore for MemoryPlanStore {
                 record: plan.clone(),
                 decisions: Vec::new(),
                 documents,
+                finding_files: BTreeMap::new(),
+                checkpoints: Vec::new(),
             },
         );
         inner.pointer = Some(plan.id().clone());
@@ -183,7 +189,46 @@ impl PlanStore for MemoryPlanStore {
                 iteration: p.record.iteration(),
                 goal: p.record.goal().to_owned(),
                 current: inner.pointer.as_ref() == Some(p.record.id()),
+                damaged: None,
             })
             .collect())
+    }
+
+    async fn write_checkpoint(&self, id: &PlanId, label: &str) -> Result<String, StoreError> {
+        let mut inner = self.lock();
+        let stored = inner.plans.get_mut(id).ok_or_else(|| not_found(id))?;
+        let name = format!("{:03}-{label}", stored.checkpoints.len() + 1);
+        let plan = stored.documents.get(&PlanDocument::Plan).cloned();
+        stored
+            .checkpoints
+            .push((name.clone(), stored.record.clone(), plan));
+        Ok(name)
+    }
+
+    async fn checkpoints(&self, id: &PlanId) -> Result<Vec<String>, StoreError> {
+        let inner = self.lock();
+        let stored = inner.plans.get(id).ok_or_else(|| not_found(id))?;
+        Ok(stored.checkpoints.iter().map(|c| c.0.clone()).collect())
+    }
+
+    async fn append_finding(&self, id: &PlanId, finding: &Finding) -> Result<(), StoreError> {
+        let mut inner = self.lock();
+        let stored = inner.plans.get_mut(id).ok_or_else(|| not_found(id))?;
+        // Values, not the file format: one line per finding, naming its details file if any.
+        let line = match finding.file() {
+            Some(file) => {
+                let details = stored.finding_files.entry(file.to_owned()).or_default();
+                details.push_str(finding.text());
+                details.push('\n');
+                format!("{file}: {}\n", finding.text())
+            }
+            None => format!("{}\n", finding.text()),
+        };
+        stored
+            .documents
+            .entry(PlanDocument::Findings)
+            .or_default()
+            .push_str(&line);
+        Ok(())
     }
 }

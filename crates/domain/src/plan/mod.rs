@@ -60,6 +60,6 @@ pub use record::{
     NuclearRecommendation, PlanRecord, PlanRecordParts, STRIKES_TO_REPLAN, StrikeVerdict,
     TransitionOutcome, TransitionRecord,
 };
-pub use service::{PlanService, TransitionReport};
+pub use service::{BudgetStatus, PlanOverview, PlanService, TransitionReport};
 pub use state::{PlanState, TRANSITIONS, TransitionRule, UserApproval};
-pub use store::{PlanMutation, PlanStore, PlanSummary};
+pub use store::{Finding, PlanMutation, PlanStore, PlanSummary};

@@ -4,15 +4,17 @@ use std::sync::Arc;
 
 use super::decision::{Decision, DecisionDraft};
 use super::document::CLAUDE_DIR;
+use super::document::PlanDocument;
 use super::edit::{EditVerdict, decide_edit};
 use super::error::PlanError;
 use super::id::PlanId;
 use super::record::{
-    BudgetReport, Change, ChangeOutcome, FixAttemptOutcome, PlanRecord, StrikeVerdict,
-    TransitionOutcome,
+    BudgetReport, Change, ChangeOutcome, FixAttemptOutcome, ForcedReplan, NuclearRecommendation,
+    PlanRecord, StrikeVerdict, TransitionOutcome,
 };
 use super::state::{PlanState, UserApproval};
-use super::store::PlanStore;
+use super::store::{Finding, PlanStore, PlanSummary};
+use crate::NextStep;
 use crate::ports::{Clock, IdGen};
 use crate::{DomainError, Error, StoreError};
 
@@ -22,6 +24,58 @@ pub struct TransitionReport {
     pub plan: PlanRecord,
     pub outcome: TransitionOutcome,
     pub decision: Option<Decision>,
+    /// The checkpoint taken because the plan left EXECUTE.
+    pub checkpoint: Option<String>,
+}
+
+/// Where the active plan stands and what may happen next: what `status` and `resume` show and
+/// what the hook puts in a new session's context.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlanOverview {
+    pub plan: PlanRecord,
+    pub decisions: Vec<Decision>,
+    /// The states the plan may move to now (the 3-strike rule applied).
+    pub allowed: Vec<PlanState>,
+    pub budget: BudgetReport,
+    pub forced_replan: Option<ForcedReplan>,
+    pub nuclear: Option<NuclearRecommendation>,
+    pub checkpoints: Vec<String>,
+    /// What to do next, first step first.
+    pub next: Vec<NextStep>,
+}
+
+/// The complexity budget of the active plan against its scope estimate.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BudgetStatus {
+    pub plan: PlanRecord,
+    pub budget: BudgetReport,
+    pub scope_estimate: Option<u32>,
+    pub lines_added_total: u64,
+    pub nuclear: Option<NuclearRecommendation>,
+}
+
+/// A decision label (`D-007`) counts as referenced when it occurs in `text` not followed by
+/// another digit (so `D-0071` does not reference `D-007`).
+fn references(text: &str, label: &str) -> bool {
+    text.match_indices(label).any(|(at, _)| {
+        !text[at + label.len()..]
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_digit())
+    })
+}
+
+/// The protocol's next moves in each state, as typed steps.
+fn next_steps(plan: &PlanRecord, allowed: &[PlanState]) -> Vec<NextStep> {
+    let go = |to| NextStep::PlanGo { to };
+    match plan.state() {
+        PlanState::Explore => vec![NextStep::PlanFinding, go(PlanState::Plan)],
+        PlanState::Plan => vec![NextStep::PlanApprove],
+        PlanState::Execute => vec![go(PlanState::Reflect)],
+        PlanState::RePlan => vec![NextStep::PlanDecide, go(PlanState::Plan)],
+        PlanState::Reflect => NextStep::plan_go(allowed).into_iter().collect(),
+        PlanState::Close => vec![NextStep::PlanNew { force: false }],
+    }
 }
 
 /// Drives the active plan (the one `.claude/.current_plan` names). The rules live in
@@ -98,11 +152,129 @@ impl PlanService {
                 Ok((outcome, drafts))
             })
             .await?;
+        // The end of an iteration is what a later REFLECT or a revert goes back to.
+        let checkpoint = if outcome.from == PlanState::Execute {
+            let label = format!("iteration-{}-end", plan.iteration());
+            Some(
+                self.store
+                    .write_checkpoint(plan.id(), &label)
+                    .await
+                    .map_err(StoreError::after_commit)?,
+            )
+        } else {
+            None
+        };
         Ok(TransitionReport {
             plan,
             outcome,
             decision: decisions.into_iter().next(),
+            checkpoint,
         })
+    }
+
+    /// PLAN → EXECUTE on the user's word: `approval` quotes what the user said.
+    pub async fn approve(&self, approval: UserApproval) -> Result<TransitionReport, Error> {
+        self.transition(
+            PlanState::Execute,
+            "the user approved the plan",
+            Some(approval),
+        )
+        .await
+    }
+
+    /// Every plan, oldest first.
+    pub async fn list(&self) -> Result<Vec<PlanSummary>, Error> {
+        Ok(self.store.list().await?)
+    }
+
+    /// The active plan, its decisions, and what may and should happen next.
+    pub async fn overview(&self) -> Result<PlanOverview, Error> {
+        let plan = self.current().await?;
+        let decisions = self.store.decisions(plan.id()).await?;
+        let checkpoints = self.store.checkpoints(plan.id()).await?;
+        let allowed = plan.allowed_targets_now();
+        Ok(PlanOverview {
+            next: next_steps(&plan, &allowed),
+            budget: plan.budget(),
+            forced_replan: plan.forced_replan(),
+            nuclear: plan.nuclear_check(),
+            allowed,
+            decisions,
+            checkpoints,
+            plan,
+        })
+    }
+
+    /// The complexity budget of the current iteration and the scope against the estimate.
+    pub async fn budget(&self) -> Result<BudgetStatus, Error> {
+        let plan = self.current().await?;
+        Ok(BudgetStatus {
+            budget: plan.budget(),
+            scope_estimate: plan.scope_estimate(),
+            lines_added_total: plan.lines_added_total(),
+            nuclear: plan.nuclear_check(),
+            plan,
+        })
+    }
+
+    /// Adds a finding to the active plan.
+    pub async fn record_finding(&self, text: &str, file: Option<&str>) -> Result<(), Error> {
+        let finding = Finding::new(text, file)?;
+        let plan = self.current().await?;
+        Ok(self.store.append_finding(plan.id(), &finding).await?)
+    }
+
+    /// A checkpoint of the active plan (before a context compaction, say). `Ok(None)` when no
+    /// plan is active.
+    pub async fn checkpoint(&self, label: &str) -> Result<Option<String>, Error> {
+        let plan = match self.current().await {
+            Ok(plan) => plan,
+            Err(Error::Domain(DomainError::Plan(PlanError::NoActivePlan))) => return Ok(None),
+            Err(other) => return Err(other),
+        };
+        Ok(Some(self.store.write_checkpoint(plan.id(), label).await?))
+    }
+
+    /// The plan the pointer names when that plan does not exist (a dangling pointer), for
+    /// doctor. A closed plan or a readable one is fine.
+    pub async fn dangling_pointer(&self) -> Result<Option<PlanId>, Error> {
+        let Some(id) = self.store.current().await? else {
+            return Ok(None);
+        };
+        match self.store.load(&id).await {
+            Err(StoreError::NotFound { .. }) => Ok(Some(id)),
+            Err(other) => Err(other.into()),
+            Ok(_) => Ok(None),
+        }
+    }
+
+    /// Removes a pointer that names a missing plan; returns what it named. A pointer naming an
+    /// existing plan is left alone.
+    pub async fn repair_pointer(&self) -> Result<Option<PlanId>, Error> {
+        match self.dangling_pointer().await? {
+            Some(_) => Ok(self.store.clear_current().await?),
+            None => Ok(None),
+        }
+    }
+
+    /// The decisions of `plan` that neither plan.md nor findings.md mentions by label.
+    async fn unreferenced_decisions(&self, plan: &PlanRecord) -> Result<Vec<String>, Error> {
+        let mut texts = Vec::new();
+        for document in [PlanDocument::Plan, PlanDocument::Findings] {
+            match self.store.read_document(plan.id(), document).await {
+                Ok(text) => texts.push(text),
+                Err(StoreError::NotFound { .. }) => {}
+                Err(other) => return Err(other.into()),
+            }
+        }
+        Ok(self
+            .store
+            .decisions(plan.id())
+            .await?
+            .iter()
+            .map(Decision::label)
+            .filter(|label| !texts.iter().any(|t| references(t, label)))
+            .collect())
     }
 
     pub async fn set_step(&self, step: &str) -> Result<PlanRecord, Error> {
@@ -184,9 +356,23 @@ impl PlanService {
 
     /// Finishes the active plan: from REFLECT it takes REFLECT → CLOSE (so the 3-strike rule
     /// still applies), in CLOSE it only releases the pointer; from any other state it is refused
-    /// like any transition the table lacks. The plan directory is kept.
+    /// like any transition the table lacks. Refused while a decision is referenced nowhere in
+    /// plan.md or findings.md (decision anchoring: every decision must be accounted for). The
+    /// check reads outside the store's critical section; a decision logged concurrently with a
+    /// close may slip through, which the audit in CLOSE still catches. The plan directory is kept.
     pub async fn close(&self, reason: &str) -> Result<PlanRecord, Error> {
         let plan = self.current().await?;
+        // Only where CLOSE is reachable: elsewhere the transition's own refusal says more.
+        if plan.allowed_targets_now().contains(&PlanState::Close) {
+            let unreferenced = self.unreferenced_decisions(&plan).await?;
+            if !unreferenced.is_empty() {
+                return Err(PlanError::UnreferencedDecisions {
+                    plan: plan.id().clone(),
+                    decisions: unreferenced,
+                }
+                .into());
+            }
+        }
         let plan = if plan.state() == PlanState::Close {
             plan
         } else {

@@ -77,6 +77,13 @@ impl PlanState {
     }
 }
 
+/// Serialised as the name the files use (`RE-PLAN`), like [`fmt::Display`].
+impl serde::Serialize for PlanState {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
 impl fmt::Display for PlanState {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())

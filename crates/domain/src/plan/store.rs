@@ -25,6 +25,60 @@ pub struct PlanSummary {
     pub goal: String,
     /// Whether `.claude/.current_plan` names this plan.
     pub current: bool,
+    /// Why the plan's record could not be read, when it could not. A listing still lists a
+    /// damaged plan (the others stay reachable, and the damage is visible where people look);
+    /// `state`, `iteration` and `goal` then hold placeholders (EXPLORE, 0, empty) and mean
+    /// nothing.
+    pub damaged: Option<String>,
+}
+
+/// A fact learned while exploring, for `findings.md`; with `file`, its details go to
+/// `findings/<file>` and `findings.md` indexes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    text: String,
+    file: Option<String>,
+}
+
+impl Finding {
+    /// `text` becomes one line; `file` must be a plain file name (letters, digits, `.`, `-`,
+    /// `_`, not starting with `.`), so that it stays inside `findings/`.
+    pub fn new(text: &str, file: Option<&str>) -> Result<Self, DomainError> {
+        let text = super::record::one_line(text);
+        if text.is_empty() {
+            return Err(DomainError::invalid("finding", "must not be blank"));
+        }
+        let file = match file.map(str::trim) {
+            None => None,
+            Some(name) => {
+                let plain = !name.is_empty()
+                    && !name.starts_with('.')
+                    && name.len() <= 100
+                    && name
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_'));
+                if !plain {
+                    return Err(DomainError::invalid(
+                        "file",
+                        format!(
+                            "`{name}` is not a plain file name (letters, digits, `.`, `-`, `_`; \
+                             not starting with `.`); it names a file inside findings/"
+                        ),
+                    ));
+                }
+                Some(name.to_owned())
+            }
+        };
+        Ok(Self { text, file })
+    }
+
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    pub fn file(&self) -> Option<&str> {
+        self.file.as_deref()
+    }
 }
 
 /// Persistence of plans: one directory per plan (`state.md`, `decisions.md`, `plan.md`,
@@ -99,8 +153,23 @@ pub trait PlanStore: std::fmt::Debug + Send + Sync {
     ) -> Result<String, StoreError>;
 
     /// Every plan, oldest first (ids sort by creation date), with `current` set on the one the
-    /// pointer names. Errors: `Io`.
+    /// pointer names. A plan whose record cannot be read is listed with `damaged` set rather
+    /// than failing the whole listing. Errors: `Io` (the plans cannot be enumerated).
     async fn list(&self) -> Result<Vec<PlanSummary>, StoreError>;
+
+    /// Snapshots the plan's record and plan document as they are now, under a new checkpoint
+    /// named `NNN-<label>` (numbers rise by one per plan and are never shared), and returns the
+    /// name. `label` is a short slug chosen by the caller (`[a-z0-9-]`). `StoreError::NotFound`
+    /// if there is no such plan.
+    async fn write_checkpoint(&self, id: &PlanId, label: &str) -> Result<String, StoreError>;
+
+    /// The names of the plan's checkpoints, oldest first. `StoreError::NotFound` if there is no
+    /// such plan.
+    async fn checkpoints(&self, id: &PlanId) -> Result<Vec<String>, StoreError>;
+
+    /// Appends a finding to the plan's findings (and its details file, when it names one).
+    /// `StoreError::NotFound` if there is no such plan.
+    async fn append_finding(&self, id: &PlanId, finding: &Finding) -> Result<(), StoreError>;
 }
 
 impl<'s> dyn PlanStore + 's {

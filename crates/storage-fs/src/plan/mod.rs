@@ -9,6 +9,7 @@
 
 mod decisions_md;
 mod documents;
+mod findings_md;
 mod pointer;
 mod state_md;
 
@@ -17,8 +18,9 @@ pub use decisions_md::{
     render_decision_log,
 };
 pub use documents::template;
+pub use findings_md::{append_finding_detail, append_finding_line};
 pub use pointer::{parse_pointer, render_pointer};
-pub use state_md::{parse_state, render_state};
+pub use state_md::{parse_state, peek_state, render_state};
 
 /// Splits `A → B` (or `A -> B`) at the first arrow.
 fn split_arrow(text: &str) -> Option<(&str, &str)> {

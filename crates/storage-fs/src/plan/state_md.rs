@@ -26,6 +26,27 @@ use chrono::DateTime;
 
 use super::split_arrow;
 
+/// The state named by the `# Current State: X` heading among the first lines of `state.md`
+/// (`head` may be cut anywhere: only whole lines are looked at, and a heading cut off by the end
+/// counts only when it names a state). `None` when no such heading is there; `Err` with the
+/// unreadable name when it names no state.
+pub fn peek_state(head: &str) -> Result<Option<PlanState>, String> {
+    for line in head.lines() {
+        let Some(name) = line.trim().strip_prefix("# ") else {
+            continue;
+        };
+        let Some((key, value)) = name.split_once(':') else {
+            continue;
+        };
+        if key.trim().eq_ignore_ascii_case("current state") {
+            return PlanState::parse(value)
+                .map(Some)
+                .ok_or_else(|| format!("unknown state {:?}", value.trim()));
+        }
+    }
+    Ok(None)
+}
+
 /// Renders the record as `state.md`.
 pub fn render_state(plan: &PlanRecord) -> String {
     let mut out = String::new();
