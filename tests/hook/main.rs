@@ -17,10 +17,10 @@ use cairn_domain::project::tasks::{MoveDetail, NewTask};
 use cairn_domain::project::{ProjectId, ProjectStatus, ProjectType, TaskStatus};
 use cairn_storage_fs::{FsProjectStore, SystemClock};
 
-mod project_dir;
 mod orchestration;
-mod tasklist;
 mod plan;
+mod project_dir;
+mod tasklist;
 
 const BIN: &str = env!("CARGO_BIN_EXE_cairn-hook");
 
