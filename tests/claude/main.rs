@@ -281,13 +281,16 @@ fn a_resumed_session_reconciles_its_own_work_and_spares_other_claims() {
     assert_eq!(repo.hook_errors(), "", "the hook reported errors");
 }
 
-/// Scenario 6a: a damaged task list. cairn-hook reports its failure to its error log, and
-/// Claude Code goes on: tools run, nothing is blocked by accident, the damaged file is kept.
+/// Scenario 6a: a damaged store — task list and log both garbled, so not even the write-ahead log
+/// can rebuild it. cairn-hook reports its failure to its error log, and Claude Code goes on: tools
+/// run, nothing is blocked by accident, the damaged file is kept.
 #[test]
 fn a_damaged_store_blocks_nothing() {
     let repo = Scratch::new().with_project();
     repo.cairn(&["setup", "claude"]);
     std::fs::write(repo.tasks_json(), "{ this is not json").unwrap();
+    let log = repo.tasks_json().with_file_name("progress").join("log.md");
+    std::fs::write(&log, "garbled\n").unwrap();
     let api = FakeApi::start(vec![
         Turn::bash("echo fine > notes.txt && cat notes.txt"),
         Turn::tool(

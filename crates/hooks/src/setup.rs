@@ -94,14 +94,17 @@ pub const TASK_TOOLS_MATCHER: &str = "TaskCreate|TaskUpdate|TodoWrite";
 pub const PLUGIN_HOOK_COMMAND: &str =
     "\"${CLAUDE_PLUGIN_ROOT:+${CLAUDE_PLUGIN_ROOT}/bin/}cairn-hook\"";
 
-/// `{"SessionStart": [{"hooks": [{"type": "command", "command": …, "timeout": 15}]}], …}`.
+/// `{"SessionStart": [{"hooks": [{"type": "command", "command": …, "timeout": 15}]}], …}`. An
+/// event registered for two purposes (PostToolUse) gets one group per matcher, in table order.
 pub fn hooks_object(command: &str) -> Value {
     let mut events = Map::new();
     for spec in CAIRN_HOOKS {
-        events.insert(
-            spec.event.to_owned(),
-            Value::Array(vec![group(spec, command)]),
-        );
+        let groups = events
+            .entry(spec.event.to_owned())
+            .or_insert_with(|| Value::Array(Vec::new()));
+        if let Value::Array(groups) = groups {
+            groups.push(group(spec, command));
+        }
     }
     Value::Object(events)
 }
@@ -309,6 +312,8 @@ pub fn merge(settings: &mut Value, command: Option<&str>) -> Result<usize, Strin
                 .unwrap_or(groups.len())
                 .min(groups.len());
             groups.insert(at, group(spec, command));
+            // An event with two of cairn's groups keeps them in table order, run after run.
+            insert_at.insert(spec.event.to_owned(), at + 1);
         }
     }
     for event in emptied {
@@ -389,7 +394,10 @@ mod tests {
         );
         assert_eq!(
             read(&path)["hooks"]["PostToolUse"],
-            json!([{"matcher": "TaskCreate|TaskUpdate|TodoWrite", "hooks": [{"type": "command", "command": CMD, "timeout": 10}]}])
+            json!([
+                {"matcher": "TaskCreate|TaskUpdate|TodoWrite", "hooks": [{"type": "command", "command": CMD, "timeout": 10}]},
+                {"matcher": "Edit|Write|MultiEdit", "hooks": [{"type": "command", "command": CMD, "timeout": 10}]}
+            ])
         );
     }
 
