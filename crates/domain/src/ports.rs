@@ -152,10 +152,19 @@ pub fn on_threads<S, F>(
     F: std::future::Future<Output = ()>,
 {
     std::thread::scope(|scope| {
-        for thread in 0..threads {
-            let store = std::sync::Arc::clone(store);
-            let work = &work;
-            scope.spawn(move || block_on(work(store, thread)));
+        let handles: Vec<_> = (0..threads)
+            .map(|thread| {
+                let store = std::sync::Arc::clone(store);
+                let work = &work;
+                scope.spawn(move || block_on(work(store, thread)))
+            })
+            .collect();
+        // Re-raise a worker's own panic: the scope's generic "a scoped thread panicked" would
+        // hide which check failed and why.
+        for handle in handles {
+            if let Err(panic) = handle.join() {
+                std::panic::resume_unwind(panic);
+            }
         }
     });
 }
