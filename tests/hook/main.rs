@@ -17,6 +17,7 @@ use cairn_domain::project::tasks::{MoveDetail, NewTask};
 use cairn_domain::project::{ProjectId, ProjectStatus, ProjectType, TaskStatus};
 use cairn_storage_fs::{FsProjectStore, SystemClock};
 
+mod execution;
 mod orchestration;
 mod plan;
 mod project_dir;

@@ -8,6 +8,7 @@
 //! | SessionEnd | yes | log `SESSION_END` (reason) | nothing |
 //! | SubagentStart / SubagentStop | yes | log `SESSION_SUBAGENT_START` / `_STOP` (agent type and id) | nothing |
 //! | SessionStart, SubagentStart / SubagentStop, SessionEnd | orchestration too | see [`crate::orchestration`]: active agent, token usage, the active orchestration in the context | |
+//! | SessionStart | a live execution session too | none | the live session in the context, or at `startup` with a stale lock the proposal to recover it ([`crate::execution`]) |
 //! | Stop | reads | none | `systemMessage` reminding of tasks this session started and left IN_PROGRESS, or nothing |
 //! | PostToolUse on `TaskCreate`, `TaskUpdate`, `TodoWrite` | only if the session's task list holds files cairn pushed for this project | pull that list into the project ([`crate::tasklist`]) | `systemMessage` naming the changes cairn's rules refused, or nothing |
 //! | PostToolUse (Edit, Write, MultiEdit) | the plan store, in EXECUTE only | the change manifest and complexity budget of the active plan ([`crate::plan`]) | `systemMessage` when over budget, or nothing |
@@ -151,6 +152,9 @@ pub fn handle(input: &HookInput, deps: &Deps<'_>) -> Handled {
             }
             if input.event != HookEvent::PreCompact {
                 crate::orchestration::handle(input, deps, &mut handled);
+            }
+            if input.event == HookEvent::SessionStart {
+                crate::execution::session_start(input, deps, &mut handled);
             }
             handled
         }

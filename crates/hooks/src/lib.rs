@@ -6,6 +6,7 @@
 //! - [`dispatch`]: what each event does (the table is there).
 //! - [`plan`]: the active plan's rules: edits per state, the change manifest, its context.
 //! - [`dedupe`]: one winner when the same event is delivered twice at once.
+//! - [`execution`]: a live execution session in SessionStart's context.
 //! - [`errlog`]: the hook error log, where cairn's own failures go instead of to Claude.
 //! - [`orchestration`]: orchestration sessions: active agent, tokens, session-start context.
 //! - [`setup`]: `cairn setup claude` — merging cairn's hooks into a settings.json.
@@ -18,6 +19,7 @@
 pub mod dedupe;
 pub mod dispatch;
 pub mod errlog;
+pub mod execution;
 pub mod guard;
 pub mod input;
 pub mod orchestration;

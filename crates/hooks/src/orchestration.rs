@@ -212,7 +212,7 @@ fn record_tokens(
 }
 
 /// Appends `text` to the SessionStart context the project hook produced, or makes it the context.
-fn add_context(handled: &mut Handled, text: &str) {
+pub(crate) fn add_context(handled: &mut Handled, text: &str) {
     let existing = match &handled.output {
         Some(HookOutput {
             hook_specific_output: Some(HookSpecificOutput::SessionStart { additional_context }),

@@ -49,3 +49,8 @@ pub fn open_plan_store(root: &Path, lock_timeout: Duration) -> Arc<dyn PlanStore
 pub fn random_ids() -> Arc<dyn IdGen> {
     Arc::new(cairn_storage_fs::RandomIds)
 }
+
+/// The execution sessions under `root` (`.claude/sessions/`), for SessionStart's context.
+pub fn open_execution_store(root: &Path) -> cairn_storage_fs::FsExecutionSessionStore {
+    cairn_storage_fs::FsExecutionSessionStore::new(root)
+}
