@@ -270,10 +270,15 @@ pub(crate) fn open_service(
 ) -> Result<(ProjectService, tokio::runtime::Runtime), String> {
     let store =
         (deps.open_store)(root).map_err(|e| format!("cannot open the project store: {e}"))?;
-    let runtime = tokio::runtime::Builder::new_current_thread()
+    Ok((ProjectService::new(store, deps.clock.clone()), runtime()?))
+}
+
+/// The one runtime a hook event drives its services on (a current thread: the hook is one short
+/// process).
+pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, String> {
+    tokio::runtime::Builder::new_current_thread()
         .build()
-        .map_err(|e| format!("cannot start the runtime: {e}"))?;
-    Ok((ProjectService::new(store, deps.clock.clone()), runtime))
+        .map_err(|e| format!("cannot start the runtime: {e}"))
 }
 
 /// Stop: a reminder of the work this session started and left IN_PROGRESS, as a

@@ -27,15 +27,12 @@ pub fn session_start(input: &HookInput, deps: &Deps<'_>, handled: &mut Handled) 
     if live_is_empty {
         return;
     }
-    let status = tokio::runtime::Builder::new_current_thread()
-        .build()
-        .map_err(|e| format!("cannot start the runtime: {e}"))
-        .and_then(|runtime| {
-            let service = ExecutionService::new(Arc::new(store), deps.clock.clone());
-            runtime
-                .block_on(service.status())
-                .map_err(|e| format!("reading the live session: {}", Report(&e)))
-        });
+    let status = crate::dispatch::runtime().and_then(|runtime| {
+        let service = ExecutionService::new(Arc::new(store), deps.clock.clone());
+        runtime
+            .block_on(service.status())
+            .map_err(|e| format!("reading the live session: {}", Report(&e)))
+    });
     match status {
         Ok(Some(status)) => {
             let startup = input.source.as_deref().is_none_or(|s| s == "startup");

@@ -16,6 +16,10 @@
 //! `allow`; on cairn's own failure (no project, damaged store, a bug) say nothing and append the
 //! problem to the hook error log.
 
+/// How long the hook waits for any store's lock — shorter than the CLI's: a hook waiting on a
+/// busy lock delays Claude, and its timeout (set in settings.json) would kill it anyway.
+pub const HOOK_LOCK_TIMEOUT: Duration = Duration::from_secs(5);
+
 pub mod dedupe;
 pub mod dispatch;
 pub mod errlog;

@@ -3,17 +3,13 @@
 use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
-use std::time::Duration;
 
 use cairn_domain::project::store::ProjectStore;
+use cairn_hooks::HOOK_LOCK_TIMEOUT;
 use cairn_hooks::dispatch::{Deps, HookEnv};
 use cairn_hooks::input::{INPUT_CAP, READ_DEADLINE};
 use cairn_storage_fs::SystemClock;
 use cairn_storage_fs::project_store::FsProjectStore;
-
-/// Shorter than the store's default: a hook waiting on a busy lock delays Claude, and its
-/// timeout (set in settings.json) would kill it anyway.
-const HOOK_LOCK_TIMEOUT: Duration = Duration::from_secs(5);
 
 fn open_store(root: &Path) -> Result<Arc<dyn ProjectStore>, String> {
     Ok(Arc::new(

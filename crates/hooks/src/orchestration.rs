@@ -181,12 +181,9 @@ fn service(
     deps: &Deps<'_>,
 ) -> Result<(OrchestrationService, tokio::runtime::Runtime), String> {
     let store = Arc::new(store::open(root, state_dir));
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .build()
-        .map_err(|e| format!("cannot start the runtime: {e}"))?;
     Ok((
         OrchestrationService::new(store, deps.clock.clone()),
-        runtime,
+        crate::dispatch::runtime()?,
     ))
 }
 

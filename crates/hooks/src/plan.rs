@@ -19,7 +19,7 @@
 //! honest mistakes, not a sandbox.
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
 use cairn_domain::NextStep;
 use cairn_domain::error::Report;
@@ -36,18 +36,13 @@ use crate::guard::{bash, normalize};
 use crate::protocol::{HookEvent, HookInput, HookOutput, HookSpecificOutput};
 use crate::wiring::peek_active;
 
-/// Shorter than the CLI's: a hook waiting on a busy lock delays Claude.
-const HOOK_LOCK_TIMEOUT: Duration = Duration::from_secs(5);
-
 /// The tools whose edits the plan rule judges before they run.
 const EDIT_TOOLS: [&str; 4] = ["Edit", "Write", "MultiEdit", "NotebookEdit"];
 
 fn service(root: &Path, deps: &Deps<'_>) -> Result<(PlanService, tokio::runtime::Runtime), String> {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .build()
-        .map_err(|e| format!("cannot start the runtime: {e}"))?;
+    let runtime = crate::dispatch::runtime()?;
     let service = PlanService::new(
-        crate::wiring::open_plan_store(root, HOOK_LOCK_TIMEOUT),
+        crate::wiring::open_plan_store(root, crate::HOOK_LOCK_TIMEOUT),
         deps.clock.clone(),
         crate::wiring::random_ids(),
     );

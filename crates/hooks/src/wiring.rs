@@ -14,11 +14,9 @@ pub mod orchestration {
     pub use cairn_domain::orchestration::archive::ACTIVE_SESSION_PATH;
     pub use cairn_storage_fs::orchestration_store::{STATE_DIR_ENV, state_dir};
 
-    /// Shorter than the store's default, as for the project store: a hook must not hang Claude.
-    const LOCK_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
-
     pub fn open(root: &Path, state_dir: &Path) -> cairn_storage_fs::FsOrchestrationStore {
-        cairn_storage_fs::FsOrchestrationStore::new(root, state_dir).with_lock_timeout(LOCK_TIMEOUT)
+        cairn_storage_fs::FsOrchestrationStore::new(root, state_dir)
+            .with_lock_timeout(crate::HOOK_LOCK_TIMEOUT)
     }
 }
 
