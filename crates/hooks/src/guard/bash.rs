@@ -8,7 +8,8 @@
 //! `>|`, `&>`, `&>>`, `N>`, `<>`, `>&file`); here-documents, whose bodies are skipped (a file
 //! written by `cat > notes.md <<EOF` may mention anything); comments; `cd`/`pushd`, so that
 //! relative paths after them resolve; and `bash -c`, `sh -c` and `eval`, whose script is scanned
-//! in turn.
+//! in turn; and `xargs`, whose command also gets the words printed into its pipeline
+//! (`echo …/tasks.json | xargs rm`).
 //!
 //! The rule is turned around: every word of a command that is not clearly a read is a
 //! [`Mention`] — split at quotes, parentheses, commas and `=` so that a path inside an
@@ -40,7 +41,16 @@ pub fn mentions(command: &str, cwd: Option<&str>) -> Vec<Mention> {
 }
 
 fn scan(command: &str, mut cwd: Option<String>, depth: usize, out: &mut Vec<Mention>) {
+    // The words printed into the current pipeline so far: `echo a.json | xargs rm` removes them.
+    let mut upstream: Vec<String> = Vec::new();
     for cmd in split(command) {
+        let feeds_next = cmd.piped_into_next;
+        let fed = std::mem::take(&mut upstream);
+        if feeds_next {
+            upstream = fed.clone();
+            upstream.extend(strip_prefixes(&cmd.words).iter().skip(1).cloned());
+            upstream.extend(cmd.substituted.iter().cloned());
+        }
         let push = |out: &mut Vec<Mention>, path: &str, recursive: bool| {
             out.push(Mention {
                 path: path.to_owned(),
@@ -88,6 +98,15 @@ fn scan(command: &str, mut cwd: Option<String>, depth: usize, out: &mut Vec<Ment
                     push(out, target, false);
                 }
             }
+            "xargs" => {
+                let (inner, inner_args) = xargs_command(args);
+                if !is_read(inner, inner_args) {
+                    let recursive = is_recursive(inner, inner_args);
+                    for piece in args.iter().chain(&fed).flat_map(|a| pieces(a)) {
+                        push(out, piece, recursive);
+                    }
+                }
+            }
             _ => {
                 let recursive = is_recursive(program, args);
                 for piece in args.iter().chain(&cmd.here_docs).flat_map(|a| pieces(a)) {
@@ -100,6 +119,29 @@ fn scan(command: &str, mut cwd: Option<String>, depth: usize, out: &mut Vec<Ment
         for piece in cmd.substituted.iter().flat_map(|a| pieces(a)) {
             push(out, piece, recursive);
         }
+    }
+}
+
+/// The command `xargs` runs, after its own options; `echo`, as xargs itself, when none is named.
+fn xargs_command(args: &[String]) -> (&str, &[String]) {
+    // Options of GNU and BSD xargs that take their value as the next word.
+    const WITH_VALUE: [&str; 9] = ["-I", "-n", "-P", "-L", "-d", "-E", "-s", "-a", "-J"];
+    let mut i = 0;
+    while let Some(arg) = args.get(i) {
+        if WITH_VALUE.contains(&arg.as_str()) {
+            i += 2;
+        } else if arg == "--" {
+            i += 1;
+            break;
+        } else if arg.starts_with('-') {
+            i += 1;
+        } else {
+            break;
+        }
+    }
+    match args.get(i..).and_then(|rest| rest.split_first()) {
+        Some((program, rest)) => (program_name(program), rest),
+        None => ("echo", &[]),
     }
 }
 
@@ -338,6 +380,8 @@ struct SimpleCommand {
     /// The bodies of its here-documents: data for a read (`cat > notes.md <<EOF`), a script for
     /// anything else (`python3 - <<EOF`).
     here_docs: Vec<String>,
+    /// Its output feeds the next command (`|`, `|&`), which may turn it into arguments (`xargs`).
+    piped_into_next: bool,
 }
 
 /// An open `(`, `$(` or backtick, so the matching close knows what it ends.
@@ -413,7 +457,15 @@ impl Lexer {
                     self.finish_command();
                     self.skip_heredoc_bodies();
                 }
-                ';' | '|' => self.finish_command(),
+                '|' if self.peek(0) == Some('|') => {
+                    self.i += 1;
+                    self.finish_command();
+                }
+                '|' => {
+                    self.current.piped_into_next = true;
+                    self.finish_command();
+                }
+                ';' => self.finish_command(),
                 '(' => {
                     self.finish_command();
                     self.open.push(Open::Subshell);
@@ -890,6 +942,13 @@ mod tests {
                 true,
             ),
             ("cat x.json | tee .claude/projects/p/tasks.json", true),
+            ("echo .claude/projects/p/tasks.json | xargs rm", true),
+            ("printf '%s' .claude/projects/p | xargs -I{} rm -rf {}", true),
+            ("ls .claude/projects/p/tasks.json | xargs -n 1 truncate -s 0", true),
+            ("echo .claude/projects/p/tasks.json | xargs cat", false),
+            ("echo .claude/projects/p/tasks.json | xargs", false),
+            ("echo .claude/projects/p/tasks.json || xargs rm", false),
+            ("find src -name '*.rs' | xargs sed -i s/a/b/", false),
             ("jq . x.json > .claude/projects/p/tasks.json", true),
             ("cairn status && rm .claude/projects/p/tasks.json", true),
             ("ls; touch .claude/projects/p/tasks.json", true),
