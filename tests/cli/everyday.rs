@@ -292,6 +292,11 @@ fn phases_are_added_listed_started_and_completed_with_their_rules() {
         assert!(!log_of(&repo, kind).is_empty(), "{kind} is logged");
     }
     assert_eq!(log_of(&repo, "PHASE_ADDED").len(), 3);
+    // The log keeps what a forced completion skipped, and only then.
+    let completions = log_of(&repo, "PHASE_COMPLETE");
+    let forced_entry = &completions[0];
+    assert_eq!(forced_entry["fields"]["still_open"], "T-002", "{forced_entry}");
+    assert!(completions[1]["fields"].get("still_open").is_none());
 }
 
 #[test]

@@ -533,6 +533,7 @@ pub async fn transaction_checkpoint_is_written_and_logged(store: Arc<dyn Project
                 Ok(Changes {
                     events: vec![ProjectEvent::PhaseComplete {
                         phase: "one".into(),
+                        still_open: Vec::new(),
                     }],
                     checkpoint: true,
                 })

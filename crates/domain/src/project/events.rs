@@ -44,6 +44,9 @@ pub enum ProjectEvent {
     },
     PhaseComplete {
         phase: String,
+        /// Tasks still unfinished when the phase was completed anyway (`--force`): the log keeps
+        /// what was skipped.
+        still_open: Vec<TaskId>,
     },
     CheckpointWritten {
         number: u32,
@@ -349,7 +352,12 @@ impl ProjectEvent {
             | ProjectEvent::DependencyRemoved { task, dependency } => {
                 record.with("task", task).with("dependency", dependency)
             }
-            ProjectEvent::PhaseComplete { phase } => record.with("phase", phase),
+            ProjectEvent::PhaseComplete { phase, still_open } if still_open.is_empty() => {
+                record.with("phase", phase)
+            }
+            ProjectEvent::PhaseComplete { phase, still_open } => record
+                .with("phase", phase)
+                .with("still_open", join(still_open)),
             ProjectEvent::CheckpointWritten { number, tasks }
             | ProjectEvent::CheckpointRestored { number, tasks } => {
                 record.with("checkpoint", number).with("tasks", tasks)
@@ -476,11 +484,7 @@ impl ProjectEvent {
             },
             EventKind::TaskDecomposed => ProjectEvent::TaskDecomposed {
                 task: task()?,
-                children: record
-                    .get("children")?
-                    .split(',')
-                    .filter_map(|c| c.trim().parse().ok())
-                    .collect(),
+                children: id_list(record.get("children")?),
             },
             EventKind::DependencyAdded => ProjectEvent::DependencyAdded {
                 task: task()?,
@@ -492,6 +496,7 @@ impl ProjectEvent {
             },
             EventKind::PhaseComplete => ProjectEvent::PhaseComplete {
                 phase: text("phase")?,
+                still_open: record.get("still_open").map(id_list).unwrap_or_default(),
             },
             EventKind::CheckpointWritten => ProjectEvent::CheckpointWritten {
                 number: u32::try_from(number("checkpoint")?).ok()?,
@@ -579,6 +584,13 @@ fn join(ids: &[TaskId]) -> String {
         .map(TaskId::as_str)
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// The inverse of [`join`]; pieces that are not task ids are left out.
+fn id_list(text: &str) -> Vec<TaskId> {
+    text.split(',')
+        .filter_map(|c| c.trim().parse().ok())
+        .collect()
 }
 
 fn with_task(record: LogRecord, task: &Option<TaskId>) -> LogRecord {

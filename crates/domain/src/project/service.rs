@@ -1078,6 +1078,7 @@ impl ProjectService {
                     state,
                     vec![ProjectEvent::PhaseComplete {
                         phase: phase.to_owned(),
+                        still_open: open.clone(),
                     }],
                     true,
                 );
