@@ -445,6 +445,13 @@ fn status_and_reconcile_summarise_long_sections() {
         status.contains("… and 50 more: `cairn task list --status IN_PROGRESS"),
         "{status}"
     );
+    // The same summary under --json: ten rows and a count, not sixty rows.
+    let json = repo.json(&["status"]);
+    assert_eq!(json["in_progress"].as_array().unwrap().len(), 10, "{json}");
+    assert_eq!(json["in_progress"][9]["id"], "T-010");
+    assert_eq!(json["more"]["in_progress"], 50);
+    assert_eq!(json["more"]["blocked"], 0);
+    assert_eq!(json["counts"]["IN_PROGRESS"], 60);
     let reconciled = repo.ok(&["reconcile"]);
     assert_eq!(reconciled.lines().count(), 51, "{reconciled}");
     assert!(

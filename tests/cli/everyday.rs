@@ -295,7 +295,10 @@ fn phases_are_added_listed_started_and_completed_with_their_rules() {
     // The log keeps what a forced completion skipped, and only then.
     let completions = log_of(&repo, "PHASE_COMPLETE");
     let forced_entry = &completions[0];
-    assert_eq!(forced_entry["fields"]["still_open"], "T-002", "{forced_entry}");
+    assert_eq!(
+        forced_entry["fields"]["still_open"], "T-002",
+        "{forced_entry}"
+    );
     assert!(completions[1]["fields"].get("still_open").is_none());
 }
 

@@ -252,7 +252,12 @@ fn every_json_output_has_its_documented_shape() {
             "phases",
             "current_phase",
             "critical_path",
+            "more",
         ],
+    );
+    assert_keys(
+        &status["more"],
+        &["in_progress", "claims", "blocked", "critical_path"],
     );
     assert_keys(&status["critical_path"], &["tasks", "remaining_minutes"]);
     assert_keys(

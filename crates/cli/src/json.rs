@@ -31,7 +31,7 @@
 //! | `velocity` | `progress/velocity.json`: `{"version", "updated_at", "window", "completed_count", "mean_actual_minutes", "estimate_ratio", "throughput_per_day", "remaining_tasks", "remaining_estimate_minutes", "eta"}` (unknown values `null`) |
 //! | `reconcile` | `{"applied": bool, "reconciled": [Change, …], "stale": [Change, …]}` |
 //! | `doctor` | `{"plan_pointer": {"dangling": plan\|null, "repaired": bool}, "clean": bool, "findings": [Finding, …], "damaged": [{"path", "detail"}], "debris": [path, …], "torn_log": bool, "repaired": [text, …], "debris_removed": [path, …]}` + the paging fields, which page `findings` (`clean` and the exit code count all of them) |
-//! | `status` | `{"project", "name", "goal", "status", "total", "leaves_total", "leaves_complete", "counts": {STATUS: n, …}, "in_progress": [Ref], "claims": [{"id", "agent", "lease_expires_at"}], "blocked": [Ref + "reason"], "next": [Ref], "phases": [{"id", "status"}], "current_phase": {"id", "name", "status", "tasks", "complete"}\|null, "critical_path": {"tasks": [Ref + "estimate_minutes"], "remaining_minutes": n}}` |
+//! | `status` | `{"project", "name", "goal", "status", "total", "leaves_total", "leaves_complete", "counts": {STATUS: n, …}, "in_progress": [Ref], "claims": [{"id", "agent", "lease_expires_at"}], "blocked": [Ref + "reason"], "next": [Ref], "phases": [{"id", "status"}], "current_phase": {"id", "name", "status", "tasks", "complete"}\|null, "critical_path": {"tasks": [Ref + "estimate_minutes"], "remaining_minutes": n}, "more": {"in_progress", "claims", "blocked", "critical_path"}}`: each list shows its first 10 rows and `more` counts the rest (`task list` pages through them) |
 //! | `prime` | `{"prime": "<text>", "chars": n}` |
 //! | `plan new`, `plan step`, `plan close` | *Plan*: `{"id", "goal", "state", "iteration", "created_at", "current_step", "fix_attempts": [{"step", "attempt", "note"}], "manifest": [{"path", "kind", "lines_added", "lines_removed"}], "abstractions", "strikes": {area: n}, "scope_estimate", "lines_added_total", "last_transition": {"from", "to", "at"}\|null, "budget": Budget}` |
 //! | `plan status`, `plan resume` | *Plan* + `"allowed": [STATE], "decisions": [Decision], "checkpoints": [name], "forced_replan": {"area", "strikes"}\|null, "nuclear": text\|null, "next_steps": [Step]` (`resume` adds `"resume": "<text>"`) |
@@ -59,6 +59,8 @@
 
 use serde::Serialize;
 use serde_json::{Value, json};
+
+use crate::page::summary_rows;
 
 use cairn_domain::project::policy::Reconciled;
 use cairn_domain::project::report::Summary;
@@ -150,10 +152,12 @@ pub fn outlook(o: &Outlook) -> Value {
         "tasks": p.tasks,
         "complete": p.complete,
     })));
+    let (path, path_more) = summary_rows(&o.critical_path);
     value["critical_path"] = json!({
-        "tasks": o.critical_path.iter().map(|(id, title, estimate)| json!({"id": id, "title": title, "estimate_minutes": estimate})).collect::<Vec<_>>(),
+        "tasks": path.iter().map(|(id, title, estimate)| json!({"id": id, "title": title, "estimate_minutes": estimate})).collect::<Vec<_>>(),
         "remaining_minutes": o.critical_minutes,
     });
+    value["more"]["critical_path"] = json!(path_more);
     value
 }
 
@@ -167,6 +171,9 @@ pub fn status(s: &Summary) -> Value {
             )
         })
         .collect();
+    let (in_progress, in_progress_more) = summary_rows(&s.in_progress);
+    let (claims, claims_more) = summary_rows(&s.claims);
+    let (blocked, blocked_more) = summary_rows(&s.blocked);
     json!({
         "project": s.project,
         "name": s.name,
@@ -176,10 +183,11 @@ pub fn status(s: &Summary) -> Value {
         "leaves_total": s.leaves_total,
         "leaves_complete": s.leaves_complete,
         "counts": counts,
-        "in_progress": refs(&s.in_progress),
-        "claims": s.claims.iter().map(|(id, agent, until)| json!({"id": id, "agent": agent, "lease_expires_at": until.as_ref().map(format_rfc3339)})).collect::<Vec<_>>(),
-        "blocked": s.blocked.iter().map(|(id, title, reason)| json!({"id": id, "title": title, "reason": reason})).collect::<Vec<_>>(),
+        "in_progress": refs(in_progress),
+        "claims": claims.iter().map(|(id, agent, until)| json!({"id": id, "agent": agent, "lease_expires_at": until.as_ref().map(format_rfc3339)})).collect::<Vec<_>>(),
+        "blocked": blocked.iter().map(|(id, title, reason)| json!({"id": id, "title": title, "reason": reason})).collect::<Vec<_>>(),
         "next": refs(&s.next),
         "phases": s.phases.iter().map(|(id, status)| json!({"id": id, "status": status})).collect::<Vec<_>>(),
+        "more": {"in_progress": in_progress_more, "claims": claims_more, "blocked": blocked_more},
     })
 }

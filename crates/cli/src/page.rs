@@ -14,6 +14,15 @@ pub const DEFAULT_ROWS: usize = 50;
 /// Characters on a page when no `--limit` is given: rows stop being added once the page would
 /// pass this (a page always holds at least one row, so paging makes progress).
 pub const DEFAULT_CHARS: usize = 6_000;
+/// Rows each list of a summary (`status`, for people and under `--json`) shows; the rest are
+/// counted, never listed, so a summary stays one screen and one agent-sized answer.
+pub const SUMMARY_ROWS: usize = 10;
+
+/// The first [`SUMMARY_ROWS`] of `items`, and how many were left out.
+pub fn summary_rows<T>(items: &[T]) -> (&[T], usize) {
+    let shown = items.len().min(SUMMARY_ROWS);
+    (&items[..shown], items.len() - shown)
+}
 
 /// One page of a list: the rows shown, and where they sit in the whole list.
 #[derive(Debug)]

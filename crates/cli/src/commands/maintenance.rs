@@ -323,7 +323,7 @@ pub fn doctor(ctx: &Ctx, args: DoctorArgs) -> Result<Report, Failure> {
 
 /// How many rows each section of the human `status` shows.
 const STATUS_SECTION: PageArgs = PageArgs {
-    limit: Some(10),
+    limit: Some(crate::page::SUMMARY_ROWS),
     offset: 0,
     all: false,
 };

@@ -943,8 +943,14 @@ mod tests {
             ),
             ("cat x.json | tee .claude/projects/p/tasks.json", true),
             ("echo .claude/projects/p/tasks.json | xargs rm", true),
-            ("printf '%s' .claude/projects/p | xargs -I{} rm -rf {}", true),
-            ("ls .claude/projects/p/tasks.json | xargs -n 1 truncate -s 0", true),
+            (
+                "printf '%s' .claude/projects/p | xargs -I{} rm -rf {}",
+                true,
+            ),
+            (
+                "ls .claude/projects/p/tasks.json | xargs -n 1 truncate -s 0",
+                true,
+            ),
             ("echo .claude/projects/p/tasks.json | xargs cat", false),
             ("echo .claude/projects/p/tasks.json | xargs", false),
             ("echo .claude/projects/p/tasks.json || xargs rm", false),
