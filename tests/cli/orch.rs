@@ -568,3 +568,48 @@ fn agents_completing_different_phases_at_once_lose_nothing() {
     }
     assert_eq!(status["token_usage"]["by_agent"]["shared"]["input"], AGENTS);
 }
+
+#[test]
+fn a_handoff_records_downstream_context_on_a_phase_that_ran() {
+    let repo = started();
+    // A pending phase has nothing to hand on yet; an empty handoff is a usage error.
+    let before = active(&repo);
+    let run = repo.fails(
+        &["orch", "handoff", "--phase", "1", "--warning", "w"],
+        code::REFUSED,
+    );
+    assert!(!run.stderr.is_empty());
+    repo.fails(&["orch", "handoff", "--phase", "1"], code::USAGE);
+    assert_eq!(active(&repo), before, "refusals change nothing");
+
+    ok_at(&repo, 1, &["orch", "phase", "start", "1"]);
+    let said = ok_at(
+        &repo,
+        2,
+        &[
+            "orch",
+            "handoff",
+            "--phase",
+            "1",
+            "--interface",
+            "UserStore::find(id)",
+            "--pattern",
+            "thiserror enums",
+            "--warning",
+            "ids are case-sensitive",
+        ],
+    );
+    assert!(said.contains("hands on 3 item(s)"), "{said}");
+    // A second handoff merges into the first.
+    ok_at(
+        &repo,
+        3,
+        &["orch", "handoff", "--phase", "1", "--assumption", "one tenant"],
+    );
+    let status = repo.json(&["orch", "status"]);
+    let context = &status["phases"][0]["downstream_context"];
+    assert_eq!(context["key_interfaces_introduced"][0], "UserStore::find(id)");
+    assert_eq!(context["patterns_established"][0], "thiserror enums");
+    assert_eq!(context["assumptions"][0], "one tenant");
+    assert_eq!(context["warnings"][0], "ids are case-sensitive");
+}

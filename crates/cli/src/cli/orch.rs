@@ -41,6 +41,14 @@ phases with the same blockers form a parallel batch. A plan file gives one phase
   cairn orch files --phase 2 --created src/auth.rs --modified src/lib.rs Cargo.toml")]
     Files(OrchFilesArgs),
 
+    /// Record what a phase hands on to the phases after it (Handoff Report part 2: its
+    /// downstream context), merged into what it already handed on
+    #[command(after_help = "Examples:
+  cairn orch handoff --phase 2 --interface \"AuthService::login(email, password)\" \\
+      --pattern \"errors are thiserror enums\" --warning \"sessions expire after 1 h\"
+  cairn orch handoff --phase 3 --integration \"/api/login calls AuthService\" --assumption \"one tenant\"")]
+    Handoff(OrchHandoffArgs),
+
     /// Add an agent's token usage to the session totals and the agent's own
     #[command(after_help = "Examples:
   cairn orch tokens --agent coder --input 1200 --output 300 --cached 800")]
@@ -199,6 +207,28 @@ pub struct OrchFilesArgs {
     pub modified: Vec<String>,
     #[arg(long, value_name = "FILE", num_args = 1..)]
     pub deleted: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct OrchHandoffArgs {
+    /// The phase handing on (one that ran: not pending, not skipped)
+    #[arg(long, value_name = "ID")]
+    pub phase: u32,
+    /// A key interface the phase introduced (repeat for more)
+    #[arg(long = "interface", value_name = "TEXT")]
+    pub interfaces: Vec<String>,
+    /// A pattern the phase established
+    #[arg(long = "pattern", value_name = "TEXT")]
+    pub patterns: Vec<String>,
+    /// An integration point later phases connect to
+    #[arg(long = "integration", value_name = "TEXT")]
+    pub integrations: Vec<String>,
+    /// An assumption later phases must hold to
+    #[arg(long = "assumption", value_name = "TEXT")]
+    pub assumptions: Vec<String>,
+    /// A warning for later phases
+    #[arg(long = "warning", value_name = "TEXT")]
+    pub warnings: Vec<String>,
 }
 
 #[derive(Debug, Args)]

@@ -11,7 +11,7 @@ use cairn_domain::orchestration::resume::{
     self, PhaseRef, ResumeSummary, UnresolvedError, error_id,
 };
 use cairn_domain::orchestration::{
-    AgentOutput, ArchiveOutcome, ErrorKind, FileChanges, NewError, NewSession,
+    AgentOutput, ArchiveOutcome, DownstreamContext, ErrorKind, FileChanges, NewError, NewSession,
     OrchestrationService, Phase, PhaseId, PhaseReport, PhaseStatus, Session, SessionState,
     TokenCounts, UserDecision, WorkflowMode,
 };
@@ -102,6 +102,34 @@ impl Orch<'_> {
                         phase.map_or(0, |p| p.files_created.len()),
                         phase.map_or(0, |p| p.files_modified.len()),
                         phase.map_or(0, |p| p.files_deleted.len()),
+                    )
+                })
+            }
+            OrchCommand::Handoff(args) => {
+                let context = DownstreamContext {
+                    key_interfaces_introduced: args.interfaces,
+                    patterns_established: args.patterns,
+                    integration_points: args.integrations,
+                    assumptions: args.assumptions,
+                    warnings: args.warnings,
+                    extra: Default::default(),
+                };
+                if context.labelled().iter().all(|(_, items)| items.is_empty()) {
+                    return Err(Failure::new(Code::Usage, "nothing to hand on")
+                        .with_hint("name it with --interface, --pattern, --integration, --assumption or --warning"));
+                }
+                let session = ctx.block_on(self.service.record_downstream(args.phase, context))?;
+                self.emit_session(&session, |_| {
+                    let kept = phase_of(&session, args.phase).map_or(0, |p| {
+                        p.downstream_context
+                            .labelled()
+                            .iter()
+                            .map(|(_, items)| items.len())
+                            .sum()
+                    });
+                    format!(
+                        "Phase {} hands on {kept} item(s) of downstream context\n",
+                        args.phase
                     )
                 })
             }
