@@ -237,7 +237,15 @@ fn a_whole_orchestration_with_golden_files_at_each_step() {
         resume.stderr
     );
     let list = repo.json(&["orch", "list"]);
-    assert_eq!(list, serde_json::json!({"active": null, "archived": [ID]}));
+    assert_eq!(list["active"], serde_json::Value::Null);
+    assert_eq!(list["items"], serde_json::json!([ID]));
+    assert_eq!(list["total"], 1);
+    // Archives only grow: the list pages like every other list.
+    let past = repo.json(&["orch", "list", "--offset", "1"]);
+    assert_eq!(past["items"], serde_json::json!([]));
+    assert_eq!(past["total"], 1);
+    let human = repo.ok(&["orch", "list", "--offset", "1"]);
+    assert!(human.contains("none of 1 archived sessions shown"), "{human}");
 }
 
 #[test]
@@ -495,7 +503,7 @@ fn an_archive_killed_at_each_step_is_finished_by_running_it_again() {
         assert!(!repo.root().join(ACTIVE).exists(), "{failpoint}");
         let list = repo.json(&["orch", "list"]);
         assert_eq!(
-            list["archived"].as_array().map(Vec::len),
+            list["items"].as_array().map(Vec::len),
             Some(1),
             "{failpoint}: {list}"
         );
@@ -604,11 +612,21 @@ fn a_handoff_records_downstream_context_on_a_phase_that_ran() {
     ok_at(
         &repo,
         3,
-        &["orch", "handoff", "--phase", "1", "--assumption", "one tenant"],
+        &[
+            "orch",
+            "handoff",
+            "--phase",
+            "1",
+            "--assumption",
+            "one tenant",
+        ],
     );
     let status = repo.json(&["orch", "status"]);
     let context = &status["phases"][0]["downstream_context"];
-    assert_eq!(context["key_interfaces_introduced"][0], "UserStore::find(id)");
+    assert_eq!(
+        context["key_interfaces_introduced"][0],
+        "UserStore::find(id)"
+    );
     assert_eq!(context["patterns_established"][0], "thiserror enums");
     assert_eq!(context["assumptions"][0], "one tenant");
     assert_eq!(context["warnings"][0], "ids are case-sensitive");

@@ -4,6 +4,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand, ValueEnum};
 
+use super::PageArgs;
+
 #[derive(Debug, Subcommand)]
 pub enum OrchCommand {
     /// Start a session: phases from --phase (in plan order) or from an implementation plan
@@ -79,8 +81,9 @@ phases with the same blockers form a parallel batch. A plan file gives one phase
 
     /// List the active session and every archived one
     #[command(after_help = "Examples:
-  cairn orch list")]
-    List,
+  cairn orch list
+  cairn --json orch list --limit 20 --offset 20")]
+    List(PageArgs),
 }
 
 #[derive(Debug, Args)]

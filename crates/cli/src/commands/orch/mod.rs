@@ -21,10 +21,11 @@ use serde_json::{Value, json};
 use super::{Ctx, Report};
 use crate::cli::{
     OrchArchiveArgs, OrchCommand, OrchErrorKind, OrchMode, OrchPhaseCommand, OrchReportArgs,
-    OrchStartArgs,
+    OrchStartArgs, PageArgs,
 };
 use crate::exit::{Code, Failure};
 use crate::output::{Cell, Style, Table};
+use crate::page::{Page, json_size};
 
 /// Who an error is attributed to when neither `--agent` nor the phase names one.
 const DEFAULT_AGENT: &str = "orchestrator";
@@ -187,7 +188,7 @@ impl Orch<'_> {
             }
             OrchCommand::Archive(args) => self.archive(args),
             OrchCommand::Resume => self.resume(),
-            OrchCommand::List => self.list(),
+            OrchCommand::List(args) => self.list(&args),
         }
     }
 
@@ -323,19 +324,18 @@ impl Orch<'_> {
         Ok(resume_human(&self.ctx.style, &summary, git_error.as_deref()).into())
     }
 
-    fn list(&self) -> Result<Report, Failure> {
+    /// The active session, then the archived ones a page at a time (archives only grow).
+    fn list(&self, args: &PageArgs) -> Result<Report, Failure> {
         let active = self.ctx.block_on(self.service.active())?;
         let archived = self.ctx.block_on(self.service.archived())?;
         if self.ctx.global.json {
-            let value = json!({
-                "active": active.as_ref().map(|s| json!({
-                    "session_id": s.id(),
-                    "status": s.state.status,
-                    "current_phase": s.state.current_phase,
-                    "total_phases": s.state.total_phases,
-                })),
-                "archived": archived,
-            });
+            let mut value = Page::of(archived, args, json_size).envelope();
+            value["active"] = json!(active.as_ref().map(|s| json!({
+                "session_id": s.id(),
+                "status": s.state.status,
+                "current_phase": s.state.current_phase,
+                "total_phases": s.state.total_phases,
+            })));
             return Ok(crate::json::render(&value)?.into());
         }
         let style = &self.ctx.style;
@@ -353,13 +353,15 @@ impl Orch<'_> {
             }
             None => out.push_str("No active orchestration.\n"),
         }
-        if archived.is_empty() {
+        let page = Page::of(archived, args, |id| id.as_str().len() + 3);
+        if page.total == 0 {
             out.push_str("No archived sessions.\n");
         } else {
-            let _ = writeln!(out, "Archived ({}):", archived.len());
-            for id in &archived {
+            let _ = writeln!(out, "Archived ({}):", page.total);
+            for id in &page.items {
                 let _ = writeln!(out, "  {id}");
             }
+            out.push_str(&page.footer("archived sessions"));
         }
         Ok(out.into())
     }
