@@ -245,7 +245,10 @@ fn a_whole_orchestration_with_golden_files_at_each_step() {
     assert_eq!(past["items"], serde_json::json!([]));
     assert_eq!(past["total"], 1);
     let human = repo.ok(&["orch", "list", "--offset", "1"]);
-    assert!(human.contains("none of 1 archived sessions shown"), "{human}");
+    assert!(
+        human.contains("none of 1 archived sessions shown"),
+        "{human}"
+    );
 }
 
 #[test]
