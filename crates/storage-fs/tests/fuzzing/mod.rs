@@ -173,6 +173,12 @@ pub fn input(seed: &'static [u8]) -> impl Strategy<Value = Vec<u8>> {
     ]
 }
 
+/// [`input`] over several valid files, one drawn per case.
+#[allow(dead_code)] // each test crate that includes the harness uses its own part of it
+pub fn inputs(seeds: &'static [&'static [u8]]) -> impl Strategy<Value = Vec<u8>> {
+    proptest::sample::select(seeds).prop_flat_map(input)
+}
+
 /// The text a reader that replaces invalid UTF-8 would see (the parsers take `&str`; how a
 /// store reacts to invalid UTF-8 is fuzzed through the store itself).
 pub fn text(bytes: &[u8]) -> String {
