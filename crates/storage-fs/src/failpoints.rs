@@ -33,9 +33,6 @@
 //! | `session:before-archive-rename` | a session is about to be renamed to its archive (finish, recovery, start over leftovers) |
 //! | `session:after-archive-rename` | the session is archived; the empty live directory not yet recreated |
 //! | `session:before-live-rename` | the built session is about to be renamed into `__live_session__/` |
-//! | `session:after-log-append` | a `task_log.md` row is written; `progress.md` not yet |
-//! | `session:after-context-write` | `execution_context.md` is rewritten; merged task files not yet deleted |
-//! | `session:after-final-progress` | `Status: Complete` is written; summary and move not yet |
 //!
 //! Other modules (and the adapters built on this crate) add their own names by calling
 //! [`failpoint`] with a `area:step` string.

@@ -36,19 +36,28 @@ struct Intent {
     writes: Vec<FileWrite>,
 }
 
-/// One file of an intent: its path relative to the intent's directory and its whole new text.
+/// One file of an intent: its path relative to the intent's directory and its whole new text,
+/// or no text when the file is to be removed (a merged task context, …).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FileWrite {
     pub path: String,
-    pub text: String,
+    pub text: Option<String>,
 }
 
 impl FileWrite {
     pub fn new(path: &str, text: impl Into<String>) -> Self {
         Self {
             path: path.to_owned(),
-            text: text.into(),
+            text: Some(text.into()),
+        }
+    }
+
+    /// Removes `path`; removing a file that is already gone is done, so a replay is harmless.
+    pub fn remove(path: &str) -> Self {
+        Self {
+            path: path.to_owned(),
+            text: None,
         }
     }
 }
@@ -102,8 +111,13 @@ pub fn write_all(
     dir: &Path,
     writes: &[FileWrite],
 ) -> Result<(), StoreError> {
-    if let [only] = writes {
-        return atomic::write_atomic(temp_dir, &dir.join(&only.path), only.text.as_bytes());
+    if let [
+        only @ FileWrite {
+            text: Some(text), ..
+        },
+    ] = writes
+    {
+        return atomic::write_atomic(temp_dir, &dir.join(&only.path), text.as_bytes());
     }
     let journal = dir.join(INTENT_FILE);
     atomic::write_atomic(temp_dir, &journal, &encode(writes))?;
@@ -142,7 +156,11 @@ pub fn pending(dir: &Path) -> bool {
 
 fn apply(area: &str, temp_dir: &Path, dir: &Path, writes: &[FileWrite]) -> Result<(), StoreError> {
     for (n, write) in writes.iter().enumerate() {
-        atomic::write_atomic(temp_dir, &dir.join(&write.path), write.text.as_bytes())?;
+        let path = dir.join(&write.path);
+        match &write.text {
+            Some(text) => atomic::write_atomic(temp_dir, &path, text.as_bytes())?,
+            None => remove(&path)?,
+        }
         if n == 0 {
             failpoint(&format!("{area}:journal-after-first-file"));
         }
@@ -150,15 +168,16 @@ fn apply(area: &str, temp_dir: &Path, dir: &Path, writes: &[FileWrite]) -> Resul
     Ok(())
 }
 
-fn remove(journal: &Path) -> Result<(), StoreError> {
-    match std::fs::remove_file(journal) {
+/// Removes `path` durably; a file already gone is removed. For the intent itself the removal
+/// must be durable too, or a power cut could bring back an intent older than a later command's
+/// writes, and its replay would undo them.
+fn remove(path: &Path) -> Result<(), StoreError> {
+    match std::fs::remove_file(path) {
         Ok(()) => {}
         Err(e) if e.kind() == ErrorKind::NotFound => {}
-        Err(e) => return Err(io_error("remove intent", journal)(e)),
+        Err(e) => return Err(io_error("remove", path)(e)),
     }
-    // The removal must be durable too, or a power cut could bring back an intent that is older
-    // than a later command's writes, and its replay would undo them.
-    fsync_dir(parent_dir(journal))
+    fsync_dir(parent_dir(path))
 }
 
 #[cfg(test)]
@@ -198,8 +217,15 @@ mod tests {
             std::fs::read_to_string(dir.path().join("b.md")).expect("b"),
             "new b\n"
         );
+        assert!(!dir.path().join("c.md").exists());
         assert!(!pending(dir.path()));
         assert_eq!(replay("test", &temp, dir.path()).ok(), Some(false));
+        std::fs::write(dir.path().join(INTENT_FILE), encode(&writes)).expect("intent again");
+        assert_eq!(
+            replay("test", &temp, dir.path()).ok(),
+            Some(true),
+            "idempotent"
+        );
     }
 
     #[test]

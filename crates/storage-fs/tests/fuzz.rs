@@ -28,7 +28,7 @@ use cairn_storage_fs::plan::{
 };
 use cairn_storage_fs::tasklist::render_task_file;
 use cairn_storage_fs::tasklist_store::configured_list_id;
-use cairn_storage_fs::{FsProjectStore, progress_log};
+use cairn_storage_fs::{FsProjectStore, intent, progress_log};
 use fuzzing::{fuzz, input, text};
 use proptest::prelude::*;
 
@@ -281,6 +281,23 @@ fn settings_json_env_block() {
         std::fs::create_dir_all(root.path().join(".claude")).expect("dir");
         std::fs::write(root.path().join(".claude/settings.json"), &bytes).expect("write");
         let _ = configured_list_id(root.path());
+        Ok(())
+    });
+}
+
+// ---- cairn's own write-ahead intents ----
+
+#[test]
+fn intent_journal() {
+    const INTENT: &[u8] = br#"{"version":1,"writes":[{"path":"__live_session__/task_log.md","text":"| 1 | a |\n"},{"path":"__live_session__/context-task-2.md","text":null}]}"#;
+    fuzz(".cairn-journal", input(INTENT), |bytes| {
+        if let Ok(writes) = intent::parse(&bytes) {
+            stable(
+                "an intent",
+                &Ok(writes.clone()),
+                &intent::parse(&intent::encode(&writes)),
+            )?;
+        }
         Ok(())
     });
 }
