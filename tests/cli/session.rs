@@ -210,7 +210,7 @@ fn recovery_after_a_crash_mid_wave_resets_and_completes_the_sessions_tasks() {
     let config = repo.root().join("claude-config");
     let out = cairn_command(repo.root(), &["session", "task", "done", "T-001"])
         .env("CLAUDE_CONFIG_DIR", &config)
-        .env("CAIRN_FAILPOINT", "session:after-log-append")
+        .env("CAIRN_FAILPOINT", "session:journal-after-first-file")
         .stdin(Stdio::null())
         .output()
         .expect("run");

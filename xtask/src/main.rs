@@ -1,10 +1,12 @@
 //! cairn's automation, in Rust (matklad's `cargo xtask` pattern): `cargo xtask <job>`.
 //!
-//! - `ci`     — what CI runs: format check, tidy, clippy with warnings denied, the whole test suite.
+//! - `ci`     — what CI runs: format check, tidy, clippy with warnings denied, the whole test suite,
+//!   a short fuzz budget.
 //! - `tidy`   — the repository's own consistency checks (see `tidy/mod.rs`).
 //! - `test`   — the test suite alone (cargo-nextest when installed, else cargo test).
 //! - `bench`  — benchmarks, each reported as a ratio to a floor measured in the same run.
 //! - `crash`  — the long crash-safety run (thousands of SIGKILLs).
+//! - `fuzz`   — long fuzz runs of every parser, a budget in minutes split across the targets.
 //! - `plugin` — assembles an installable Claude Code plugin directory.
 //! - `claude-code` — installs the pinned Claude Code CLI the `tests/claude` suite runs cairn in.
 //! - `demo`   — builds cairn and runs a real session on a scratch repository.
@@ -13,6 +15,7 @@ mod bench;
 mod claude_code;
 mod crash;
 mod demo;
+mod fuzz;
 mod plugin;
 mod tidy;
 mod util;
@@ -31,6 +34,7 @@ fn main() -> ExitCode {
         "tidy" => tidy::run(rest),
         "bench" => bench::run(rest),
         "crash" => crash::run(rest),
+        "fuzz" => fuzz::run(rest),
         "demo" => demo::run(rest),
         "plugin" => plugin::run(rest),
         "claude-code" => claude_code::run(rest),
@@ -51,7 +55,7 @@ fn main() -> ExitCode {
 
 fn print_help() {
     eprintln!(
-        "usage: cargo xtask <job>\n\n  ci       fmt check, tidy, clippy -D warnings, all tests\n  tidy     dependency directions, adapter confinement, code map, exit codes, unused deps, docs: cargo xtask tidy [--no-doc]\n  test     all tests\n  bench    benchmarks (ratios to a floor measured in the same run)\n  crash    long crash-safety run: cargo xtask crash [--kills N]\n  plugin   build the Claude Code plugin: cargo xtask plugin [--out DIR] [--no-build] [--bin-dir DIR]\n  claude-code  install the pinned Claude Code CLI the tests/claude suite runs\n  demo     run a real cairn session on a scratch repository: cargo xtask demo [--keep DIR]"
+        "usage: cargo xtask <job>\n\n  ci       fmt check, tidy, clippy -D warnings, all tests\n  tidy     dependency directions, adapter confinement, code map, exit codes, unused deps, docs: cargo xtask tidy [--no-doc]\n  test     all tests\n  bench    benchmarks (ratios to a floor measured in the same run)\n  crash    long crash-safety run: cargo xtask crash [--kills N]\n  fuzz     fuzz every parser: cargo xtask fuzz [--minutes N | --seconds S] (default 10 minutes)\n  plugin   build the Claude Code plugin: cargo xtask plugin [--out DIR] [--no-build] [--bin-dir DIR]\n  claude-code  install the pinned Claude Code CLI the tests/claude suite runs\n  demo     run a real cairn session on a scratch repository: cargo xtask demo [--keep DIR]"
     );
 }
 
@@ -66,7 +70,8 @@ fn ci() -> Result<(), String> {
         "-D",
         "warnings",
     ])?;
-    test()
+    test()?;
+    fuzz::budgeted(fuzz::CI_SECONDS)
 }
 
 fn test() -> Result<(), String> {

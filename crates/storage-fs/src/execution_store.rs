@@ -24,7 +24,12 @@
 //!
 //! Every file is replaced by [`atomic::write_atomic`]; `task_log.md` is rewritten as its old bytes
 //! plus the new row, so earlier rows are kept byte for byte and a crash never tears a row.
-//! Readers take no lock: every file and directory changes by rename.
+//! A command that changes several files of the live session (a task's row and `progress.md`;
+//! the merged context and the task contexts it consumed) writes them through a write-ahead
+//! intent, `.claude/sessions/.cairn-journal` (see [`intent`]), outside the session directory so
+//! no reader of the session's files ever sees it: whoever takes the lock next finishes it.
+//! Readers take no lock: every file and directory changes by rename; a reader that finds an
+//! intent takes the lock (which finishes it) first.
 
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
@@ -46,6 +51,7 @@ use crate::execution::{
     parse_task_context, parse_task_log, render_context, render_lock, render_progress, render_row,
     render_session_summary, render_task_context,
 };
+use crate::intent::{self, FileWrite};
 use crate::project_store::DEFAULT_LOCK_TIMEOUT;
 use crate::{atomic, failpoint, fsync_dir, io_error, lock};
 
@@ -70,6 +76,8 @@ pub const TASKS_DIR: &str = "tasks";
 pub const EXECUTION_POINTER_FILE: &str = "execution_pointer.md";
 const TASK_CONTEXT_PREFIX: &str = "context-task-";
 const TASK_CONTEXT_SUFFIX: &str = ".md";
+/// The session store's failpoints around its write-ahead intents: `session:journal-…`.
+const INTENT_AREA: &str = "session";
 
 /// The filesystem adapter of [`ExecutionSessionStore`].
 #[derive(Debug, Clone)]
@@ -106,10 +114,28 @@ impl FsExecutionSessionStore {
         self.sessions.join(SESSIONS_TEMP_DIR)
     }
 
+    /// Takes the sidecar lock and finishes what a crashed command left in its intent, so every
+    /// writer starts from files that agree.
     fn lock(&self) -> Result<lock::LockGuard, StoreError> {
         std::fs::create_dir_all(&self.sessions)
             .map_err(io_error("create sessions directory", &self.sessions))?;
-        lock::lock_exclusive(&self.sessions.join(SESSIONS_LOCK_FILE), self.lock_timeout)
+        let guard =
+            lock::lock_exclusive(&self.sessions.join(SESSIONS_LOCK_FILE), self.lock_timeout)?;
+        intent::replay(INTENT_AREA, &self.temp_dir(), &self.sessions)?;
+        Ok(guard)
+    }
+
+    /// Replaces the live session's `writes` (paths relative to the live directory) all together
+    /// or, after a crash, finished together by the next [`Self::lock`]. The caller holds the lock.
+    fn write_live(&self, writes: Vec<FileWrite>) -> Result<(), StoreError> {
+        let writes: Vec<FileWrite> = writes
+            .into_iter()
+            .map(|w| FileWrite {
+                path: format!("{LIVE_SESSION_DIR}/{}", w.path),
+                text: w.text,
+            })
+            .collect();
+        intent::write_all(INTENT_AREA, &self.temp_dir(), &self.sessions, &writes)
     }
 
     fn write(&self, target: &Path, text: &str) -> Result<(), StoreError> {
@@ -300,6 +326,9 @@ fn collect_files(dir: &Path, prefix: &str, out: &mut Vec<String>) -> Result<(), 
 #[async_trait]
 impl ExecutionSessionStore for FsExecutionSessionStore {
     async fn load(&self) -> Result<LiveSession, StoreError> {
+        if intent::pending(&self.sessions) {
+            drop(self.lock()?);
+        }
         read_session(&self.live_dir())
     }
 
@@ -365,10 +394,11 @@ impl ExecutionSessionStore for FsExecutionSessionStore {
             text.push('\n');
         }
         text.push_str(&render_row(&record.row));
-        self.write(&log_path, &text)?;
-        failpoint("session:after-log-append");
-        self.write(&dir.join(PROGRESS_FILE), &render_progress(&record.progress))
-            .map_err(StoreError::after_commit)?;
+        // The row and the progress that counts it land together (issue #16).
+        self.write_live(vec![
+            FileWrite::new(TASK_LOG_FILE, text),
+            FileWrite::new(PROGRESS_FILE, render_progress(&record.progress)),
+        ])?;
         Ok(record)
     }
 
@@ -396,22 +426,17 @@ impl ExecutionSessionStore for FsExecutionSessionStore {
         let _guard = self.lock()?;
         let live = self.live_session()?;
         let update = decide(&live)?;
-        let dir = self.live_dir();
-        self.write(&dir.join(CONTEXT_FILE), &render_context(&update.context))?;
-        failpoint("session:after-context-write");
-        let removed = (|| {
-            for id in &update.consumed_task_contexts {
-                check_segment(id, "task id")?;
-                let path = dir.join(task_context_file(id));
-                match std::fs::remove_file(&path) {
-                    Ok(()) => {}
-                    Err(e) if e.kind() == ErrorKind::NotFound => {}
-                    Err(e) => return Err(io_error("remove a merged task context", &path)(e)),
-                }
-            }
-            fsync_dir(&dir)
-        })();
-        removed.map_err(StoreError::after_commit)?;
+        // The merged context and the removal of what it merged land together, so no task
+        // context is merged twice or lost.
+        let mut writes = vec![FileWrite::new(
+            CONTEXT_FILE,
+            render_context(&update.context),
+        )];
+        for id in &update.consumed_task_contexts {
+            check_segment(id, "task id")?;
+            writes.push(FileWrite::remove(&task_context_file(id)));
+        }
+        self.write_live(writes)?;
         Ok(update)
     }
 
@@ -420,16 +445,13 @@ impl ExecutionSessionStore for FsExecutionSessionStore {
         let live = self.live_session()?;
         let finale = decide(&live)?;
         self.check_new_archive(&finale.archive_dir)?;
-        let dir = self.live_dir();
-        self.write(&dir.join(PROGRESS_FILE), &render_progress(&finale.progress))?;
-        failpoint("session:after-final-progress");
-        let rest = self
-            .write(
-                &dir.join(SUMMARY_FILE),
-                &render_session_summary(&finale.summary),
-            )
-            .and_then(|()| self.move_live_to(&finale.archive_dir));
-        rest.map_err(StoreError::after_commit)?;
+        // `Status: Complete` and the summary land together; the move is one rename after.
+        self.write_live(vec![
+            FileWrite::new(PROGRESS_FILE, render_progress(&finale.progress)),
+            FileWrite::new(SUMMARY_FILE, render_session_summary(&finale.summary)),
+        ])?;
+        self.move_live_to(&finale.archive_dir)
+            .map_err(StoreError::after_commit)?;
         Ok(finale)
     }
 

@@ -22,7 +22,9 @@
 //! | `project:after-state-write` | a project transaction replaced its state files; no checkpoint yet |
 //! | `plan:before-dir-rename` | a new plan directory is built under `.claude/.plan-temp/`, not renamed into place |
 //! | `plan:after-dir-create` | a new plan directory is in place; the pointer not yet moved |
-//! | `plan:after-state-write` | a plan transaction replaced `state.md`; its decisions not yet appended |
+//! | `AREA:journal-after-intent` | a multi-file write's intent (`.cairn-journal`) is durable; no file replaced yet (`AREA` is `plan`, `session`, …) |
+//! | `AREA:journal-after-first-file` | the first file of the intent is replaced, the others not yet |
+//! | `AREA:journal-after-files` | every file of the intent is replaced; the intent not yet removed |
 //! | `orch:archive-after-design-move` | archiving moved the design document; nothing else yet |
 //! | `orch:archive-after-plan-move` | archiving moved the implementation plan; the session still active |
 //! | `orch:archive-after-session-rewrite` | the active session rewritten as prepared for archiving, not yet moved |
@@ -31,9 +33,6 @@
 //! | `session:before-archive-rename` | a session is about to be renamed to its archive (finish, recovery, start over leftovers) |
 //! | `session:after-archive-rename` | the session is archived; the empty live directory not yet recreated |
 //! | `session:before-live-rename` | the built session is about to be renamed into `__live_session__/` |
-//! | `session:after-log-append` | a `task_log.md` row is written; `progress.md` not yet |
-//! | `session:after-context-write` | `execution_context.md` is rewritten; merged task files not yet deleted |
-//! | `session:after-final-progress` | `Status: Complete` is written; summary and move not yet |
 //!
 //! Other modules (and the adapters built on this crate) add their own names by calling
 //! [`failpoint`] with a `area:step` string.

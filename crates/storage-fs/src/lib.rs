@@ -17,6 +17,7 @@
 //! | [`root`] | which directory is the repository root |
 //! | [`execution`] | the text of an execution session's files (lock, progress, task log, contexts, summary) |
 //! | [`execution_store`] | execution sessions on disk: the live directory, archives, crash-safe moves, one lock |
+//! | [`intent`] | a command that replaces several files of a wing writes its intent ahead, so a crash between them is finished on the next open |
 //! | [`failpoints`] | white-box crash points (`CAIRN_FAILPOINT`) used by the crash tests |
 //! | [`orchestration`] | the Markdown log of an orchestration session file |
 //! | [`orchestration_store`] | the active orchestration session and its archive on disk, every write atomic and locked |
@@ -39,6 +40,7 @@ pub mod checkpoints;
 pub mod execution;
 pub mod execution_store;
 pub mod failpoints;
+pub mod intent;
 pub mod layout;
 pub mod lock;
 pub mod orchestration;

@@ -17,7 +17,12 @@
 //! including `decisions.md`: an append rewrites the file as the old bytes plus the new block,
 //! which keeps the log append-only in content while a crash can never leave a torn entry.
 //!
-//! Readers take no lock: every file is replaced by rename, so a reader sees a whole file.
+//! A transaction that changes `state.md` and appends to `decisions.md` writes both through a
+//! write-ahead intent (`<plan>/.cairn-journal`, see [`intent`]): a crash between the two is
+//! finished by the next open, so a state never stands without the decision that explains it.
+//!
+//! Readers take no lock: every file is replaced by rename, so a reader sees a whole file. A
+//! reader that finds an intent takes the lock and finishes it first.
 
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
@@ -34,6 +39,7 @@ use cairn_domain::plan::{
 };
 use cairn_domain::{Entity, Error, StoreError};
 
+use crate::intent::{self, FileWrite};
 use crate::plan::{
     DECISION_LOG_HEADER, append_finding_detail, append_finding_line, next_decision_number,
     parse_decision_log, parse_pointer, parse_state, peek_state, render_decision, render_pointer,
@@ -46,6 +52,8 @@ use crate::{atomic, failpoint, fsync_dir, io_error, lock};
 pub const PLAN_LOCK_FILE: &str = ".plan.lock";
 /// Where plan writes are staged, in `.claude/` (same filesystem, so renames stay atomic).
 pub const PLAN_TEMP_DIR: &str = ".plan-temp";
+/// The plan store's failpoints around its write-ahead intents: `plan:journal-…`.
+const INTENT_AREA: &str = "plan";
 
 /// The filesystem adapter of [`PlanStore`].
 #[derive(Debug, Clone)]
@@ -117,6 +125,24 @@ impl FsPlanStore {
         parse_state(id, &text).map_err(|e| corrupt(&path, &e))
     }
 
+    /// The directory of an existing plan, with what a crashed command left unfinished there
+    /// finished first (see [`intent`]). Takes the lock only when there is something to finish.
+    fn settled(&self, id: &PlanId) -> Result<PathBuf, StoreError> {
+        let dir = self.existing(id)?;
+        if intent::pending(&dir) {
+            let _guard = self.lock()?;
+            intent::replay(INTENT_AREA, &self.temp_dir(), &dir)?;
+        }
+        Ok(dir)
+    }
+
+    /// [`Self::settled`] for a caller that holds the lock.
+    fn settled_locked(&self, id: &PlanId) -> Result<PathBuf, StoreError> {
+        let dir = self.existing(id)?;
+        intent::replay(INTENT_AREA, &self.temp_dir(), &dir)?;
+        Ok(dir)
+    }
+
     /// Appends `drafts` to the decision log of the plan in `dir`, numbered on from the highest
     /// number present. The caller holds the lock.
     fn append_decisions(
@@ -124,9 +150,18 @@ impl FsPlanStore {
         dir: &Path,
         drafts: Vec<DecisionDraft>,
     ) -> Result<Vec<Decision>, StoreError> {
-        if drafts.is_empty() {
-            return Ok(Vec::new());
-        }
+        let (text, appended) = self.decisions_after(dir, drafts)?;
+        self.write(&dir.join(DECISIONS_FILE), &text)?;
+        Ok(appended)
+    }
+
+    /// The decision log of the plan in `dir` with `drafts` appended, and the decisions as
+    /// numbered. The caller holds the lock.
+    fn decisions_after(
+        &self,
+        dir: &Path,
+        drafts: Vec<DecisionDraft>,
+    ) -> Result<(String, Vec<Decision>), StoreError> {
         let path = dir.join(DECISIONS_FILE);
         let mut text = read_optional(&path)?.unwrap_or_else(|| format!("{DECISION_LOG_HEADER}\n"));
         if !text.is_empty() && !text.ends_with('\n') {
@@ -140,8 +175,7 @@ impl FsPlanStore {
             text.push_str(&render_decision(&decision));
             appended.push(decision);
         }
-        self.write(&path, &text)?;
-        Ok(appended)
+        Ok((text, appended))
     }
 
     /// Removes what crashed writers left in the temp directory. Every plan write stages there
@@ -343,7 +377,7 @@ impl PlanStore for FsPlanStore {
     }
 
     async fn load(&self, id: &PlanId) -> Result<PlanRecord, StoreError> {
-        self.load_from(id, &self.existing(id)?)
+        self.load_from(id, &self.settled(id)?)
     }
 
     async fn transact(
@@ -352,14 +386,18 @@ impl PlanStore for FsPlanStore {
         mutation: PlanMutation<'_>,
     ) -> Result<(PlanRecord, Vec<Decision>), Error> {
         let _guard = self.lock()?;
-        let dir = self.existing(id)?;
+        let dir = self.settled_locked(id)?;
         let mut record = self.load_from(id, &dir)?;
         let drafts = mutation(&mut record)?;
-        self.write(&dir.join(STATE_FILE), &render_state(&record))?;
-        failpoint("plan:after-state-write");
-        let appended = self
-            .append_decisions(&dir, drafts)
-            .map_err(StoreError::after_commit)?;
+        let mut writes = vec![FileWrite::new(STATE_FILE, render_state(&record))];
+        let mut appended = Vec::new();
+        if !drafts.is_empty() {
+            let (text, decisions) = self.decisions_after(&dir, drafts)?;
+            writes.push(FileWrite::new(DECISIONS_FILE, text));
+            appended = decisions;
+        }
+        // state.md and decisions.md change together or, after a crash, are finished together.
+        intent::write_all(INTENT_AREA, &self.temp_dir(), &dir, &writes)?;
         Ok((record, appended))
     }
 
@@ -369,13 +407,13 @@ impl PlanStore for FsPlanStore {
         draft: DecisionDraft,
     ) -> Result<Decision, StoreError> {
         let _guard = self.lock()?;
-        let dir = self.existing(id)?;
+        let dir = self.settled_locked(id)?;
         let mut appended = self.append_decisions(&dir, vec![draft])?;
         Ok(appended.remove(0))
     }
 
     async fn decisions(&self, id: &PlanId) -> Result<Vec<Decision>, StoreError> {
-        let dir = self.existing(id)?;
+        let dir = self.settled(id)?;
         let text = read_optional(&dir.join(DECISIONS_FILE))?.unwrap_or_default();
         Ok(parse_decision_log(&text))
     }
@@ -385,7 +423,7 @@ impl PlanStore for FsPlanStore {
         id: &PlanId,
         document: PlanDocument,
     ) -> Result<String, StoreError> {
-        let dir = self.existing(id)?;
+        let dir = self.settled(id)?;
         read_optional(&dir.join(document.file_name()))?.ok_or_else(|| {
             StoreError::not_found(
                 Entity::PlanDocument,
@@ -444,7 +482,7 @@ impl PlanStore for FsPlanStore {
 
     async fn write_checkpoint(&self, id: &PlanId, label: &str) -> Result<String, StoreError> {
         let _guard = self.lock()?;
-        let dir = self.existing(id)?;
+        let dir = self.settled_locked(id)?;
         let checkpoints = dir.join(CHECKPOINTS_DIR);
         let number = highest_checkpoint(&list_names(&checkpoints)?) + 1;
         let name = format!("{number:03}-{label}");
@@ -494,7 +532,7 @@ impl PlanStore for FsPlanStore {
 
     async fn append_finding(&self, id: &PlanId, finding: &Finding) -> Result<(), StoreError> {
         let _guard = self.lock()?;
-        let dir = self.existing(id)?;
+        let dir = self.settled_locked(id)?;
         // The details first: a crash between the two leaves details without an index line,
         // never an index line naming a file that is not there.
         if let Some(file) = finding.file() {

@@ -77,6 +77,8 @@ async fn record(store: &FsExecutionSessionStore, id: &str) {
         .record_task(Box::new(move |live| {
             let mut progress = live.progress.clone().expect("progress");
             progress.status = ProgressStatus::Executing;
+            // Marks which record wrote this progress, so a crash test can tell.
+            progress.updated = Some(at(id.parse().expect("a numeric task id")));
             Ok(TaskRecord {
                 row: row(id),
                 progress,
@@ -272,7 +274,9 @@ fn a_start_over_leftovers_crashing_at_each_step_leaves_old_or_new_whole() {
 #[test]
 fn a_finish_crashing_at_each_step_keeps_the_session_whole_in_one_place() {
     for (failpoint, expect) in [
-        ("session:after-final-progress", Place::Live),
+        ("session:journal-after-intent", Place::Live),
+        ("session:journal-after-first-file", Place::Live),
+        ("session:journal-after-files", Place::Live),
         ("session:before-archive-rename", Place::Live),
         ("session:after-archive-rename", Place::Archive),
     ] {
@@ -286,6 +290,15 @@ fn a_finish_crashing_at_each_step_keeps_the_session_whole_in_one_place() {
                 expect,
                 "{failpoint}"
             );
+            if expect == Place::Live {
+                let live = store.load().await.expect("load");
+                assert_eq!(
+                    live.progress.expect("progress").status,
+                    ProgressStatus::Complete,
+                    "{failpoint}: the final progress stands"
+                );
+                assert!(live.summary.is_some(), "{failpoint}: with its summary");
+            }
             if expect == Place::Archive {
                 let archived = store.load_archived(OLD).await.expect("archive");
                 assert!(archived.summary.is_some(), "{failpoint}: summary archived");
@@ -321,48 +334,83 @@ fn an_archive_crashing_around_the_rename_is_old_or_new() {
     }
 }
 
+/// The failpoints of a multi-file write, in order (see `intent.rs`).
+const JOURNAL_STEPS: [&str; 3] = [
+    "session:journal-after-intent",
+    "session:journal-after-first-file",
+    "session:journal-after-files",
+];
+
+/// Issue #16: a task's row and the progress that counts it are written through an intent; a
+/// crash at any step ends, at the next open, with both, the row once, and nothing else moved.
 #[test]
-fn a_record_crashing_after_the_log_keeps_the_row_whole_and_the_old_progress() {
+fn a_record_crashing_at_any_step_ends_with_the_row_and_its_progress_together() {
+    for failpoint in JOURNAL_STEPS {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = support::block_on(running(dir.path()));
+        let log_path = dir
+            .path()
+            .join(".claude/sessions/__live_session__/task_log.md");
+        let old_log = std::fs::read_to_string(&log_path).expect("log");
+        run_crashing_at("record", dir.path(), failpoint);
+        assert!(
+            dir.path().join(".claude/sessions/.cairn-journal").is_file(),
+            "{failpoint}: the intent is left for the next open"
+        );
+        let after = support::block_on(store.load()).expect("load");
+        let new_log = std::fs::read_to_string(&log_path).expect("log");
+        assert!(
+            new_log.starts_with(&old_log),
+            "{failpoint}: earlier rows kept"
+        );
+        let rows = after.task_log.expect("log").rows;
+        assert_eq!(rows.last(), Some(&row("3")), "{failpoint}");
+        assert_eq!(rows.iter().filter(|r| r.task_id == "3").count(), 1);
+        let progress = after.progress.expect("progress");
+        assert_eq!(
+            progress.updated,
+            Some(at(3)),
+            "{failpoint}: the progress is the one written with the row"
+        );
+        assert!(
+            !dir.path().join(".claude/sessions/.cairn-journal").exists(),
+            "{failpoint}: the open finished the intent"
+        );
+        assert!(
+            after.other_files.is_empty(),
+            "{failpoint}: the intent is no file of the session: {:?}",
+            after.other_files
+        );
+    }
+}
+
+/// A crash before the intent is durable changes nothing.
+#[test]
+fn a_record_crashing_before_its_intent_is_durable_changes_nothing() {
     let dir = tempfile::tempdir().expect("tempdir");
     let store = support::block_on(running(dir.path()));
     let before = support::block_on(store.load()).expect("load");
-    let log_path = dir
-        .path()
-        .join(".claude/sessions/__live_session__/task_log.md");
-    let old_log = std::fs::read_to_string(&log_path).expect("log");
-    run_crashing_at("record", dir.path(), "session:after-log-append");
-    let after = support::block_on(store.load()).expect("load");
-    let new_log = std::fs::read_to_string(&log_path).expect("log");
-    assert!(
-        new_log.starts_with(&old_log),
-        "earlier rows are kept byte for byte"
-    );
-    assert_eq!(
-        after.task_log.expect("log").rows.last(),
-        Some(&row("3")),
-        "the row recovery trusts is whole"
-    );
-    assert_eq!(
-        after.progress, before.progress,
-        "progress is the old one, whole"
-    );
+    run_crashing_at("record", dir.path(), "atomic:after-temp-fsync");
+    assert_eq!(support::block_on(store.load()).expect("load"), before);
 }
 
 #[test]
-fn a_merge_crashing_after_the_context_keeps_the_task_file_to_merge_again() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let store = support::block_on(running(dir.path()));
-    run_crashing_at("merge", dir.path(), "session:after-context-write");
-    let after = support::block_on(store.load()).expect("load");
-    assert_eq!(
-        after.context.expect("context").known_issues,
-        ["merged"],
-        "the merged context is written"
-    );
-    assert!(
-        after.task_contexts.contains_key("2"),
-        "the merged task file is not lost: merging it again is harmless"
-    );
+fn a_merge_crashing_at_any_step_ends_with_the_context_merged_and_the_task_file_gone() {
+    for failpoint in JOURNAL_STEPS {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = support::block_on(running(dir.path()));
+        run_crashing_at("merge", dir.path(), failpoint);
+        let after = support::block_on(store.load()).expect("load");
+        assert_eq!(
+            after.context.expect("context").known_issues,
+            ["merged"],
+            "{failpoint}: the merged context is written"
+        );
+        assert!(
+            !after.task_contexts.contains_key("2"),
+            "{failpoint}: the merged task file is removed with it"
+        );
+    }
 }
 
 #[tokio::test]

@@ -211,37 +211,78 @@ fn a_crash_before_the_pointer_moves_leaves_a_whole_plan_not_current() {
     });
 }
 
-/// The known gap of write-then-log ordering, pinned down: a crash between state.md and
-/// decisions.md keeps the new state without its decision entry, and never a torn entry; the
-/// decision log goes on numbering from where it was.
+/// Issue #16: a transaction writes its intent ahead (`.cairn-journal`), so a crash at any step —
+/// before a file is replaced, between state.md and decisions.md, after both — ends, at the next
+/// open, in the new state with its decision logged exactly once, and the log numbering on.
 #[test]
-fn a_crash_after_the_state_write_keeps_the_state_and_no_torn_decision() {
+fn a_crash_at_any_step_of_a_transaction_ends_with_state_and_decision_together() {
+    for failpoint in [
+        "plan:journal-after-intent",
+        "plan:journal-after-first-file",
+        "plan:journal-after-files",
+    ] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = support::block_on(executing(dir.path()));
+        let journal = dir.path().join(format!(".claude/{ID}/.cairn-journal"));
+        run_crashing_at("plan-transact", dir.path(), failpoint);
+        assert!(
+            journal.is_file(),
+            "{failpoint}: the intent is left for the next open"
+        );
+        support::block_on(async {
+            let loaded = store.load(&plan_id()).await.expect("state.md reads");
+            assert_eq!(
+                loaded.strikes_on("area"),
+                1,
+                "{failpoint}: the change stands"
+            );
+            assert!(
+                !journal.exists(),
+                "{failpoint}: the open finished the intent"
+            );
+            let decisions = store.decisions(&plan_id()).await.expect("decisions");
+            let logged = decisions
+                .iter()
+                .filter(|d| d.body.contains("a failure in area"))
+                .count();
+            assert_eq!(logged, 1, "{failpoint}: the decision is logged once");
+            let draft = DecisionDraft::new(
+                PlanState::Execute,
+                PlanState::Execute,
+                at(0).date_naive(),
+                "after the crash",
+            )
+            .expect("draft");
+            let next = store
+                .append_decision(&plan_id(), draft)
+                .await
+                .expect("append");
+            assert_eq!(next.number as usize, decisions.len() + 1, "{failpoint}");
+        });
+    }
+}
+
+/// The transaction's change is decided before anything is written: a crash before the intent
+/// is durable changes nothing at all.
+#[test]
+fn a_crash_before_the_intent_is_durable_changes_nothing() {
     let dir = tempfile::tempdir().expect("tempdir");
     let store = support::block_on(executing(dir.path()));
-    let decisions_before = read(dir.path(), &format!("{ID}/decisions.md"));
-    run_crashing_at("plan-transact", dir.path(), "plan:after-state-write");
+    let before = (
+        read(dir.path(), &format!("{ID}/state.md")),
+        read(dir.path(), &format!("{ID}/decisions.md")),
+    );
+    run_crashing_at("plan-transact", dir.path(), "atomic:after-temp-fsync");
     support::block_on(async {
-        let loaded = store.load(&plan_id()).await.expect("state.md reads");
-        assert_eq!(loaded.strikes_on("area"), 1, "the state write is kept");
-        assert_eq!(
-            read(dir.path(), &format!("{ID}/decisions.md")),
-            decisions_before,
-            "the decision was not appended, and nothing half-written was"
-        );
-        let numbered = store.decisions(&plan_id()).await.expect("decisions").len();
-        let draft = DecisionDraft::new(
-            PlanState::Execute,
-            PlanState::Execute,
-            at(0).date_naive(),
-            "after the crash",
-        )
-        .expect("draft");
-        let next = store
-            .append_decision(&plan_id(), draft)
-            .await
-            .expect("append");
-        assert_eq!(next.number as usize, numbered + 1);
+        store.load(&plan_id()).await.expect("load");
     });
+    assert_eq!(
+        before,
+        (
+            read(dir.path(), &format!("{ID}/state.md")),
+            read(dir.path(), &format!("{ID}/decisions.md")),
+        )
+    );
 }
 
 #[tokio::test]

@@ -28,9 +28,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 
+use cairn_domain::plan::{DecisionDraft, PlanId, PlanRecord, PlanState, PlanStore, UserApproval};
 use cairn_domain::project::service::{InitProject, ProjectService};
 use cairn_domain::project::{MoveDetail, NewTask, ProjectId, ProjectType, TaskId, TaskStatus};
-use cairn_storage_fs::{FsProjectStore, SystemClock, progress_log};
+use cairn_storage_fs::{FsPlanStore, FsProjectStore, SystemClock, progress_log};
+use chrono::{TimeZone, Utc};
 
 mod support;
 use support::{ChildCall, block_on, child_call, child_command};
@@ -48,8 +50,11 @@ fn child_process_entry() {
     let Some(ChildCall { role, dir, arg }) = child_call() else {
         return;
     };
-    assert_eq!(role, "history", "unknown role {role}");
-    block_on(history(&dir, arg.parse().expect("a seed")));
+    match role.as_str() {
+        "history" => block_on(history(&dir, arg.parse().expect("a seed"))),
+        "plan-history" => block_on(plan_history(&dir)),
+        other => panic!("unknown role {other}"),
+    }
 }
 
 fn say(line: &str) {
@@ -112,6 +117,90 @@ async fn history(root: &Path, seed: u64) {
             }
         }
     }
+}
+
+// A plan wing writer: each transaction records a failure in its own area (state.md) with a
+// decision explaining it (decisions.md), the two files of one change (issue #16).
+
+/// Transactions of the plan history.
+const PLAN_STEPS: usize = 6;
+
+fn plan_id() -> PlanId {
+    PlanId::parse(".plan_2026-03-14_0000abcd").expect("plan id")
+}
+
+fn plan_at(minute: u32) -> cairn_domain::time::Timestamp {
+    Utc.with_ymd_and_hms(2026, 3, 14, 9, minute, 0)
+        .single()
+        .expect("time")
+}
+
+/// A plan approved into EXECUTE, written before the trace starts (so a cut always has it).
+async fn executing_plan(root: &Path) {
+    let store = FsPlanStore::new(root);
+    let record =
+        PlanRecord::new(plan_id(), "survive a power cut", plan_at(0)).expect("plan record");
+    store.create(&record, false).await.expect("create plan");
+    let approval = UserApproval::from_user("go").expect("approval");
+    store
+        .transact(
+            &plan_id(),
+            Box::new(move |p| {
+                p.transition(PlanState::Plan, "ready", None, plan_at(1))?;
+                p.transition(PlanState::Execute, "approved", Some(&approval), plan_at(2))?;
+                Ok(Vec::new())
+            }),
+        )
+        .await
+        .expect("reach EXECUTE");
+}
+
+async fn plan_history(root: &Path) {
+    let store = FsPlanStore::new(root);
+    for step in 0..PLAN_STEPS {
+        store
+            .transact(
+                &plan_id(),
+                Box::new(move |p| {
+                    p.record_failure(&format!("area-{step}"))?;
+                    let draft = DecisionDraft::new(
+                        PlanState::Execute,
+                        PlanState::Execute,
+                        plan_at(3).date_naive(),
+                        &format!("failure {step}"),
+                    )?;
+                    Ok(vec![draft])
+                }),
+            )
+            .await
+            .expect("transact");
+        say(&format!("ACK PLAN {step}"));
+    }
+}
+
+/// After a cut the plan loads, and each step is in both files or in neither; acknowledged ones
+/// in both.
+fn check_plan_cut(dir: &Path, acked: usize, what: &str) -> Result<(), String> {
+    let store = FsPlanStore::new(dir);
+    let plan = block_on(store.load(&plan_id())).map_err(|e| format!("{what}: load: {e}"))?;
+    let decisions =
+        block_on(store.decisions(&plan_id())).map_err(|e| format!("{what}: decisions: {e}"))?;
+    for step in 0..PLAN_STEPS {
+        let strike = plan.strikes_on(&format!("area-{step}")) == 1;
+        let logged = decisions
+            .iter()
+            .filter(|d| d.body.contains(&format!("failure {step}")))
+            .count();
+        if logged > 1 || strike != (logged == 1) {
+            return Err(format!(
+                "{what}: step {step}: strike {strike}, decision logged {logged} times"
+            ));
+        }
+        if step < acked && !strike {
+            return Err(format!("{what}: acknowledged step {step} is lost"));
+        }
+    }
+    Ok(())
 }
 
 struct Rng(u64);
@@ -390,6 +479,29 @@ impl SimFs {
         fs.seen.insert(root.to_path_buf(), 0);
         fs.durable.insert(root.to_path_buf(), 0);
         fs
+    }
+
+    /// Takes what is already under the root as durable (written before the trace began).
+    fn adopt_tree(&mut self, dir: &Path) {
+        let mut entries: Vec<_> = std::fs::read_dir(dir)
+            .expect("list")
+            .flatten()
+            .map(|e| e.path())
+            .collect();
+        entries.sort();
+        for path in entries {
+            let is_dir = path.is_dir();
+            let inode = self.new_inode(is_dir);
+            if is_dir {
+                self.adopt_tree(&path);
+            } else {
+                let data = std::fs::read(&path).expect("read");
+                self.inodes[inode].durable = data.clone();
+                self.inodes[inode].data = data;
+            }
+            self.seen.insert(path.clone(), inode);
+            self.durable.insert(path, inode);
+        }
     }
 
     fn inside(&self, path: &Path) -> bool {
@@ -671,11 +783,37 @@ fn check_cut(dir: &Path, acked: &Acked, what: &str) -> Result<(), String> {
 /// Runs one traced history and cuts after every syscall that changed the simulated filesystem.
 /// Returns the number of cuts.
 fn cut_history(seed: u64) -> usize {
+    let acked = std::cell::RefCell::new(Acked::default());
+    let cuts = trace_and_cut(
+        "history",
+        &seed.to_string(),
+        |_| {},
+        |line| acked.borrow_mut().note(line),
+        |dir, what| check_cut(dir, &acked.borrow(), what),
+    );
+    assert!(
+        acked.borrow().init,
+        "seed {seed}: the trace holds the writer's acknowledgements"
+    );
+    cuts
+}
+
+/// Runs the child `role` under strace on a fresh root (`setup` writes what exists before the
+/// trace) and cuts after every syscall that changed the simulated filesystem, checking each cut
+/// with `check` after feeding it every acknowledgement so far. Returns the number of cuts.
+fn trace_and_cut<'a>(
+    role: &str,
+    arg: &str,
+    setup: impl FnOnce(&Path),
+    mut ack: impl FnMut(&str) + 'a,
+    check: impl Fn(&Path, &str) -> Result<(), String> + 'a,
+) -> usize {
     let work = tempfile::tempdir().expect("tempdir");
     let root = work.path().join("repo");
     std::fs::create_dir(&root).expect("root");
+    setup(&root);
     let trace = work.path().join("trace.txt");
-    let child = child_command("history", &root, &seed.to_string());
+    let child = child_command(role, &root, arg);
     let mut command = Command::new("strace");
     command
         .args(["-f", "-y", "-xx", "-s", "100000000", "-qq", "-o"])
@@ -703,11 +841,11 @@ fn cut_history(seed: u64) -> usize {
     let ops = parse_trace(&std::fs::read_to_string(&trace).expect("trace"));
     let canonical = root.canonicalize().expect("canonical root");
     let mut fs = SimFs::new(&canonical);
-    let mut acked = Acked::default();
+    fs.adopt_tree(&canonical);
     let mut cuts = 0;
     for (k, op) in ops.iter().enumerate() {
         if let Op::Ack(line) = op {
-            acked.note(line);
+            ack(line);
             continue;
         }
         if !fs.apply(op) {
@@ -715,17 +853,13 @@ fn cut_history(seed: u64) -> usize {
         }
         let cut = tempfile::tempdir().expect("cut dir");
         fs.materialize(cut.path());
-        let what = format!("seed {seed}, cut after syscall {k} ({op:?})");
-        if let Err(failure) = check_cut(cut.path(), &acked, &what) {
+        let what = format!("{role} {arg}, cut after syscall {k} ({op:?})");
+        if let Err(failure) = check(cut.path(), &what) {
             let kept = cut.keep();
             panic!("{failure}\nthe cut's files are kept in {}", kept.display());
         }
         cuts += 1;
     }
-    assert!(
-        acked.init,
-        "seed {seed}: the trace holds the writer's acknowledgements"
-    );
     cuts
 }
 
@@ -745,4 +879,28 @@ fn every_acknowledged_update_survives_a_power_cut_after_any_syscall() {
     }
     eprintln!("{cuts} power cuts over {histories} histories, every one clean");
     assert!(cuts >= 1000, "{cuts} cuts is too few to mean much");
+}
+
+/// Issue #16 for the plan wing: a transaction writes state.md and decisions.md through its
+/// intent, so after a cut anywhere the two agree, and nothing acknowledged is lost.
+#[test]
+fn a_plan_transaction_cut_anywhere_leaves_state_and_decisions_agreeing() {
+    if Command::new("strace").arg("-V").output().is_err() {
+        eprintln!("skipped: strace is not installed");
+        return;
+    }
+    let acked = std::cell::Cell::new(0);
+    let cuts = trace_and_cut(
+        "plan-history",
+        "",
+        |root| block_on(executing_plan(root)),
+        |_| acked.set(acked.get() + 1),
+        |dir, what| check_plan_cut(dir, acked.get(), what),
+    );
+    eprintln!("{cuts} power cuts over {PLAN_STEPS} plan transactions, every one clean");
+    assert_eq!(acked.get(), PLAN_STEPS, "every transaction acknowledged");
+    assert!(
+        cuts >= 10 * PLAN_STEPS,
+        "{cuts} cuts is too few to mean much"
+    );
 }

@@ -179,12 +179,20 @@ fn parse(text: &str) -> TaskContext {
         }
         match target {
             Target::Preamble => {
-                if line.trim() != TITLE && !line.trim().is_empty() {
-                    loose.push(line.trim().to_owned());
+                let text = line.trim();
+                if text != TITLE && !text.is_empty() {
+                    // Trimmed, a line like `\r## Key Decisions` would be written back as a
+                    // heading and read as one next time; it keeps its indent to stay loose.
+                    let keep = if text.starts_with('#') { line } else { text };
+                    loose.push(keep.to_owned());
                 }
             }
             Target::List(i) => push_item(context.list_section_mut(i), line),
             Target::Compacted => push_item(&mut context.compacted_history, line),
+            Target::History if line.trim().eq_ignore_ascii_case(COMPACTED_HEADING) => {
+                // As an entry's title it would render as the compacted block's heading.
+                target = Target::Compacted;
+            }
             Target::History => {
                 if !line.trim().is_empty() {
                     context

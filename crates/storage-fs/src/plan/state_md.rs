@@ -179,6 +179,12 @@ enum Section {
     History,
 }
 
+/// Why a name with a backtick outside its pair is refused: it is written back between
+/// backticks, and would read back as a different name (the domain refuses such names too).
+fn stray_backtick(name: &str) -> String {
+    format!("{name:?} has a stray backtick; write the name as `name` or without backticks")
+}
+
 /// The text between the first pair of backticks and what follows it.
 fn backticked(text: &str) -> Option<(&str, &str)> {
     let rest = text.strip_prefix('`')?;
@@ -194,6 +200,10 @@ fn parse_fix_attempt(item: &str) -> Option<FixAttempt> {
         Some((step, rest)) => (step.trim(), rest.strip_prefix(',')?.trim_start()),
         None => {
             let (step, rest) = rest.split_once(", attempt ")?;
+            // Written back between backticks, a step holding one would read differently.
+            if step.contains('`') {
+                return None;
+            }
             (step.trim(), rest)
         }
     };
@@ -353,6 +363,9 @@ pub fn parse_state(id: &PlanId, text: &str) -> Result<PlanRecord, PlanError> {
             Section::Manifest => manifest.extend(parse_manifest_entry(item)),
             Section::Abstractions => {
                 let name = backticked(item).map_or(item, |(name, _)| name).trim();
+                if name.contains('`') {
+                    return Err(unreadable(number, stray_backtick(name)));
+                }
                 if !name.is_empty() {
                     abstractions.push(name.to_owned());
                 }
@@ -364,6 +377,9 @@ pub fn parse_state(id: &PlanId, text: &str) -> Result<PlanRecord, PlanError> {
                     }
                     None => item.rsplit_once(':').unwrap_or((item, "")),
                 };
+                if area.contains('`') {
+                    return Err(unreadable(number, stray_backtick(area)));
+                }
                 let strikes_on_area: u32 = rest.trim().parse().map_err(|_| {
                     unreadable(number, format!("strike count for {area:?} is not a number"))
                 })?;
