@@ -154,11 +154,18 @@ impl CairnServer {
         }
     }
 
-    /// Serves MCP on stdin/stdout until the client closes the connection.
-    pub async fn serve_stdio(self) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-        let running = self.serve(rmcp::transport::stdio()).await?;
-        running.waiting().await?;
-        Ok(())
+    /// Serves MCP on stdin/stdout until the client closes the connection, on a runtime of its
+    /// own: rmcp needs timers (its shutdown waits with a timeout), which the CLI's runtime does
+    /// not start.
+    pub fn serve_stdio(self) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        runtime.block_on(async {
+            let running = self.serve(rmcp::transport::stdio()).await?;
+            running.waiting().await?;
+            Ok(())
+        })
     }
 }
 
