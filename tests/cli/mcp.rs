@@ -249,3 +249,66 @@ fn eight_clients_complete_different_tasks_at_once_and_nothing_is_lost() {
         "the CLI's additions are all there"
     );
 }
+
+/// The ceiling for any one result, on a 10,000-task project.
+const RESULT_BUDGET: usize = 8_000;
+
+/// Every reading tool on a 10,000-task project answers in at most 8,000 cl100k tokens.
+#[test]
+fn no_result_exceeds_the_budget_on_ten_thousand_tasks() {
+    let repo = Repo::with_project();
+    repo.add(&["Seed task"]);
+    // Written directly: adding 10,000 tasks one call at a time would test the setup.
+    let mut doc = repo.tasks_json();
+    let template = doc["tasks"][0].clone();
+    let tasks: Vec<Value> = (1..=10_000)
+        .map(|n| {
+            let mut t = template.clone();
+            t["id"] = json!(format!("T-{n:03}"));
+            t["title"] = json!(format!(
+                "Implement part {n} of the subsystem with care and tests"
+            ));
+            t["description"] =
+                json!("A realistic description of what this task is about, long enough to count.");
+            t["completion_criteria"] = json!([
+                "Unit tests cover the new behaviour",
+                "Docs describe the change"
+            ]);
+            // Every second task waits on the one before: half are ready, a long list to page.
+            if n % 2 == 0 {
+                t["dependencies"] = json!([format!("T-{:03}", n - 1)]);
+            }
+            t
+        })
+        .collect();
+    doc["tasks"] = json!(tasks);
+    std::fs::write(repo.tasks_file(), serde_json::to_vec(&doc).unwrap()).unwrap();
+    let bpe = tiktoken_cl100k();
+    runtime().block_on(async {
+        let client = connect(&repo).await;
+        for (tool, args) in [
+            ("status", json!({})),
+            ("next", json!({})),
+            ("ready", json!({"limit": 100_000})),
+            ("show", json!({"id": "T-5000"})),
+        ] {
+            let (failed, value) = call(&client, tool, args).await;
+            assert!(!failed, "{tool}: {value}");
+            let tokens = bpe.encode_with_special_tokens(&value.to_string()).len();
+            println!("{tool}: {tokens} tokens");
+            assert!(tokens <= RESULT_BUDGET, "{tool} answered {tokens} tokens");
+            if tool == "ready" {
+                assert_eq!(value["total"], 5_000);
+                assert!(
+                    value["next_offset"].as_u64().is_some(),
+                    "a capped page says where the next starts"
+                );
+            }
+        }
+        client.cancel().await.unwrap();
+    });
+}
+
+fn tiktoken_cl100k() -> tiktoken_rs::CoreBPE {
+    tiktoken_rs::cl100k_base().expect("cl100k ships with tiktoken-rs")
+}
