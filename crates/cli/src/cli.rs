@@ -244,6 +244,13 @@ State dir: $MAESTRO_STATE_DIR (relative to the root), default docs/maestro."
     )]
     Tasklist(TasklistCommand),
 
+    /// Serve every wing as MCP tools on stdin/stdout (for Claude Code and other MCP clients)
+    #[command(after_help = "Examples:
+  cairn mcp                      # what .mcp.json starts: {\"command\": \"cairn\", \"args\": [\"mcp\"]}
+  cairn --project web-app mcp    # tools work on this project only
+  cairn setup claude             # registers the server in the repository's .mcp.json")]
+    Mcp,
+
     /// Print a shell completion script
     #[command(after_help = "Examples:
   cairn completions bash > ~/.local/share/bash-completion/completions/cairn

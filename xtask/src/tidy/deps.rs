@@ -12,6 +12,9 @@ const POLICY: &[(&str, &[&str])] = &[
     ("cairn-domain", &[]),
     ("cairn-render", &["cairn-domain"]),
     ("cairn-storage-fs", &["cairn-domain"]),
+    // The MCP server is a driving adapter like the CLI, but names no store: the CLI's wiring
+    // hands it the services.
+    ("cairn-mcp", &["cairn-domain"]),
     (
         "cairn-hooks",
         &["cairn-domain", "cairn-render", "cairn-storage-fs"],
@@ -25,6 +28,7 @@ const POLICY: &[(&str, &[&str])] = &[
             "cairn-render",
             "cairn-storage-fs",
             "cairn-hooks",
+            "cairn-mcp",
         ],
     ),
     (

@@ -1,6 +1,7 @@
 //! Dispatch: every command goes through [`ProjectService`]; nothing here touches a state file.
 
 mod maintenance;
+mod mcp;
 mod orch;
 mod phase;
 mod plan;
@@ -228,6 +229,7 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<Report, Failure> {
         Command::Plan(c) => plan::run(ctx, c),
         Command::Setup(crate::cli::SetupCommand::Claude(args)) => setup::claude(ctx, args),
         Command::Tasklist(c) => tasklist::run(ctx, c),
+        Command::Mcp => mcp::serve(ctx),
         Command::Completions { shell } => Ok(completions(shell)),
     }
 }

@@ -169,7 +169,7 @@ fn execution_service(ctx: &Ctx) -> Result<ExecutionService, Failure> {
 }
 
 /// A failure with the next step the execution rules imply.
-fn session_failure(error: Error) -> Failure {
+pub(super) fn session_failure(error: Error) -> Failure {
     let hint = match &error {
         Error::Domain(DomainError::Execution(e)) => match e {
             ExecutionError::SessionLocked { .. } => Some(
