@@ -146,11 +146,7 @@ impl FsProjectStore {
 
     /// Reads the tasks, recovering them under the lock if they are damaged; with the file's
     /// bytes when cairn wrote them (see [`read_task_doc`]).
-    fn read_tasks(
-        &self,
-        layout: &ProjectLayout,
-        locked: bool,
-    ) -> Result<(TaskDoc, u64, Option<Recovery>, Option<Vec<u8>>), StoreError> {
+    fn read_tasks(&self, layout: &ProjectLayout, locked: bool) -> Result<ReadTasks, StoreError> {
         match read_task_doc(layout) {
             Ok((doc, seq, own)) => Ok((doc, seq, None, own)),
             Err(_) if !locked => {
@@ -392,6 +388,10 @@ impl FsProjectStore {
         Ok((Loaded { state, recovered }, marks, last.seq, lines))
     }
 }
+
+/// The tasks as read: the document, its `log_seq` marker, the recovery that rebuilt it if any,
+/// and the file's bytes when cairn wrote them (see [`read_task_doc`]).
+type ReadTasks = (TaskDoc, u64, Option<Recovery>, Option<Vec<u8>>);
 
 /// How much of the log's tail a reader looks at for a commit not yet applied.
 const READER_LOG_WINDOW: u64 = 16 * 1024;
