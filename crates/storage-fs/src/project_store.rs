@@ -144,14 +144,11 @@ impl FsProjectStore {
         lock::lock_exclusive(&layout.lock_file(), self.lock_timeout)
     }
 
-    /// Reads the tasks, recovering them under the lock if they are damaged.
-    fn read_tasks(
-        &self,
-        layout: &ProjectLayout,
-        locked: bool,
-    ) -> Result<(TaskDoc, u64, Option<Recovery>), StoreError> {
+    /// Reads the tasks, recovering them under the lock if they are damaged; with the file's
+    /// bytes when cairn wrote them (see [`read_task_doc`]).
+    fn read_tasks(&self, layout: &ProjectLayout, locked: bool) -> Result<ReadTasks, StoreError> {
         match read_task_doc(layout) {
-            Ok((doc, seq)) => Ok((doc, seq, None)),
+            Ok((doc, seq, own)) => Ok((doc, seq, None, own)),
             Err(_) if !locked => {
                 let _guard = self.lock(layout)?;
                 // Another process may have recovered it while we waited.
@@ -159,7 +156,7 @@ impl FsProjectStore {
             }
             Err(damage) => self
                 .recover(layout, &damage)
-                .map(|(doc, seq, r)| (doc, seq, Some(r))),
+                .map(|(doc, seq, r)| (doc, seq, Some(r), None)),
         }
     }
 
@@ -219,7 +216,7 @@ impl FsProjectStore {
                 (doc, seq, recovery, Some(payload))
             }
         };
-        let bytes = journal::with_marker(tasks_bytes(layout, &doc, None)?, seq);
+        let bytes = tasks_bytes(layout, &doc, seq, None)?;
         let staged = atomic::stage(&layout.temp_dir(), &bytes)?;
         let damaged_copy = set_aside(&target, now)?;
         recovery.damaged_copy = damaged_copy.as_deref().map_or_else(
@@ -313,14 +310,18 @@ impl FsProjectStore {
     /// is applied (write-ahead). A writer (`locked`) applies it to the files, looking as far back
     /// in the log as needed for the last commit; a reader applies it to what it returns only,
     /// without the lock, and looks only at the log's tail: a store it cannot judge cheaply is
-    /// left to the next writer.
+    /// left to the next writer. A writer gets the lines of the tasks.json it read, when cairn
+    /// wrote it in the one-task-per-line layout (see [`TaskLines`]).
     fn load_state(
         &self,
         layout: &ProjectLayout,
         locked: bool,
-    ) -> Result<(Loaded, Marks, u64), StoreError> {
+    ) -> Result<(Loaded, Marks, u64, Option<TaskLines>), StoreError> {
         let (project, project_seq) = self.read_project_or_recover(layout, locked)?;
-        let (tasks, tasks_seq, recovered) = self.read_tasks(layout, locked)?;
+        let (tasks, tasks_seq, recovered, own) = self.read_tasks(layout, locked)?;
+        let lines = own
+            .filter(|_| locked)
+            .and_then(|bytes| TaskLines::index(bytes, tasks.tasks.len()));
         let mut state = ProjectState { project, tasks };
         let mut marks = Marks {
             tasks: tasks_seq,
@@ -334,7 +335,7 @@ impl FsProjectStore {
             last_payload_within(layout, READER_LOG_WINDOW).unwrap_or(None)
         };
         let Some(last) = last else {
-            return Ok((Loaded { state, recovered }, marks, 0));
+            return Ok((Loaded { state, recovered }, marks, 0, lines));
         };
         // A file without a marker was written by another tool (or before markers existed): its
         // content is not cairn's to roll forward. (A new project's files, which the create
@@ -344,14 +345,14 @@ impl FsProjectStore {
         let project_behind =
             last.project.is_some() && marks.project != 0 && marks.project == last.base.project;
         if !tasks_behind && !project_behind {
-            return Ok((Loaded { state, recovered }, marks, last.seq));
+            return Ok((Loaded { state, recovered }, marks, last.seq, lines));
         }
         if let (true, Some(change)) = (tasks_behind, &last.tasks) {
             let mut doc = state.tasks.clone();
             if let Err(detail) = journal::apply(&mut doc, change) {
                 if !locked {
                     // The writer that takes the lock next reports it.
-                    return Ok((Loaded { state, recovered }, marks, last.seq));
+                    return Ok((Loaded { state, recovered }, marks, last.seq, None));
                 }
                 return Err(StoreError::Corrupt {
                     path: layout.log_md().display().to_string(),
@@ -362,12 +363,15 @@ impl FsProjectStore {
                 });
             }
             if locked {
-                let bytes = tasks_bytes(layout, &doc, Some(&state.tasks))?;
-                put_tasks(layout, &journal::with_marker(bytes, last.seq))?;
+                let bytes =
+                    tasks_bytes(layout, &doc, last.seq, Some((&state.tasks, lines.as_ref())))?;
+                put_tasks(layout, &bytes)?;
             }
             state.tasks = doc;
             marks.tasks = last.seq;
         }
+        // The lines were of the file as read; whatever was rolled forward is not in them.
+        let lines = lines.filter(|_| !tasks_behind);
         if let (true, Some(project)) = (project_behind, last.project) {
             if locked {
                 let path = layout.project_json();
@@ -381,9 +385,13 @@ impl FsProjectStore {
             state.project = project;
             marks.project = last.seq;
         }
-        Ok((Loaded { state, recovered }, marks, last.seq))
+        Ok((Loaded { state, recovered }, marks, last.seq, lines))
     }
 }
+
+/// The tasks as read: the document, its `log_seq` marker, the recovery that rebuilt it if any,
+/// and the file's bytes when cairn wrote them (see [`read_task_doc`]).
+type ReadTasks = (TaskDoc, u64, Option<Recovery>, Option<Vec<u8>>);
 
 /// How much of the log's tail a reader looks at for a commit not yet applied.
 const READER_LOG_WINDOW: u64 = 16 * 1024;
@@ -551,27 +559,29 @@ fn replay_tasks(layout: &ProjectLayout, records: &[LogRecord]) -> Option<Replaye
 }
 
 /// Parses tasks.json, validating it unless it is exactly the file cairn itself validated and
-/// wrote (see [`stamp`]), and takes its `log_seq` marker out. The error says what is wrong, for
-/// the log.
-fn read_task_doc(layout: &ProjectLayout) -> Result<(TaskDoc, u64), String> {
+/// wrote (see [`stamp`]), and takes its `log_seq` marker out. The bytes come back too when they
+/// are cairn's own (stamped), for a writer to reuse (see [`TaskLines`]). The error says what is
+/// wrong, for the log.
+fn read_task_doc(layout: &ProjectLayout) -> Result<(TaskDoc, u64, Option<Vec<u8>>), String> {
     let (bytes, stamped) = read_tasks_bytes(layout)?;
     let fast = if stamped {
         serde_json::from_slice::<TaskDoc>(&bytes).ok()
     } else {
         None
     };
-    let mut doc = match fast {
-        Some(doc) => doc,
+    let (mut doc, own) = match fast {
+        Some(doc) => (doc, Some(bytes)),
         None => {
             let value: Value =
                 serde_json::from_slice(&bytes).map_err(|e| format!("not valid JSON: {e}"))?;
             schema::validate(SchemaKind::Tasks, &value)
                 .map_err(|errors| format!("fails its schema: {}", summarize(&errors)))?;
-            serde_json::from_value(value).map_err(|e| format!("unreadable: {e}"))?
+            let doc = serde_json::from_value(value).map_err(|e| format!("unreadable: {e}"))?;
+            (doc, None)
         }
     };
     let seq = journal::take_marker(&mut doc.extra);
-    Ok((doc, seq))
+    Ok((doc, seq, own))
 }
 
 /// tasks.json's bytes, and whether they are exactly what cairn validated and wrote (its
@@ -621,54 +631,166 @@ fn identity(meta: &std::fs::Metadata) -> String {
     format!("{inode} {} {modified}", meta.len())
 }
 
-/// Validates and serializes tasks.json, writing nothing. `before` is the document as read: tasks
-/// equal to their counterpart there were validated already (on read, or when cairn wrote them),
-/// so only the changed tasks and the document's top level are validated — the same verdict as
-/// validating the whole file, since the schema has no constraint across tasks.
+/// Validates and renders tasks.json with its commit marker `seq`, writing nothing. `before` is
+/// the document as read, and the lines of the file it was read from when cairn wrote that file
+/// (see [`TaskLines`]): tasks equal to their counterpart there were validated already (on read,
+/// or when cairn wrote them), so only the changed tasks and the document's top level are
+/// validated — the same verdict as validating the whole file, since the schema has no constraint
+/// across tasks — and only the changed tasks are serialized.
 fn tasks_bytes(
     layout: &ProjectLayout,
     doc: &TaskDoc,
-    before: Option<&TaskDoc>,
+    seq: u64,
+    before: Option<(&TaskDoc, Option<&TaskLines>)>,
 ) -> Result<Vec<u8>, StoreError> {
     let path = layout.tasks_json();
     let invalid = |detail: String| StoreError::Invalid {
         path: path.display().to_string(),
         detail,
     };
-    let bytes = match before {
-        None => to_json_bytes(doc, SchemaKind::Tasks, &path)?,
-        Some(before) => {
-            let top = TaskDoc {
-                version: doc.version,
-                project_id: doc.project_id.clone(),
-                tasks: Vec::new(),
-                completions_since_checkpoint: doc.completions_since_checkpoint,
-                extra: doc.extra.clone(),
-            };
-            let top = serde_json::to_value(&top).map_err(|e| invalid(e.to_string()))?;
-            schema::validate(SchemaKind::Tasks, &top)
-                .map_err(|errors| invalid(errors.join("; ")))?;
-            for (i, task) in doc.tasks.iter().enumerate() {
-                if before.tasks.get(i) == Some(task) {
-                    continue;
-                }
-                let value = serde_json::to_value(task).map_err(|e| invalid(e.to_string()))?;
-                schema::validate(SchemaKind::Task, &value).map_err(|errors| {
-                    invalid(
-                        errors
-                            .iter()
-                            .map(|e| format!("/tasks/{i}{}", e.strip_prefix("(root)").unwrap_or(e)))
-                            .collect::<Vec<_>>()
-                            .join("; "),
-                    )
-                })?;
-            }
-            let mut bytes = serde_json::to_vec_pretty(doc).map_err(|e| invalid(e.to_string()))?;
-            bytes.push(b'\n');
-            bytes
-        }
+    let Some((before, lines)) = before else {
+        return validated_tasks(doc, SchemaKind::Tasks, &path, seq);
     };
-    Ok(bytes)
+    let top = serde_json::to_value(journal::top_of(doc)).map_err(|e| invalid(e.to_string()))?;
+    schema::validate(SchemaKind::Tasks, &top).map_err(|errors| invalid(errors.join("; ")))?;
+    let mut unchanged = vec![false; doc.tasks.len()];
+    for (i, task) in doc.tasks.iter().enumerate() {
+        if before.tasks.get(i) == Some(task) {
+            unchanged[i] = true;
+            continue;
+        }
+        let value = serde_json::to_value(task).map_err(|e| invalid(e.to_string()))?;
+        schema::validate(SchemaKind::Task, &value).map_err(|errors| {
+            invalid(
+                errors
+                    .iter()
+                    .map(|e| format!("/tasks/{i}{}", e.strip_prefix("(root)").unwrap_or(e)))
+                    .collect::<Vec<_>>()
+                    .join("; "),
+            )
+        })?;
+    }
+    let reuse = |i: usize| lines.filter(|_| unchanged[i]).and_then(|l| l.line(i));
+    render_tasks(doc, Some(seq), reuse).map_err(|e| invalid(e.to_string()))
+}
+
+/// Validates a whole task list against `kind` (tasks.json or a checkpoint) and renders it with
+/// its commit marker `seq`.
+fn validated_tasks(
+    doc: &TaskDoc,
+    kind: SchemaKind,
+    path: &Path,
+    seq: u64,
+) -> Result<Vec<u8>, StoreError> {
+    let invalid = |detail: String| StoreError::Invalid {
+        path: path.display().to_string(),
+        detail,
+    };
+    let value = serde_json::to_value(doc).map_err(|e| invalid(e.to_string()))?;
+    schema::validate(kind, &value).map_err(|errors| invalid(errors.join("; ")))?;
+    render_tasks(doc, Some(seq), |_| None).map_err(|e| invalid(e.to_string()))
+}
+
+/// Renders tasks.json as cairn writes it: one task per line, each compact, between a first line
+/// holding the document's top-level fields up to `"tasks":[` and a last line holding the rest.
+/// Valid JSON for any tool, cheap to write (no indentation of megabytes), and a change to one
+/// task is a change to one line, which diffs and merges (see the tasks.json merge driver) cleanly.
+/// A `log_seq` in `doc.extra` is written like any other field. This is the one renderer of
+/// tasks.json and of checkpoints (a checkpoint is a copy of it); it validates nothing.
+pub fn render_tasks_json(doc: &TaskDoc) -> Result<Vec<u8>, serde_json::Error> {
+    render_tasks(doc, None, |_| None)
+}
+
+/// [`render_tasks_json`] with the commit marker `seq` added as the last top-level field, and the
+/// line of task `i` taken from `reuse(i)` when it has one: the bytes cairn already wrote for that
+/// task, so an unchanged task costs a copy instead of a serialization.
+fn render_tasks<'a>(
+    doc: &TaskDoc,
+    seq: Option<u64>,
+    reuse: impl Fn(usize) -> Option<&'a [u8]>,
+) -> Result<Vec<u8>, serde_json::Error> {
+    let Value::Object(top) = serde_json::to_value(journal::top_of(doc))? else {
+        return Err(serde::ser::Error::custom(
+            "the task list is not a JSON object",
+        ));
+    };
+    let mut out = Vec::with_capacity(doc.tasks.len() * 512 + 256);
+    out.push(b'{');
+    let mut first = true;
+    let mut field = |out: &mut Vec<u8>, key: &str| -> Result<(), serde_json::Error> {
+        if !std::mem::take(&mut first) {
+            out.push(b',');
+        }
+        serde_json::to_writer(&mut *out, key)?;
+        out.push(b':');
+        Ok(())
+    };
+    for (key, value) in &top {
+        if seq.is_some() && key == journal::MARKER {
+            continue;
+        }
+        field(&mut out, key)?;
+        if key != "tasks" {
+            serde_json::to_writer(&mut out, value)?;
+            continue;
+        }
+        out.push(b'[');
+        for (i, task) in doc.tasks.iter().enumerate() {
+            out.extend_from_slice(if i == 0 { b"\n" } else { b",\n" });
+            match reuse(i) {
+                Some(line) => out.extend_from_slice(line),
+                None => serde_json::to_writer(&mut out, task)?,
+            }
+        }
+        out.extend_from_slice(b"\n]");
+    }
+    if let Some(seq) = seq {
+        field(&mut out, journal::MARKER)?;
+        out.extend_from_slice(seq.to_string().as_bytes());
+    }
+    out.extend_from_slice(b"}\n");
+    Ok(out)
+}
+
+/// A stamped tasks.json in the one-task-per-line layout, with where each task's line is: the
+/// bytes cairn itself validated and wrote for that task, reusable as they are while the task is
+/// unchanged. Only built for a file whose every line is where the layout puts it; anything else
+/// (the old pretty layout, a file another tool wrote) is rendered afresh.
+struct TaskLines {
+    bytes: Vec<u8>,
+    /// The span of each task's line, without its separating comma.
+    spans: Vec<(usize, usize)>,
+}
+
+impl TaskLines {
+    fn index(bytes: Vec<u8>, tasks: usize) -> Option<Self> {
+        let mut spans = Vec::with_capacity(tasks);
+        let mut lines = bytes.split(|&b| b == b'\n');
+        let head = lines.next()?;
+        if !head.ends_with(b"\"tasks\":[") {
+            return None;
+        }
+        let mut at = head.len() + 1;
+        for _ in 0..tasks {
+            let line = lines.next()?;
+            let body = line.strip_suffix(b",").unwrap_or(line);
+            if !(body.starts_with(b"{\"id\":") && body.ends_with(b"}")) {
+                return None;
+            }
+            spans.push((at, at + body.len()));
+            at += line.len() + 1;
+        }
+        lines
+            .next()?
+            .starts_with(b"]")
+            .then_some(Self { bytes, spans })
+    }
+
+    fn line(&self, i: usize) -> Option<&[u8]> {
+        self.spans
+            .get(i)
+            .map(|&(start, end)| &self.bytes[start..end])
+    }
 }
 
 /// Replaces tasks.json with already validated bytes and stamps it.
@@ -1031,10 +1153,7 @@ impl ProjectStore for FsProjectStore {
         }
         let doc = TaskDoc::new(project.id.clone());
         let seq = Marks::default().next(0);
-        let tasks = journal::with_marker(
-            to_json_bytes(&doc, SchemaKind::Tasks, &layout.tasks_json())?,
-            seq,
-        );
+        let tasks = tasks_bytes(&layout, &doc, seq, None)?;
         let record = journal::with_marker(
             to_json_bytes(project, SchemaKind::Project, &layout.project_json())?,
             seq,
@@ -1065,7 +1184,7 @@ impl ProjectStore for FsProjectStore {
 
     async fn load(&self, id: &ProjectId) -> Result<Loaded, StoreError> {
         self.load_state(&self.existing(id)?, false)
-            .map(|(loaded, _, _)| loaded)
+            .map(|(loaded, ..)| loaded)
     }
 
     async fn transact(
@@ -1076,7 +1195,8 @@ impl ProjectStore for FsProjectStore {
     ) -> Result<Committed, Error> {
         let layout = self.existing(id)?;
         let _guard = self.lock(&layout)?;
-        let (Loaded { state, recovered }, marks, last) = self.load_state(&layout, true)?;
+        let (Loaded { state, recovered }, marks, last, lines) = self.load_state(&layout, true)?;
+        let seq = marks.next(last);
         let mut next = state.clone();
         let changes = mutation(&mut next)?;
 
@@ -1084,7 +1204,14 @@ impl ProjectStore for FsProjectStore {
         let project_path = layout.project_json();
         let validated = (|| {
             let tasks = (next.tasks != state.tasks)
-                .then(|| tasks_bytes(&layout, &next.tasks, Some(&state.tasks)))
+                .then(|| {
+                    tasks_bytes(
+                        &layout,
+                        &next.tasks,
+                        seq,
+                        Some((&state.tasks, lines.as_ref())),
+                    )
+                })
                 .transpose()?;
             let project = (next.project != state.project)
                 .then(|| to_json_bytes(&next.project, SchemaKind::Project, &project_path))
@@ -1106,8 +1233,6 @@ impl ProjectStore for FsProjectStore {
                 return Err(error.into());
             }
         };
-        let seq = marks.next(last);
-        let tasks_bytes = tasks_bytes.map(|bytes| journal::with_marker(bytes, seq));
         let project_bytes = project_bytes.map(|bytes| journal::with_marker(bytes, seq));
         // Staged before the commit: a full disk fails here, with nothing committed.
         let staged_tasks = tasks_bytes
@@ -1148,10 +1273,7 @@ impl ProjectStore for FsProjectStore {
             }
             let bytes = match tasks_bytes {
                 Some(bytes) => bytes,
-                None => journal::with_marker(
-                    to_json_bytes(&next.tasks, SchemaKind::Tasks, &tasks_path)?,
-                    marks.tasks,
-                ),
+                None => validated_tasks(&next.tasks, SchemaKind::Tasks, &tasks_path, marks.tasks)?,
             };
             let written =
                 checkpoints::create_next(&layout.temp_dir(), &layout.checkpoints_dir(), &bytes)?;
@@ -1291,9 +1413,10 @@ impl ProjectStore for FsProjectStore {
         let (bytes, task_count) = match stamped {
             Some(found) => found,
             None => {
-                let (tasks, seq, _) = self.read_tasks(&layout, true)?;
-                let bytes = to_json_bytes(&tasks, SchemaKind::Checkpoint, &layout.tasks_json())?;
-                (journal::with_marker(bytes, seq), tasks.tasks.len())
+                let (tasks, seq, ..) = self.read_tasks(&layout, true)?;
+                let bytes =
+                    validated_tasks(&tasks, SchemaKind::Checkpoint, &layout.tasks_json(), seq)?;
+                (bytes, tasks.tasks.len())
             }
         };
         let written =
@@ -1343,11 +1466,9 @@ impl ProjectStore for FsProjectStore {
         let mut events = Vec::new();
         // Save what is being replaced, so the restore can be undone; a damaged file is set aside.
         let tasks_seq = match read_task_doc(&layout) {
-            Ok((current, seq)) => {
-                let current_bytes = journal::with_marker(
-                    to_json_bytes(&current, SchemaKind::Checkpoint, &layout.tasks_json())?,
-                    seq,
-                );
+            Ok((current, seq, _)) => {
+                let current_bytes =
+                    validated_tasks(&current, SchemaKind::Checkpoint, &layout.tasks_json(), seq)?;
                 let saved = checkpoints::create_next(
                     &layout.temp_dir(),
                     &layout.checkpoints_dir(),
@@ -1380,10 +1501,7 @@ impl ProjectStore for FsProjectStore {
             project: project_seq,
         };
         let seq = marks.next(last_payload(&layout)?.map_or(0, |p| p.seq));
-        let staged = atomic::stage(
-            &layout.temp_dir(),
-            &journal::with_marker(tasks_bytes(&layout, &doc, None)?, seq),
-        )?;
+        let staged = atomic::stage(&layout.temp_dir(), &tasks_bytes(&layout, &doc, seq, None)?)?;
         events.push(ProjectEvent::CheckpointRestored {
             number,
             tasks: doc.tasks.len(),
@@ -1485,5 +1603,81 @@ impl ProjectStore for FsProjectStore {
             .torn_tail
             .is_some();
         Ok(health)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn doc(n: u64) -> TaskDoc {
+        let tasks = (1..=n)
+            .map(|i| {
+                serde_json::from_value(serde_json::json!({
+                    "id": format!("T-{i:03}"), "title": format!("task \\ \"{i}\"\nline"),
+                    "level": "task", "status": "PENDING", "priority": "LOW",
+                    "dependencies": [], "completion_criteria": ["a"],
+                    "created_at": "2026-05-06T08:00:00Z", "actual_minutes": 12.5,
+                    "x_tool": {"nested": [1, 2.0, "x"]}
+                }))
+                .expect("a task")
+            })
+            .collect();
+        let mut doc = TaskDoc::new("demo".to_owned().try_into().expect("id"));
+        doc.tasks = tasks;
+        doc.extra
+            .insert("x_top".into(), serde_json::json!({"k": [1]}));
+        doc
+    }
+
+    /// Reusing the lines of a file cairn wrote must give the very bytes a fresh render gives:
+    /// otherwise a reused line could keep what the task no longer says.
+    #[test]
+    fn reused_lines_render_the_same_bytes_as_a_fresh_render() {
+        for n in [0, 1, 3] {
+            let before = doc(n);
+            let bytes = render_tasks(&before, Some(4), |_| None).expect("render");
+            let parsed: TaskDoc = serde_json::from_slice(&bytes).expect("valid JSON");
+            assert_eq!(parsed.tasks, before.tasks);
+            let lines = TaskLines::index(bytes.clone(), before.tasks.len()).expect("indexed");
+            let mut after = before.clone();
+            if let Some(task) = after.tasks.get_mut(1) {
+                task.title = "changed".into();
+            }
+            let reused = render_tasks(&after, Some(5), |i| {
+                (before.tasks.get(i) == after.tasks.get(i))
+                    .then(|| lines.line(i))
+                    .flatten()
+            })
+            .expect("render");
+            let fresh = render_tasks(&after, Some(5), |_| None).expect("render");
+            assert_eq!(
+                String::from_utf8_lossy(&reused),
+                String::from_utf8_lossy(&fresh)
+            );
+        }
+    }
+
+    #[test]
+    fn the_public_renderer_keeps_a_marker_in_the_document() {
+        let mut d = doc(2);
+        d.extra.insert(journal::MARKER.into(), 9.into());
+        let text = String::from_utf8(render_tasks_json(&d).expect("render")).expect("utf8");
+        assert!(text.ends_with(",\"log_seq\":9}\n"), "{text}");
+        assert_eq!(text.lines().count(), 4, "{text}");
+        let back: TaskDoc = serde_json::from_str(&text).expect("valid JSON");
+        assert_eq!(back, d);
+    }
+
+    #[test]
+    fn lines_are_not_indexed_in_another_layout() {
+        let pretty = serde_json::to_vec_pretty(&doc(2)).expect("json");
+        assert!(TaskLines::index(pretty, 2).is_none());
+        let bytes = render_tasks(&doc(2), Some(1), |_| None).expect("render");
+        assert!(
+            TaskLines::index(bytes.clone(), 3).is_none(),
+            "a count that differs"
+        );
+        assert!(TaskLines::index(bytes, 2).is_some());
     }
 }

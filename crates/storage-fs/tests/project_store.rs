@@ -143,13 +143,31 @@ fn files_in(dir: &Path) -> Vec<String> {
 }
 
 #[tokio::test]
-async fn files_are_pretty_json_with_a_trailing_newline() {
-    let f = Fixture::new(1).await;
+async fn project_json_is_pretty_and_tasks_json_has_one_task_per_line() {
+    let f = Fixture::new(2).await;
     for file in ["project.json", "tasks.json"] {
         let text = String::from_utf8(f.read(file)).expect("utf8");
         assert!(text.ends_with("}\n"), "{file} ends with a newline");
-        assert!(text.contains("\n  \""), "{file} is indented by two spaces");
     }
+    let project = String::from_utf8(f.read("project.json")).expect("utf8");
+    assert!(
+        project.contains("\n  \""),
+        "project.json is indented by two spaces"
+    );
+    let tasks = String::from_utf8(f.read("tasks.json")).expect("utf8");
+    let lines: Vec<&str> = tasks.lines().collect();
+    assert_eq!(lines.len(), 4, "{tasks}");
+    assert!(lines[0].ends_with("\"tasks\":["), "{tasks}");
+    assert!(
+        lines[1].starts_with("{\"id\":\"T-001\"") && lines[1].ends_with("},"),
+        "{tasks}"
+    );
+    assert!(
+        lines[2].starts_with("{\"id\":\"T-002\"") && lines[2].ends_with('}'),
+        "{tasks}"
+    );
+    assert!(lines[3].starts_with(']'), "{tasks}");
+    serde_json::from_str::<serde_json::Value>(&tasks).expect("tasks.json is one JSON document");
     let log = f.log();
     assert!(
         log.contains("## 2026-05-06T07:08:09Z — PROJECT_CREATED\n"),
@@ -868,4 +886,58 @@ async fn writing_a_research_brief_records_its_research_file_once() {
         "{}",
         f.log()
     );
+}
+
+/// tasks.json in the pretty layout cairn wrote before #16 (or any other valid layout another tool
+/// writes) is read as it is; cairn's next write rewrites it one task per line, losing nothing.
+#[tokio::test]
+async fn a_pretty_tasks_json_is_read_and_rewritten_one_task_per_line() {
+    let f = Fixture::new(3).await;
+    edit_tasks(&f, |doc| {
+        doc["tasks"][1]["title"] = serde_json::json!("renamed in the old layout");
+    });
+    assert!(
+        String::from_utf8(f.read("tasks.json"))
+            .expect("utf8")
+            .contains("\n      \"id\": \"T-002\""),
+        "the fixture is pretty-printed"
+    );
+    let state = f
+        .service
+        .load(&f.id)
+        .await
+        .expect("reads the pretty layout");
+    assert_eq!(state.tasks.tasks[1].title, "renamed in the old layout");
+
+    f.service
+        .add_task(&f.id, NewTask::titled("added after"))
+        .await
+        .expect("add");
+    let text = String::from_utf8(f.read("tasks.json")).expect("utf8");
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 6, "{text}");
+    assert!(
+        lines[2].contains("\"title\":\"renamed in the old layout\""),
+        "{text}"
+    );
+    let titles: Vec<String> = f
+        .service
+        .load(&f.id)
+        .await
+        .expect("reads")
+        .tasks
+        .tasks
+        .into_iter()
+        .map(|t| t.title)
+        .collect();
+    assert_eq!(
+        titles,
+        [
+            "task number 0",
+            "renamed in the old layout",
+            "task number 2",
+            "added after"
+        ]
+    );
+    assert!(f.service.take_recoveries().is_empty());
 }
