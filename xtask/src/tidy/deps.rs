@@ -12,6 +12,8 @@ const POLICY: &[(&str, &[&str])] = &[
     ("cairn-domain", &[]),
     ("cairn-render", &["cairn-domain"]),
     ("cairn-storage-fs", &["cairn-domain"]),
+    // Other tools' formats: pure text ⇄ domain values, like the renderer.
+    ("cairn-interop", &["cairn-domain"]),
     (
         "cairn-hooks",
         &["cairn-domain", "cairn-render", "cairn-storage-fs"],
@@ -25,6 +27,7 @@ const POLICY: &[(&str, &[&str])] = &[
             "cairn-render",
             "cairn-storage-fs",
             "cairn-hooks",
+            "cairn-interop",
         ],
     ),
     (
