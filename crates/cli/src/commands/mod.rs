@@ -1,5 +1,6 @@
 //! Dispatch: every command goes through [`ProjectService`]; nothing here touches a state file.
 
+mod interop;
 mod maintenance;
 mod orch;
 mod phase;
@@ -228,6 +229,8 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<Report, Failure> {
         Command::Plan(c) => plan::run(ctx, c),
         Command::Setup(crate::cli::SetupCommand::Claude(args)) => setup::claude(ctx, args),
         Command::Tasklist(c) => tasklist::run(ctx, c),
+        Command::Import(args) => interop::import(ctx, args),
+        Command::Export(args) => interop::export(ctx, args),
         Command::Completions { shell } => Ok(completions(shell)),
     }
 }

@@ -543,7 +543,10 @@ fn move_along(
     let steps = path(from, t.status).ok_or_else(|| {
         DomainError::invalid(
             "status",
-            format!("{id} is {from}, a final status; it cannot become {}", t.status),
+            format!(
+                "{id} is {from}, a final status; it cannot become {}",
+                t.status
+            ),
         )
     })?;
     let mut doc = state.tasks.clone();

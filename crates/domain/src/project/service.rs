@@ -965,7 +965,7 @@ impl ProjectService {
     /// Imports tasks from another tool, or cairn's own export (see [`import`]), in one
     /// transaction. The dry run is the same computation on a copy, never saved; an import that
     /// would change nothing saves nothing either, so re-importing leaves every file as it was.
-    /// `progress` hears (done, total) as tasks are handled.
+    /// `progress` hears (done, total) as tasks are handled (once, by the first pass).
     pub async fn import(
         &self,
         id: &ProjectId,
@@ -982,7 +982,8 @@ impl ProjectService {
         }
         let (_, report) = self
             .transact_with(id, at, |state| {
-                let (mut events, report) = import::apply(state, incoming, at, progress)?;
+                // The dry pass above reported progress; this one redoes the same work.
+                let (mut events, report) = import::apply(state, incoming, at, &mut |_, _| {})?;
                 advance_project(state, at, &mut events);
                 phases::settle_project(state, at, &mut events);
                 Ok((finish(state, events, false), report))
