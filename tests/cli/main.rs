@@ -5,6 +5,7 @@ mod claims;
 mod concurrency;
 mod errors;
 mod everyday;
+mod interop;
 mod json_shapes;
 mod lifecycle;
 mod mcp;

@@ -17,6 +17,8 @@ mod session;
 pub use session::*;
 mod tasklist;
 pub use tasklist::*;
+mod interop;
+pub use interop::*;
 
 const ROOT_HELP: &str = "Examples:
   cairn init --id web-app --name \"Web app\" --goal \"Ship the first public release\"
@@ -250,6 +252,24 @@ State dir: $MAESTRO_STATE_DIR (relative to the root), default docs/maestro."
   cairn --project web-app mcp    # tools work on this project only
   cairn setup claude             # registers the server in the repository's .mcp.json")]
     Mcp,
+    /// Bring tasks in from another tool's file (re-importing changes nothing)
+    #[command(after_help = "Examples:
+  cairn import taskmaster .taskmaster/tasks/tasks.json --dry-run
+  cairn import beads .beads/issues.jsonl
+  task export > tw.json && cairn import taskwarrior tw.json
+  cairn import claude ~/.claude/tasks/my-list
+  cairn import markdown TODO.md
+  cairn import cairn backup.json     # a file of `cairn export cairn`")]
+    Import(ImportArgs),
+
+    /// Write the project's tasks in another tool's format
+    #[command(after_help = "Examples:
+  cairn export markdown              # to standard output
+  cairn export taskmaster .taskmaster/tasks/tasks.json
+  cairn export taskwarrior | task import
+  cairn export claude ~/.claude/tasks/my-list
+  cairn export cairn backup.json")]
+    Export(ExportArgs),
 
     /// Print a shell completion script
     #[command(after_help = "Examples:

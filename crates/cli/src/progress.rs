@@ -54,3 +54,57 @@ impl Drop for Spinner {
         }
     }
 }
+
+/// A progress bar for work with a known size, drawn on stderr only when stderr is a terminal and
+/// the work is large enough to be worth watching.
+#[derive(Debug)]
+pub struct Bar {
+    message: String,
+    drawn: Option<usize>,
+    enabled: bool,
+}
+
+impl Bar {
+    /// Work smaller than this finishes before a bar would be read.
+    const MIN_TOTAL: usize = 200;
+    const WIDTH: usize = 30;
+
+    pub fn new(message: &str) -> Self {
+        Self {
+            message: message.to_owned(),
+            drawn: None,
+            enabled: std::io::stderr().is_terminal(),
+        }
+    }
+
+    pub fn update(&mut self, done: usize, total: usize) {
+        if !self.enabled || total < Self::MIN_TOTAL {
+            return;
+        }
+        let filled = done.min(total) * Self::WIDTH / total;
+        // Redraw only when the bar grows: thousands of writes would slow the work it shows.
+        if self.drawn == Some(filled) {
+            return;
+        }
+        self.drawn = Some(filled);
+        let mut err = std::io::stderr().lock();
+        let _ = write!(
+            err,
+            "\r{} [{}{}] {done}/{total}",
+            self.message,
+            "#".repeat(filled),
+            " ".repeat(Self::WIDTH - filled)
+        );
+        let _ = err.flush();
+    }
+}
+
+impl Drop for Bar {
+    fn drop(&mut self) {
+        if self.drawn.is_some() {
+            let mut err = std::io::stderr().lock();
+            let _ = write!(err, "\r\x1b[2K");
+            let _ = err.flush();
+        }
+    }
+}

@@ -15,6 +15,8 @@ const POLICY: &[(&str, &[&str])] = &[
     // The MCP server is a driving adapter like the CLI, but names no store: the CLI's wiring
     // hands it the services.
     ("cairn-mcp", &["cairn-domain"]),
+    // Other tools' formats: pure text ⇄ domain values, like the renderer.
+    ("cairn-interop", &["cairn-domain"]),
     (
         "cairn-hooks",
         &["cairn-domain", "cairn-render", "cairn-storage-fs"],
@@ -29,6 +31,7 @@ const POLICY: &[(&str, &[&str])] = &[
             "cairn-storage-fs",
             "cairn-hooks",
             "cairn-mcp",
+            "cairn-interop",
         ],
     ),
     (

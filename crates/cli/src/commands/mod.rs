@@ -1,5 +1,6 @@
 //! Dispatch: every command goes through [`ProjectService`]; nothing here touches a state file.
 
+mod interop;
 mod maintenance;
 mod mcp;
 mod orch;
@@ -230,6 +231,8 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<Report, Failure> {
         Command::Setup(crate::cli::SetupCommand::Claude(args)) => setup::claude(ctx, args),
         Command::Tasklist(c) => tasklist::run(ctx, c),
         Command::Mcp => mcp::serve(ctx),
+        Command::Import(args) => interop::import(ctx, args),
+        Command::Export(args) => interop::export(ctx, args),
         Command::Completions { shell } => Ok(completions(shell)),
     }
 }

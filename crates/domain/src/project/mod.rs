@@ -8,6 +8,7 @@
 //! - [`phases`]: the phase table, phase progress, and the project's own completion.
 //! - [`claims`]: claims with leases: who works a task, until when.
 //! - [`events`]: typed log events.
+//! - [`import`]: tasks from other tools (or cairn's own export) diffed and applied by external id.
 //! - [`limits`]: the longest value cairn writes into each free-text field.
 //! - [`store`]: the [`store::ProjectStore`] port; [`service`]: the use cases.
 
@@ -15,6 +16,7 @@ pub mod claims;
 pub mod error;
 pub mod events;
 pub mod graph;
+pub mod import;
 pub mod limits;
 pub mod model;
 pub mod phases;

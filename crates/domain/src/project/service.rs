@@ -17,6 +17,7 @@ use super::claims::{self, Actor, ClaimTarget};
 use super::error::ProjectError;
 use super::events::{EventKind, ProjectEvent};
 use super::graph::{self, Waves};
+use super::import::{self, ImportReport, Incoming};
 use super::limits::{self, Field};
 use super::model::*;
 use super::phases::{self, PhaseProgress};
@@ -959,6 +960,36 @@ impl ProjectService {
             task: task_in(&committed.state, &created)?,
             project_status,
         })
+    }
+
+    /// Imports tasks from another tool, or cairn's own export (see [`import`]), in one
+    /// transaction. The dry run is the same computation on a copy, never saved; an import that
+    /// would change nothing saves nothing either, so re-importing leaves every file as it was.
+    /// `progress` hears (done, total) as tasks are handled (once, by the first pass).
+    pub async fn import(
+        &self,
+        id: &ProjectId,
+        incoming: &Incoming,
+        dry_run: bool,
+        progress: &mut (dyn FnMut(usize, usize) + Send),
+    ) -> Result<ImportReport, Error> {
+        let at = self.now();
+        let mut copy = self.load(id).await?;
+        let (_, mut report) = import::apply(&mut copy, incoming, at, progress)?;
+        report.dry_run = dry_run;
+        if dry_run || !report.changes_something() {
+            return Ok(report);
+        }
+        let (_, report) = self
+            .transact_with(id, at, |state| {
+                // The dry pass above reported progress; this one redoes the same work.
+                let (mut events, report) = import::apply(state, incoming, at, &mut |_, _| {})?;
+                advance_project(state, at, &mut events);
+                phases::settle_project(state, at, &mut events);
+                Ok((finish(state, events, false), report))
+            })
+            .await?;
+        Ok(report)
     }
 
     /// Edits a task's fields (see [`TaskDoc::edit_task`]); logs TASK_UPDATED when something

@@ -1,0 +1,247 @@
+//! `import` and `export`: reads or writes the other tool's file and makes one service call; the
+//! formats are `cairn_interop`'s, the diff and apply `ProjectService::import`.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use cairn_domain::project::import::{ImportReport, ImportedTask};
+use cairn_interop::{Input, Rendered};
+use serde::Serialize;
+
+use super::{Ctx, Report};
+use crate::cli::{ExportArgs, ImportArgs};
+use crate::exit::{Code, Failure};
+use crate::output::Style;
+use crate::progress::Bar;
+
+pub fn import(ctx: &Ctx, args: ImportArgs) -> Result<Report, Failure> {
+    let project = ctx.project()?;
+    let files;
+    let text;
+    let input = if args.format.is_directory() {
+        files = read_dir(&args.path)?;
+        Input::Files(&files)
+    } else {
+        text = read_file(&args.path)?;
+        Input::Text(&text)
+    };
+    let incoming = cairn_interop::parse(args.format, input).map_err(|e| {
+        Failure::new(
+            Code::Invalid,
+            format!(
+                "cannot import {} as {}: {}: {}",
+                args.path.display(),
+                e.format,
+                e.at,
+                e.message
+            ),
+        )
+        .with_kind("invalid_input")
+        .with_hint(format!(
+            "fix the file, or check that it is a {} file; nothing was changed",
+            e.format
+        ))
+    })?;
+    let mut bar = Bar::new("importing");
+    let report = ctx.block_on(ctx.service.import(
+        &project,
+        &incoming,
+        args.dry_run,
+        &mut |done, total| bar.update(done, total),
+    ))?;
+    drop(bar);
+    ctx.emit(&report, |style| render_import(style, &report))
+}
+
+fn read_file(path: &Path) -> Result<String, Failure> {
+    if path.is_dir() {
+        return Err(Failure::new(
+            Code::Usage,
+            format!(
+                "{} is a directory; this format reads one file",
+                path.display()
+            ),
+        ));
+    }
+    std::fs::read_to_string(path).map_err(|e| read_failure(path, &e))
+}
+
+/// A Claude Code task list: every `<id>.json` file of the directory, by name.
+fn read_dir(path: &Path) -> Result<Vec<(String, String)>, Failure> {
+    if path.is_file() {
+        return Err(Failure::new(
+            Code::Usage,
+            format!(
+                "{} is a file; a Claude Code task list is a directory of <id>.json files",
+                path.display()
+            ),
+        ));
+    }
+    let entries = std::fs::read_dir(path).map_err(|e| read_failure(path, &e))?;
+    let mut files = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|e| read_failure(path, &e))?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.ends_with(".json") && entry.path().is_file() {
+            let text = std::fs::read_to_string(entry.path())
+                .map_err(|e| read_failure(&entry.path(), &e))?;
+            files.push((name, text));
+        }
+    }
+    files.sort();
+    Ok(files)
+}
+
+fn read_failure(path: &Path, e: &std::io::Error) -> Failure {
+    let code = match e.kind() {
+        std::io::ErrorKind::NotFound => Code::NotFound,
+        std::io::ErrorKind::InvalidData => Code::Invalid,
+        _ => Code::Internal,
+    };
+    Failure::new(code, format!("cannot read {}: {e}", path.display()))
+}
+
+fn render_import(style: &Style, r: &ImportReport) -> String {
+    let mut out = String::new();
+    let verb = if r.dry_run {
+        "would import"
+    } else {
+        "imported"
+    };
+    let _ = writeln!(
+        out,
+        "{} {verb} from {}: {} created, {} updated, {} unchanged",
+        style.bold(&r.project.to_string()),
+        r.source,
+        r.created.len(),
+        r.updated.len(),
+        r.unchanged
+    );
+    let row = |out: &mut String, sign: &str, t: &ImportedTask| {
+        let _ = write!(
+            out,
+            "  {sign} {} {} [{}] ({})",
+            t.task, t.title, t.status, t.key
+        );
+        if !t.changes.is_empty() {
+            let _ = write!(out, ": {}", t.changes.join(", "));
+        }
+        out.push('\n');
+    };
+    for t in &r.created {
+        row(&mut out, "+", t);
+    }
+    for t in &r.updated {
+        row(&mut out, "~", t);
+    }
+    for u in &r.unknown_references {
+        let _ = writeln!(
+            out,
+            "  ! {} names {} `{}`, which is not in the file; left out",
+            u.key, u.kind, u.reference
+        );
+    }
+    for f in &r.refused {
+        let _ = writeln!(out, "  ! {}: refused: {}", f.key, f.reason);
+    }
+    if r.dry_run && r.changes_something() {
+        out.push_str("dry run: nothing was written\n");
+    }
+    out
+}
+
+#[derive(Serialize)]
+struct Exported<'a> {
+    project: String,
+    format: &'a str,
+    path: Option<String>,
+    tasks: usize,
+    files: Vec<String>,
+    /// The exported text, when it went to standard output.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    text: Option<String>,
+}
+
+pub fn export(ctx: &Ctx, args: ExportArgs) -> Result<Report, Failure> {
+    let project = ctx.project()?;
+    let state = ctx.block_on(ctx.service.load(&project))?;
+    let rendered = cairn_interop::render(args.format, &state.tasks);
+    let mut exported = Exported {
+        project: project.to_string(),
+        format: args.format.as_str(),
+        path: args.path.as_ref().map(|p| p.display().to_string()),
+        tasks: state.tasks.tasks.len(),
+        files: Vec::new(),
+        text: None,
+    };
+    match (rendered, &args.path) {
+        (Rendered::Text(text), None) => {
+            if !ctx.global.json {
+                return Ok(text.into());
+            }
+            exported.text = Some(text);
+        }
+        (Rendered::Files(_), None) => {
+            return Err(Failure::new(
+                Code::Usage,
+                "a Claude Code task list is a directory of files; name the directory to write",
+            )
+            .with_hint("cairn export claude ~/.claude/tasks/<list>"));
+        }
+        (Rendered::Text(text), Some(path)) => {
+            write_file(path, &text)?;
+            exported.files.push(path.display().to_string());
+        }
+        (Rendered::Files(files), Some(dir)) => {
+            if dir.is_file() {
+                return Err(Failure::new(
+                    Code::Usage,
+                    format!(
+                        "{} is a file; name a directory for a task list",
+                        dir.display()
+                    ),
+                ));
+            }
+            std::fs::create_dir_all(dir).map_err(|e| write_failure(dir, &e))?;
+            for (name, text) in files {
+                let path = dir.join(name);
+                write_file(&path, &text)?;
+                exported.files.push(path.display().to_string());
+            }
+        }
+    }
+    ctx.emit(&exported, |_| {
+        format!(
+            "exported {} task(s) of {} as {} to {}\n",
+            exported.tasks,
+            exported.project,
+            exported.format,
+            exported.path.as_deref().unwrap_or("-")
+        )
+    })
+}
+
+/// Writes through a temporary file and a rename, so a reader never sees half a file.
+fn write_file(path: &Path, text: &str) -> Result<(), Failure> {
+    let mut temp = PathBuf::from(path);
+    let name = format!(
+        ".{}.cairn-tmp",
+        path.file_name()
+            .map(|n| n.to_string_lossy())
+            .unwrap_or_default()
+    );
+    temp.set_file_name(name);
+    std::fs::write(&temp, text)
+        .and_then(|()| std::fs::rename(&temp, path))
+        .map_err(|e| {
+            let _ = std::fs::remove_file(&temp);
+            write_failure(path, &e)
+        })
+}
+
+fn write_failure(path: &Path, e: &std::io::Error) -> Failure {
+    Failure::new(
+        Code::Internal,
+        format!("cannot write {}: {e}", path.display()),
+    )
+}

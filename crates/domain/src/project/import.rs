@@ -1,0 +1,727 @@
+//! Bringing tasks in from other tools (`import`): the incoming tasks are diffed against the
+//! project by external id, then applied as adds, edits, dependencies and moves through the same
+//! rules as every other change — in one transaction, or (a dry run) on a copy that is never
+//! saved. Parsing the other tools' files is `cairn-interop`'s; this module sees typed values.
+//!
+//! **External ids.** A task an import created carries `metadata.import = {"source", "id"}` (a
+//! field other readers of tasks.json do not know, kept on every rewrite). The next import from
+//! the same source finds its tasks by it, so re-importing an unchanged file changes nothing.
+//!
+//! **Statuses** are reached by the shortest path the transition table allows (a task done
+//! elsewhere goes PENDING → IN_PROGRESS → COMPLETE, logged like any other move). Parents are
+//! never moved: their status follows their children through the cascades. A move the rules
+//! refuse (a COMPLETE task reopened elsewhere, a start whose dependencies are open) is reported,
+//! never forced; moves are retried until none succeeds, so dependency order does not matter.
+//!
+//! **cairn's own format** is the exception: its tasks are cairn's state already, so they are
+//! taken as they are, by task id (an equal task is unchanged, a different one replaced, a new
+//! one appended), after the whole result is checked for dangling references and cycles. Going
+//! through the moves instead would rewrite every timestamp, and `export cairn` followed by
+//! `import cairn` must change no byte.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+
+use super::events::ProjectEvent;
+use super::graph;
+use super::model::{Level, Priority, ProjectId, ProjectState, Task, TaskDoc, TaskId, TaskStatus};
+use super::status;
+use super::tasks::{MoveDetail, NewTask, TaskEdit};
+use crate::error::DomainError;
+use crate::time::Timestamp;
+
+/// The key under a task's `metadata` object that links it to the task it was imported from.
+pub const IMPORT_METADATA_KEY: &str = "import";
+
+/// The source name of cairn's own tasks.json.
+pub const CAIRN_SOURCE: &str = "cairn";
+
+/// One task of another tool, in cairn's terms; `key`, `parent` and `dependencies` are that
+/// tool's ids.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct IncomingTask {
+    pub key: String,
+    pub title: String,
+    pub description: Option<String>,
+    pub status: TaskStatus,
+    pub priority: Option<Priority>,
+    pub level: Option<Level>,
+    pub parent: Option<String>,
+    pub dependencies: Vec<String>,
+    pub tags: Vec<String>,
+    /// Why it is blocked, when `status` is BLOCKED and the tool says.
+    pub blocked_reason: Option<String>,
+}
+
+impl IncomingTask {
+    pub fn new(key: impl Into<String>, title: impl Into<String>, status: TaskStatus) -> Self {
+        Self {
+            key: key.into(),
+            title: title.into(),
+            description: None,
+            status,
+            priority: None,
+            level: None,
+            parent: None,
+            dependencies: Vec::new(),
+            tags: Vec::new(),
+            blocked_reason: None,
+        }
+    }
+}
+
+/// What an import brings.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Incoming {
+    /// Tasks of another tool (`source` names it: `beads`, `taskmaster`, …).
+    Foreign {
+        source: String,
+        tasks: Vec<IncomingTask>,
+    },
+    /// cairn's own tasks.json.
+    Cairn(TaskDoc),
+}
+
+impl Incoming {
+    pub fn source(&self) -> &str {
+        match self {
+            Incoming::Foreign { source, .. } => source,
+            Incoming::Cairn(_) => CAIRN_SOURCE,
+        }
+    }
+
+    /// How many tasks it holds (the progress total).
+    pub fn len(&self) -> usize {
+        match self {
+            Incoming::Foreign { tasks, .. } => tasks.len(),
+            Incoming::Cairn(doc) => doc.tasks.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// A task the import created or changed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ImportedTask {
+    /// Its id in the source.
+    pub key: String,
+    pub task: TaskId,
+    pub title: String,
+    pub status: TaskStatus,
+    /// What changed (`title`, `status: PENDING → COMPLETE`, `dependency T-003`); empty for a
+    /// created task.
+    pub changes: Vec<String>,
+}
+
+/// A dependency (or parent) naming an id the source does not hold and no earlier import
+/// brought; left out.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct UnknownReference {
+    pub key: String,
+    pub reference: String,
+    /// `dependency` or `parent`.
+    pub kind: &'static str,
+}
+
+/// A change the project's rules refused; the rest of the import went ahead.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ImportRefusal {
+    pub key: String,
+    pub task: Option<TaskId>,
+    pub reason: String,
+}
+
+/// What an import did, or (dry run) would do.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ImportReport {
+    pub project: ProjectId,
+    pub source: String,
+    pub dry_run: bool,
+    pub created: Vec<ImportedTask>,
+    pub updated: Vec<ImportedTask>,
+    pub unchanged: usize,
+    pub unknown_references: Vec<UnknownReference>,
+    pub refused: Vec<ImportRefusal>,
+}
+
+impl ImportReport {
+    fn new(project: ProjectId, source: &str) -> Self {
+        Self {
+            project,
+            source: source.to_owned(),
+            dry_run: false,
+            created: Vec::new(),
+            updated: Vec::new(),
+            unchanged: 0,
+            unknown_references: Vec::new(),
+            refused: Vec::new(),
+        }
+    }
+
+    /// Whether applying it writes anything.
+    pub fn changes_something(&self) -> bool {
+        !self.created.is_empty() || !self.updated.is_empty()
+    }
+}
+
+/// The `metadata.import` link of a task: (source, id).
+pub fn import_link(task: &Task) -> Option<(&str, &str)> {
+    let link = task
+        .extra
+        .get("metadata")?
+        .as_object()?
+        .get(IMPORT_METADATA_KEY)?
+        .as_object()?;
+    Some((link.get("source")?.as_str()?, link.get("id")?.as_str()?))
+}
+
+fn set_import_link(task: &mut Task, source: &str, key: &str) {
+    let metadata = task
+        .extra
+        .entry("metadata")
+        .or_insert_with(|| Value::Object(Map::new()));
+    if !metadata.is_object() {
+        *metadata = Value::Object(Map::new());
+    }
+    if let Some(map) = metadata.as_object_mut() {
+        map.insert(
+            IMPORT_METADATA_KEY.to_owned(),
+            json!({"source": source, "id": key}),
+        );
+    }
+}
+
+/// Applies `incoming` to `state`: the events to log and the report. `progress` is told
+/// (done, total) as tasks are handled. A refused change is reported and skipped; an error is
+/// returned only for input that cannot be applied as a whole (duplicate ids, a parent cycle, a
+/// cairn document with dangling references), with nothing changed.
+pub fn apply(
+    state: &mut ProjectState,
+    incoming: &Incoming,
+    at: Timestamp,
+    progress: &mut (dyn FnMut(usize, usize) + Send),
+) -> Result<(Vec<ProjectEvent>, ImportReport), DomainError> {
+    match incoming {
+        Incoming::Foreign { source, tasks } => apply_foreign(state, source, tasks, at, progress),
+        Incoming::Cairn(doc) => apply_cairn(state, doc, progress),
+    }
+}
+
+fn invalid(message: String) -> DomainError {
+    DomainError::invalid("import", message)
+}
+
+/// The incoming tasks' indices with every parent before its children; duplicate keys and
+/// parent cycles refuse the whole import.
+fn parents_first(tasks: &[IncomingTask]) -> Result<Vec<usize>, DomainError> {
+    let mut by_key = HashMap::new();
+    for (i, t) in tasks.iter().enumerate() {
+        if by_key.insert(t.key.as_str(), i).is_some() {
+            return Err(invalid(format!(
+                "the id `{}` is used by two tasks; ids must be unique",
+                t.key
+            )));
+        }
+    }
+    let mut order = Vec::with_capacity(tasks.len());
+    let mut placed = vec![false; tasks.len()];
+    for start in 0..tasks.len() {
+        // Walk up to the first unplaced ancestor, then place the chain top-down.
+        let mut chain = Vec::new();
+        let mut seen = HashSet::new();
+        let mut current = Some(start);
+        while let Some(i) = current {
+            if placed[i] {
+                break;
+            }
+            if !seen.insert(i) {
+                return Err(invalid(format!(
+                    "task `{}` is its own ancestor (a parent cycle)",
+                    tasks[i].key
+                )));
+            }
+            chain.push(i);
+            current = tasks[i]
+                .parent
+                .as_deref()
+                .and_then(|p| by_key.get(p).copied());
+        }
+        for &i in chain.iter().rev() {
+            placed[i] = true;
+            order.push(i);
+        }
+    }
+    Ok(order)
+}
+
+fn apply_foreign(
+    state: &mut ProjectState,
+    source: &str,
+    tasks: &[IncomingTask],
+    at: Timestamp,
+    progress: &mut (dyn FnMut(usize, usize) + Send),
+) -> Result<(Vec<ProjectEvent>, ImportReport), DomainError> {
+    let order = parents_first(tasks)?;
+    let mut report = ImportReport::new(state.project.id.clone(), source);
+    let mut events = Vec::new();
+    let mut linked: HashMap<String, TaskId> = state
+        .tasks
+        .tasks
+        .iter()
+        .filter_map(|t| match import_link(t) {
+            Some((s, key)) if s == source => Some((key.to_owned(), t.id.clone())),
+            _ => None,
+        })
+        .collect();
+    let keys: HashSet<&str> = tasks.iter().map(|t| t.key.as_str()).collect();
+    let total = tasks.len();
+    // Per incoming task: whether it was created now, and what changed on an existing one.
+    let mut created: HashSet<String> = HashSet::new();
+    let mut changes: HashMap<String, Vec<String>> = HashMap::new();
+
+    for (done, &i) in order.iter().enumerate() {
+        progress(done, total);
+        let t = &tasks[i];
+        if let Some(id) = linked.get(&t.key).cloned() {
+            let edit = edit_for(state.tasks.get(&id).expect("linked tasks exist"), t);
+            if !edit.is_empty() {
+                match state.tasks.edit_task(&id, edit) {
+                    Ok((fields, evs)) => {
+                        events.extend(evs);
+                        let entry = changes.entry(t.key.clone()).or_default();
+                        entry.extend(fields.iter().map(|f| f.field.to_owned()));
+                    }
+                    Err(e) => refuse(&mut report, t, Some(&id), &e),
+                }
+            }
+            continue;
+        }
+        let parent = match &t.parent {
+            Some(p) => match linked.get(p) {
+                Some(id) => Some(id.clone()),
+                None => {
+                    if !keys.contains(p.as_str()) {
+                        report.unknown_references.push(UnknownReference {
+                            key: t.key.clone(),
+                            reference: p.clone(),
+                            kind: "parent",
+                        });
+                    }
+                    None
+                }
+            },
+            None => None,
+        };
+        let new = NewTask {
+            title: t.title.clone(),
+            level: t.level,
+            priority: t.priority,
+            parent,
+            description: t.description.clone(),
+            tags: dedup(&t.tags),
+            ..NewTask::default()
+        };
+        match state.tasks.add_task(new, at) {
+            Ok((id, evs)) => {
+                events.extend(evs);
+                let task = state
+                    .tasks
+                    .tasks
+                    .iter_mut()
+                    .find(|x| x.id == id)
+                    .expect("just added");
+                set_import_link(task, source, &t.key);
+                linked.insert(t.key.clone(), id);
+                created.insert(t.key.clone());
+            }
+            Err(e) => refuse(&mut report, t, None, &e),
+        }
+    }
+    progress(total, total);
+
+    // Dependencies, once every task exists.
+    for &i in &order {
+        let t = &tasks[i];
+        let Some(id) = linked.get(&t.key).cloned() else {
+            continue;
+        };
+        for dep in &t.dependencies {
+            let Some(on) = linked.get(dep).cloned() else {
+                if !keys.contains(dep.as_str()) {
+                    report.unknown_references.push(UnknownReference {
+                        key: t.key.clone(),
+                        reference: dep.clone(),
+                        kind: "dependency",
+                    });
+                }
+                continue;
+            };
+            match state.tasks.add_dependency(&id, &on) {
+                Ok(evs) if evs.is_empty() => {}
+                Ok(evs) => {
+                    events.extend(evs);
+                    changes
+                        .entry(t.key.clone())
+                        .or_default()
+                        .push(format!("dependency {on}"));
+                }
+                Err(e) => refuse(&mut report, t, Some(&id), &e),
+            }
+        }
+    }
+
+    // Statuses: retried until a round moves nothing, so a task waiting on a dependency that
+    // completes later in the list still gets there.
+    let mut pending: Vec<usize> = order.clone();
+    let mut last_error: HashMap<usize, DomainError> = HashMap::new();
+    loop {
+        let mut moved_any = false;
+        let mut still = Vec::new();
+        for &i in &pending {
+            let t = &tasks[i];
+            let Some(id) = linked.get(&t.key).cloned() else {
+                continue;
+            };
+            let current = state.tasks.get(&id).expect("linked tasks exist");
+            if current.is_parent() || current.status == t.status {
+                continue;
+            }
+            let from = current.status;
+            match move_along(state, &id, t, source, at) {
+                Ok(evs) => {
+                    events.extend(evs);
+                    moved_any = true;
+                    if !created.contains(&t.key) {
+                        changes
+                            .entry(t.key.clone())
+                            .or_default()
+                            .push(format!("status: {from} → {}", t.status));
+                    }
+                    last_error.remove(&i);
+                }
+                Err(e) => {
+                    last_error.insert(i, e);
+                    still.push(i);
+                }
+            }
+        }
+        pending = still;
+        if !moved_any || pending.is_empty() {
+            break;
+        }
+    }
+    for i in pending {
+        let t = &tasks[i];
+        if let Some(e) = last_error.remove(&i) {
+            refuse(&mut report, t, linked.get(&t.key), &e);
+        }
+    }
+
+    for &i in &order {
+        let t = &tasks[i];
+        let Some(id) = linked.get(&t.key) else {
+            continue;
+        };
+        let task = state.tasks.get(id).expect("linked tasks exist");
+        let row = |changes: Vec<String>| ImportedTask {
+            key: t.key.clone(),
+            task: id.clone(),
+            title: task.title.clone(),
+            status: task.status,
+            changes,
+        };
+        if created.contains(&t.key) {
+            report.created.push(row(Vec::new()));
+        } else if let Some(c) = changes.remove(&t.key) {
+            report.updated.push(row(c));
+        } else {
+            report.unchanged += 1;
+        }
+    }
+    Ok((events, report))
+}
+
+fn dedup(items: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for item in items {
+        if !out.contains(item) {
+            out.push(item.clone());
+        }
+    }
+    out
+}
+
+/// The edit that brings an existing task's descriptive fields to what the source says. Fields
+/// the source does not give (no priority, no description) are left as cairn has them.
+fn edit_for(task: &Task, t: &IncomingTask) -> TaskEdit {
+    let mut edit = TaskEdit::default();
+    if task.title != t.title.trim() {
+        edit.title = Some(t.title.clone());
+    }
+    if let Some(d) = &t.description
+        && task.description.as_deref() != Some(d.trim())
+        && !d.trim().is_empty()
+    {
+        edit.description = Some(d.clone());
+    }
+    if let Some(p) = t.priority
+        && p != task.priority
+        && !task.status.is_terminal()
+    {
+        edit.priority = Some(p);
+    }
+    let have = task.tags.clone().unwrap_or_default();
+    edit.add_tags = dedup(&t.tags)
+        .into_iter()
+        .filter(|tag| !have.contains(tag))
+        .collect();
+    edit
+}
+
+fn refuse(report: &mut ImportReport, t: &IncomingTask, id: Option<&TaskId>, e: &DomainError) {
+    report.refused.push(ImportRefusal {
+        key: t.key.clone(),
+        task: id.cloned(),
+        reason: e.to_string(),
+    });
+}
+
+/// The shortest path of moves from `from` to `to` for a leaf: the transition table, except
+/// that a leaf leaves BLOCKED only back to PENDING.
+fn path(from: TaskStatus, to: TaskStatus) -> Option<Vec<TaskStatus>> {
+    if from == to {
+        return Some(Vec::new());
+    }
+    let next = |s: TaskStatus| -> Vec<TaskStatus> {
+        if s == TaskStatus::Blocked {
+            vec![TaskStatus::Pending]
+        } else {
+            status::allowed_targets(s).to_vec()
+        }
+    };
+    let mut came_from: HashMap<TaskStatus, TaskStatus> = HashMap::new();
+    let mut queue = VecDeque::from([from]);
+    while let Some(s) = queue.pop_front() {
+        if s == to {
+            let mut steps = vec![to];
+            let mut at = to;
+            while let Some(&prev) = came_from.get(&at) {
+                if prev == from {
+                    break;
+                }
+                steps.push(prev);
+                at = prev;
+            }
+            steps.reverse();
+            return Some(steps);
+        }
+        for n in next(s) {
+            if n != from && !came_from.contains_key(&n) {
+                came_from.insert(n, s);
+                queue.push_back(n);
+            }
+        }
+    }
+    None
+}
+
+/// Moves a leaf along [`path`] on a copy; the copy replaces the tasks only when every step went
+/// through, so a refusal half-way leaves the task as it was.
+fn move_along(
+    state: &mut ProjectState,
+    id: &TaskId,
+    t: &IncomingTask,
+    source: &str,
+    at: Timestamp,
+) -> Result<Vec<ProjectEvent>, DomainError> {
+    let from = state.tasks.get(id).expect("linked tasks exist").status;
+    let steps = path(from, t.status).ok_or_else(|| {
+        DomainError::invalid(
+            "status",
+            format!(
+                "{id} is {from}, a final status; it cannot become {}",
+                t.status
+            ),
+        )
+    })?;
+    let mut doc = state.tasks.clone();
+    let mut events = Vec::new();
+    for step in steps {
+        let reason = (step == TaskStatus::Blocked).then(|| {
+            t.blocked_reason
+                .clone()
+                .filter(|r| !r.trim().is_empty())
+                .unwrap_or_else(|| format!("blocked in {source}"))
+        });
+        events.extend(doc.move_task(
+            id,
+            step,
+            MoveDetail {
+                reason,
+                actual_minutes: None,
+            },
+            at,
+        )?);
+    }
+    state.tasks = doc;
+    Ok(events)
+}
+
+fn apply_cairn(
+    state: &mut ProjectState,
+    incoming: &TaskDoc,
+    progress: &mut (dyn FnMut(usize, usize) + Send),
+) -> Result<(Vec<ProjectEvent>, ImportReport), DomainError> {
+    let mut report = ImportReport::new(state.project.id.clone(), CAIRN_SOURCE);
+    let mut seen = HashSet::new();
+    for t in &incoming.tasks {
+        if !seen.insert(t.id.clone()) {
+            return Err(invalid(format!(
+                "the id `{}` is used by two tasks; ids must be unique",
+                t.id
+            )));
+        }
+    }
+    let was_empty = state.tasks.tasks.is_empty();
+    let mut doc = state.tasks.clone();
+    let mut events = Vec::new();
+    let total = incoming.tasks.len();
+    for (done, t) in incoming.tasks.iter().enumerate() {
+        progress(done, total);
+        let row = |changes: Vec<String>| ImportedTask {
+            key: t.id.to_string(),
+            task: t.id.clone(),
+            title: t.title.clone(),
+            status: t.status,
+            changes,
+        };
+        match doc.tasks.iter_mut().find(|x| x.id == t.id) {
+            Some(existing) if existing == t => report.unchanged += 1,
+            Some(existing) => {
+                let fields = changed_fields(existing, t);
+                *existing = t.clone();
+                events.push(ProjectEvent::TaskUpdated {
+                    task: t.id.clone(),
+                    changes: fields.clone(),
+                });
+                report.updated.push(row(fields));
+            }
+            None => {
+                doc.tasks.push(t.clone());
+                events.push(ProjectEvent::TaskCreated {
+                    task: t.id.clone(),
+                    title: t.title.clone(),
+                    parent: t.parent_id.clone(),
+                });
+                report.created.push(row(Vec::new()));
+            }
+        }
+    }
+    progress(total, total);
+    if was_empty {
+        // A project filled from an export takes the export's bookkeeping too, so exporting it
+        // again gives the same bytes.
+        doc.version = incoming.version;
+        doc.completions_since_checkpoint = incoming.completions_since_checkpoint;
+        doc.extra = incoming.extra.clone();
+    }
+    check_references(&doc)?;
+    state.tasks = doc;
+    Ok((events, report))
+}
+
+/// The top-level fields of two versions of a task that differ, by name.
+fn changed_fields(old: &Task, new: &Task) -> Vec<String> {
+    let (Ok(Value::Object(old)), Ok(Value::Object(new))) =
+        (serde_json::to_value(old), serde_json::to_value(new))
+    else {
+        return vec!["task".to_owned()];
+    };
+    let mut fields: Vec<String> = new
+        .iter()
+        .filter(|(k, v)| old.get(*k) != Some(v))
+        .map(|(k, _)| k.clone())
+        .collect();
+    fields.extend(old.keys().filter(|k| !new.contains_key(*k)).cloned());
+    fields
+}
+
+/// A task list taken as written must still be a tree with a wait graph: every reference names a
+/// task of the list, parents and children agree, and nothing waits on itself.
+fn check_references(doc: &TaskDoc) -> Result<(), DomainError> {
+    let ids: HashSet<&TaskId> = doc.tasks.iter().map(|t| &t.id).collect();
+    for t in &doc.tasks {
+        for d in &t.dependencies {
+            if !ids.contains(d) {
+                return Err(invalid(format!(
+                    "{} depends on {d}, which is not in the task list",
+                    t.id
+                )));
+            }
+        }
+        if let Some(p) = &t.parent_id {
+            let Some(parent) = doc.get(p) else {
+                return Err(invalid(format!(
+                    "{}'s parent {p} is not in the task list",
+                    t.id
+                )));
+            };
+            if !parent.children().contains(&t.id) {
+                return Err(invalid(format!(
+                    "{}'s parent {p} does not list it among its subtasks",
+                    t.id
+                )));
+            }
+        }
+        for c in t.children() {
+            if doc.get(c).and_then(|c| c.parent_id.as_ref()) != Some(&t.id) {
+                return Err(invalid(format!(
+                    "{} lists {c} as a subtask, but {c} does not name it as its parent",
+                    t.id
+                )));
+            }
+        }
+    }
+    if let Some(cycle) = graph::find_cycle(doc) {
+        let names: Vec<String> = cycle.iter().map(ToString::to_string).collect();
+        return Err(invalid(format!(
+            "the tasks wait on each other in a cycle: {}",
+            names.join(" → ")
+        )));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use TaskStatus::*;
+
+    #[test]
+    fn paths_follow_the_table() {
+        assert_eq!(path(Pending, Complete), Some(vec![InProgress, Complete]));
+        assert_eq!(path(Blocked, InProgress), Some(vec![Pending, InProgress]));
+        assert_eq!(path(Pending, Blocked), Some(vec![Blocked]));
+        assert_eq!(path(InResearch, Validating).map(|p| p.len()), Some(3));
+        assert_eq!(path(Complete, Pending), None);
+    }
+
+    #[test]
+    fn parents_come_first_and_cycles_are_refused() {
+        let mut child = IncomingTask::new("b", "child task", Pending);
+        child.parent = Some("a".into());
+        let parent = IncomingTask::new("a", "parent task", Pending);
+        assert_eq!(
+            parents_first(&[child.clone(), parent.clone()]).unwrap(),
+            vec![1, 0]
+        );
+        let mut looped = parent;
+        looped.parent = Some("b".into());
+        assert!(parents_first(&[child, looped]).is_err());
+    }
+}

@@ -1,0 +1,390 @@
+//! `cairn import` / `cairn export` through the real binary, on fixtures written from each tool's
+//! documented format (see fixtures/import/README.md); Taskwarrior's is made by the real `task`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+use crate::support::{Repo, code};
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/cli/fixtures/import")
+        .join(name)
+}
+
+/// Every file of the project, by path: "nothing changed" means this is equal.
+fn files(repo: &Repo) -> BTreeMap<PathBuf, Vec<u8>> {
+    fn walk(dir: &Path, out: &mut BTreeMap<PathBuf, Vec<u8>>) {
+        for entry in std::fs::read_dir(dir).expect("read dir").flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                walk(&path, out);
+            } else {
+                out.insert(path.clone(), std::fs::read(&path).expect("read"));
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(&repo.project_dir("web"), &mut out);
+    out
+}
+
+/// (title, status, parent title, dependency titles) of every task, in file order.
+fn shape(repo: &Repo) -> Vec<(String, String, Option<String>, Vec<String>)> {
+    let doc = repo.tasks_json();
+    let tasks = doc["tasks"].as_array().expect("tasks").clone();
+    let title = |id: &Value| {
+        tasks
+            .iter()
+            .find(|t| t["id"] == *id)
+            .map(|t| t["title"].as_str().expect("title").to_owned())
+    };
+    tasks
+        .iter()
+        .map(|t| {
+            (
+                t["title"].as_str().expect("title").to_owned(),
+                t["status"].as_str().expect("status").to_owned(),
+                title(&t["parent_id"]),
+                t["dependencies"]
+                    .as_array()
+                    .expect("deps")
+                    .iter()
+                    .filter_map(title)
+                    .collect(),
+            )
+        })
+        .collect()
+}
+
+fn row(
+    title: &str,
+    status: &str,
+    parent: Option<&str>,
+    deps: &[&str],
+) -> (String, String, Option<String>, Vec<String>) {
+    (
+        title.to_owned(),
+        status.to_owned(),
+        parent.map(str::to_owned),
+        deps.iter().map(|d| (*d).to_owned()).collect(),
+    )
+}
+
+/// The checks every format gets: a dry run writes nothing, the import gives `expected`,
+/// re-importing changes no byte, and exporting to the format then importing that into a fresh
+/// project gives the same tasks.
+fn round_trip(
+    format: &str,
+    path: &Path,
+    expected: &[(String, String, Option<String>, Vec<String>)],
+) {
+    let repo = Repo::with_project();
+    let p = path.to_str().expect("utf-8 path");
+    let before = files(&repo);
+    let dry = repo.json(&["import", format, p, "--dry-run"]);
+    assert_eq!(dry["dry_run"], true);
+    assert_eq!(
+        dry["created"].as_array().unwrap().len(),
+        expected.len(),
+        "{dry}"
+    );
+    assert_eq!(files(&repo), before, "a dry run writes nothing");
+
+    let report = repo.json(&["import", format, p]);
+    assert_eq!(
+        report["created"].as_array().unwrap().len(),
+        expected.len(),
+        "{report}"
+    );
+    assert_eq!(shape(&repo), expected);
+    let listed = repo.ok(&["task", "list", "--all"]);
+    for (title, ..) in expected {
+        assert!(
+            listed.contains(title.as_str()),
+            "{title} missing from:\n{listed}"
+        );
+    }
+
+    let imported = files(&repo);
+    let again = repo.json(&["import", format, p]);
+    assert_eq!(again["created"], Value::Array(vec![]), "{again}");
+    assert_eq!(again["updated"], Value::Array(vec![]), "{again}");
+    assert_eq!(files(&repo), imported, "re-importing changes nothing");
+
+    let out = repo.root().join(format!("export-{format}"));
+    let o = out.to_str().unwrap();
+    repo.ok(&["export", format, o]);
+    let fresh = Repo::with_project();
+    fresh.ok(&["import", format, o]);
+    let lossless: Vec<_> = shape(&repo);
+    assert_eq!(
+        shape(&fresh),
+        lossless,
+        "{format} export then import keeps the tasks"
+    );
+}
+
+#[test]
+fn taskmaster_tagged_and_legacy() {
+    round_trip(
+        "taskmaster",
+        &fixture("taskmaster-tagged.json"),
+        &[
+            row("Set up the repository", "COMPLETE", None, &[]),
+            row(
+                "Build the parser",
+                "IN_PROGRESS",
+                None,
+                &["Set up the repository"],
+            ),
+            row(
+                "Tokenize the input",
+                "COMPLETE",
+                Some("Build the parser"),
+                &[],
+            ),
+            row(
+                "Build the syntax tree",
+                "PENDING",
+                Some("Build the parser"),
+                &["Tokenize the input"],
+            ),
+            row(
+                "Write the documentation",
+                "PENDING",
+                None,
+                &["Build the parser"],
+            ),
+        ],
+    );
+    let repo = Repo::with_project();
+    let report = repo.json(&[
+        "import",
+        "taskmaster",
+        fixture("taskmaster-tagged.json").to_str().unwrap(),
+    ]);
+    assert_eq!(
+        report["unknown_references"][0]["reference"], "9",
+        "{report}"
+    );
+    let task = &repo.tasks_json()["tasks"][0];
+    assert_eq!(task["metadata"]["import"]["source"], "taskmaster");
+    assert_eq!(task["metadata"]["import"]["id"], "1");
+    assert_eq!(task["priority"], "HIGH");
+
+    round_trip(
+        "taskmaster",
+        &fixture("taskmaster-legacy.json"),
+        &[
+            row("Design the schema", "COMPLETE", None, &[]),
+            row(
+                "Migrate the data",
+                "VALIDATING",
+                None,
+                &["Design the schema"],
+            ),
+        ],
+    );
+}
+
+#[test]
+fn beads_issues() {
+    round_trip(
+        "beads",
+        &fixture("issues.jsonl"),
+        &[
+            row("Payments epic", "IN_PROGRESS", None, &[]),
+            row("Add the card form", "COMPLETE", Some("Payments epic"), &[]),
+            row(
+                "Charge the card",
+                "IN_PROGRESS",
+                Some("Payments epic"),
+                &["Add the card form"],
+            ),
+            row("Send receipts by email", "BLOCKED", None, &[]),
+        ],
+    );
+}
+
+#[test]
+fn claude_task_list() {
+    round_trip(
+        "claude",
+        &fixture("claude-list"),
+        &[
+            row("Read the existing config loader", "COMPLETE", None, &[]),
+            row(
+                "Add the environment override",
+                "IN_PROGRESS",
+                None,
+                &["Read the existing config loader"],
+            ),
+            row(
+                "Test the override end to end",
+                "PENDING",
+                None,
+                &["Add the environment override"],
+            ),
+        ],
+    );
+}
+
+#[test]
+fn markdown_checklist() {
+    round_trip(
+        "markdown",
+        &fixture("checklist.md"),
+        &[
+            row("Ship the release", "IN_PROGRESS", None, &[]),
+            row(
+                "Build the artifacts",
+                "COMPLETE",
+                Some("Ship the release"),
+                &[],
+            ),
+            row(
+                "Write the release notes",
+                "IN_PROGRESS",
+                Some("Ship the release"),
+                &[],
+            ),
+            row("Tag the commit", "PENDING", Some("Ship the release"), &[]),
+            row("Fix the login bug", "COMPLETE", None, &[]),
+            row("Rewrite in another language", "CANCELLED", None, &[]),
+        ],
+    );
+}
+
+/// The fixture comes from the real Taskwarrior (`task`, Debian package `taskwarrior`).
+#[test]
+fn taskwarrior_export_from_the_real_tool() {
+    let scratch = tempfile::tempdir().unwrap();
+    let rc = scratch.path().join("taskrc");
+    std::fs::write(&rc, "").unwrap();
+    let task = |args: &[&str]| {
+        let out = Command::new("task")
+            .env("TASKRC", &rc)
+            .env("TASKDATA", scratch.path().join("data"))
+            .arg("rc.confirmation=off")
+            .arg("rc.verbose=nothing")
+            .args(args)
+            .output()
+            .expect("Taskwarrior (`task`) is installed; .ci/run installs it");
+        assert!(
+            out.status.success(),
+            "task {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    task(&[
+        "add",
+        "Write the parser",
+        "priority:H",
+        "project:cairn",
+        "+api",
+    ]);
+    task(&["add", "Write the docs", "depends:1"]);
+    task(&["add", "Drop the old format"]);
+    task(&["1", "start"]);
+    task(&["3", "delete"]);
+    let export = scratch.path().join("tw.json");
+    std::fs::write(&export, task(&["export"])).unwrap();
+
+    round_trip(
+        "taskwarrior",
+        &export,
+        &[
+            row("Write the parser", "IN_PROGRESS", None, &[]),
+            row("Write the docs", "PENDING", None, &["Write the parser"]),
+            row("Drop the old format", "CANCELLED", None, &[]),
+        ],
+    );
+    let repo = Repo::with_project();
+    repo.ok(&["import", "taskwarrior", export.to_str().unwrap()]);
+    let first = &repo.tasks_json()["tasks"][0];
+    assert_eq!(first["priority"], "HIGH");
+    assert_eq!(first["tags"], serde_json::json!(["project:cairn", "api"]));
+
+    // And back: Taskwarrior itself reads what cairn exports.
+    let back = scratch.path().join("back.json");
+    repo.ok(&["export", "taskwarrior", back.to_str().unwrap()]);
+    let fresh = tempfile::tempdir().unwrap();
+    let out = Command::new("task")
+        .env("TASKRC", &rc)
+        .env("TASKDATA", fresh.path())
+        .args(["rc.confirmation=off", "import"])
+        .arg(&back)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn export_cairn_then_import_cairn_is_byte_identical() {
+    let repo = Repo::with_project();
+    repo.ok(&[
+        "import",
+        "markdown",
+        fixture("checklist.md").to_str().unwrap(),
+    ]);
+    let exported = repo.ok(&["export", "cairn"]);
+    let on_disk: Value =
+        serde_json::from_slice(&std::fs::read(repo.tasks_file()).unwrap()).unwrap();
+    let shown: Value = serde_json::from_str(&exported).unwrap();
+    assert_eq!(
+        shown["tasks"], on_disk["tasks"],
+        "export cairn is tasks.json's tasks"
+    );
+    let file = repo.root().join("backup.json");
+    std::fs::write(&file, &exported).unwrap();
+    let before = files(&repo);
+    repo.ok(&["import", "cairn", file.to_str().unwrap()]);
+    assert_eq!(files(&repo), before);
+
+    let fresh = Repo::with_project();
+    fresh.ok(&["import", "cairn", file.to_str().unwrap()]);
+    assert_eq!(
+        fresh.ok(&["export", "cairn"]),
+        exported,
+        "byte-identical round trip"
+    );
+}
+
+#[test]
+fn garbage_is_refused_naming_where_and_nothing_changes() {
+    let repo = Repo::with_project();
+    let before = files(&repo);
+    let cases: [(&str, &str, &str); 5] = [
+        (
+            "taskmaster",
+            "{\"master\": {\"tasks\": [{\"id\": 1}]}}",
+            "master.tasks[0].title",
+        ),
+        (
+            "beads",
+            "{\"id\":\"bd-1\",\"title\":\"ok\"}\nnot json\n",
+            "line 2",
+        ),
+        ("taskwarrior", "{\"not\": \"an array\"}", "(top level)"),
+        ("markdown", "- [ ] fine\n- [?] what\n", "line 2"),
+        ("cairn", "{\"tasks\": [{\"id\": \"T-1\"}]}", "line 1"),
+    ];
+    for (format, text, at) in cases {
+        let file = repo.root().join(format!("bad-{format}"));
+        std::fs::write(&file, text).unwrap();
+        let run = repo.fails(&["import", format, file.to_str().unwrap()], code::INVALID);
+        assert!(run.stderr.contains(at), "{format}: {}", run.stderr);
+    }
+    repo.fails(&["import", "beads", "no-such-file"], code::NOT_FOUND);
+    repo.fails(&["import", "nonsense", "x"], code::USAGE);
+    assert_eq!(files(&repo), before);
+}
