@@ -9,6 +9,7 @@
 //! - [`claims`]: claims with leases: who works a task, until when.
 //! - [`events`]: typed log events.
 //! - [`limits`]: the longest value cairn writes into each free-text field.
+//! - [`merge`]: the three-way merge of two branches' task lists and project records.
 //! - [`store`]: the [`store::ProjectStore`] port; [`service`]: the use cases.
 
 pub mod claims;
@@ -16,6 +17,7 @@ pub mod error;
 pub mod events;
 pub mod graph;
 pub mod limits;
+pub mod merge;
 pub mod model;
 pub mod phases;
 pub mod policy;
