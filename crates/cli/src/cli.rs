@@ -17,6 +17,8 @@ mod session;
 pub use session::*;
 mod tasklist;
 pub use tasklist::*;
+mod merge;
+pub use merge::*;
 
 const ROOT_HELP: &str = "Examples:
   cairn init --id web-app --name \"Web app\" --goal \"Ship the first public release\"
@@ -243,6 +245,22 @@ State dir: $MAESTRO_STATE_DIR (relative to the root), default docs/maestro."
   cairn tasklist pull            # list changes -> project, through cairn's rules"
     )]
     Tasklist(TasklistCommand),
+
+    /// The git merge driver for tasks.json, project.json and progress/log.md (git runs it; see
+    /// `cairn setup git`): merges by task id and field, exits 4 when a person must decide
+    #[command(
+        name = "merge-driver",
+        after_help = "Git runs it as `cairn merge-driver %O %A %B %P` once `cairn setup git` registered it.
+By hand (the result replaces OURS):
+  cairn merge-driver base.json ours.json theirs.json .claude/projects/web-app/tasks.json
+
+Edits to different tasks or fields merge; tasks both sides added get distinct ids (theirs
+renumbered, their dependencies and parents rewritten); a field both sides changed is written
+between <<<<<<< ours / ======= / >>>>>>> theirs markers and exits 4, as does a merged list the
+rules find wrong (e.g. a parent completed on one side, a child added on the other). The log
+merges as a union in time order."
+    )]
+    MergeDriver(MergeDriverArgs),
 
     /// Print a shell completion script
     #[command(after_help = "Examples:

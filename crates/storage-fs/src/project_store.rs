@@ -625,7 +625,7 @@ fn identity(meta: &std::fs::Metadata) -> String {
 /// equal to their counterpart there were validated already (on read, or when cairn wrote them),
 /// so only the changed tasks and the document's top level are validated — the same verdict as
 /// validating the whole file, since the schema has no constraint across tasks.
-fn tasks_bytes(
+pub(crate) fn tasks_bytes(
     layout: &ProjectLayout,
     doc: &TaskDoc,
     before: Option<&TaskDoc>,
@@ -942,7 +942,7 @@ fn read_project(path: &Path) -> Result<(Project, u64), StoreError> {
 }
 
 /// Serializes with 2-space indent and a trailing newline after validating against `kind`.
-fn to_json_bytes<T: Serialize>(
+pub(crate) fn to_json_bytes<T: Serialize>(
     value: &T,
     kind: SchemaKind,
     path: &Path,

@@ -1,6 +1,7 @@
 //! Dispatch: every command goes through [`ProjectService`]; nothing here touches a state file.
 
 mod maintenance;
+mod merge;
 mod orch;
 mod phase;
 mod plan;
@@ -200,6 +201,7 @@ fn without_project(command: &Command) -> Option<&'static str> {
         Command::Setup(_) => Some("`cairn setup` registers hooks for every project at once"),
         Command::Plan(_) => Some("plans belong to the repository, not to a project"),
         Command::Completions { .. } => Some("completion scripts are the same for every project"),
+        Command::MergeDriver(_) => Some("the merge driver takes the project from the file's path"),
         Command::Orch(_) => Some("orchestration sessions belong to the repository, not a project"),
         _ => None,
     }
@@ -228,6 +230,7 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<Report, Failure> {
         Command::Plan(c) => plan::run(ctx, c),
         Command::Setup(crate::cli::SetupCommand::Claude(args)) => setup::claude(ctx, args),
         Command::Tasklist(c) => tasklist::run(ctx, c),
+        Command::MergeDriver(args) => merge::driver(ctx, args),
         Command::Completions { shell } => Ok(completions(shell)),
     }
 }

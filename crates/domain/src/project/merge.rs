@@ -64,6 +64,9 @@ pub struct Renumbered {
 pub struct TasksMerge {
     pub doc: TaskDoc,
     pub conflicts: Vec<Conflict>,
+    /// With conflicts: the same merge with every conflict resolved to theirs' side, so a person
+    /// can be shown both versions of what conflicts and nothing else.
+    pub theirs_doc: Option<TaskDoc>,
     pub renumbered: Vec<Renumbered>,
     /// What the rules find wrong with the merged list that neither side had on its own.
     pub findings: Vec<Finding>,
@@ -85,6 +88,8 @@ impl TasksMerge {
 pub struct ProjectMerge {
     pub project: Project,
     pub conflicts: Vec<Conflict>,
+    /// With conflicts: the record with every conflict resolved to theirs' side.
+    pub theirs_project: Option<Project>,
 }
 
 /// Merges `ours` and `theirs`, two descendants of `base` (`None`: both sides created the file).
@@ -101,8 +106,69 @@ pub fn merge_tasks(
     let mut theirs = theirs.clone();
     let renumbered = renumber_theirs(base, ours, &mut theirs);
 
-    let (b, o, t) = (to_map(base)?, to_map(ours)?, to_map(&theirs)?);
+    let (doc, conflicts) = merge_docs(base, ours, &theirs, false)?;
+    let theirs_doc = if conflicts.is_empty() {
+        None
+    } else {
+        Some(merge_docs(base, ours, &theirs, true)?.0)
+    };
+    let known: HashSet<(&str, Option<TaskId>)> = report::diagnose(ours)
+        .into_iter()
+        .chain(report::diagnose(&theirs))
+        .map(|f| (f.code, f.task))
+        .collect();
+    let findings = report::diagnose(&doc)
+        .into_iter()
+        .filter(|f| !known.contains(&(f.code, f.task.clone())))
+        .collect();
+    Ok(TasksMerge {
+        doc,
+        conflicts,
+        theirs_doc,
+        renumbered,
+        findings,
+    })
+}
+
+/// Merges two descendants of a project record (`base` `None`: both sides created it).
+pub fn merge_project(
+    base: Option<&Project>,
+    ours: &Project,
+    theirs: &Project,
+) -> Result<ProjectMerge, DomainError> {
+    let b = base.map(to_map).transpose()?.unwrap_or_default();
+    let (o, t) = (to_map(ours)?, to_map(theirs)?);
     let mut merger = Merger::default();
+    let project = from_map(merger.object(None, "", &b, &o, &t))?;
+    let theirs_project = if merger.conflicts.is_empty() {
+        None
+    } else {
+        let mut theirs_side = Merger {
+            prefer_theirs: true,
+            ..Merger::default()
+        };
+        Some(from_map(theirs_side.object(None, "", &b, &o, &t))?)
+    };
+    Ok(ProjectMerge {
+        project,
+        conflicts: merger.conflicts,
+        theirs_project,
+    })
+}
+
+/// One pass of the merge of two task documents (theirs already renumbered); conflicts take
+/// ours' side, or theirs' with `prefer_theirs`.
+fn merge_docs(
+    base: &TaskDoc,
+    ours: &TaskDoc,
+    theirs: &TaskDoc,
+    prefer_theirs: bool,
+) -> Result<(TaskDoc, Vec<Conflict>), DomainError> {
+    let (b, o, t) = (to_map(base)?, to_map(ours)?, to_map(theirs)?);
+    let mut merger = Merger {
+        prefer_theirs,
+        ..Merger::default()
+    };
     let mut merged = merger.object(
         None,
         "",
@@ -118,38 +184,7 @@ pub fn merge_tasks(
         list(&t, "tasks"),
     );
     merged.insert("tasks".to_owned(), Value::Array(tasks));
-    let doc: TaskDoc = from_map(merged)?;
-
-    let known: HashSet<(&str, Option<TaskId>)> = report::diagnose(ours)
-        .into_iter()
-        .chain(report::diagnose(&theirs))
-        .map(|f| (f.code, f.task))
-        .collect();
-    let findings = report::diagnose(&doc)
-        .into_iter()
-        .filter(|f| !known.contains(&(f.code, f.task.clone())))
-        .collect();
-    Ok(TasksMerge {
-        doc,
-        conflicts: merger.conflicts,
-        renumbered,
-        findings,
-    })
-}
-
-/// Merges two descendants of a project record (`base` `None`: both sides created it).
-pub fn merge_project(
-    base: Option<&Project>,
-    ours: &Project,
-    theirs: &Project,
-) -> Result<ProjectMerge, DomainError> {
-    let b = base.map(to_map).transpose()?.unwrap_or_default();
-    let mut merger = Merger::default();
-    let merged = merger.object(None, "", &b, &to_map(ours)?, &to_map(theirs)?);
-    Ok(ProjectMerge {
-        project: from_map(merged)?,
-        conflicts: merger.conflicts,
-    })
+    Ok((from_map(merged)?, merger.conflicts))
 }
 
 /// Gives theirs' new tasks fresh ids when ours added a different task under one of them, and
@@ -272,6 +307,8 @@ impl Scope {
 #[derive(Default)]
 struct Merger {
     conflicts: Vec<Conflict>,
+    /// Resolve conflicts to theirs' side instead of ours'.
+    prefer_theirs: bool,
 }
 
 impl Merger {
@@ -307,7 +344,7 @@ impl Merger {
                 ))),
                 None => {
                     self.conflict(task, Some(field), bv, ov, tv);
-                    ov.cloned()
+                    if self.prefer_theirs { tv } else { ov }.cloned()
                 }
             };
             if let Some(value) = merged {
@@ -382,7 +419,11 @@ impl Merger {
                     Some(bv) if bv == kept => {}
                     Some(bv) => {
                         self.conflict(task.as_ref(), whole, Some(bv), ov, tv);
-                        out.push(kept.clone());
+                        // Each side's version of the conflict: the changed task, or none.
+                        let kept_side = if self.prefer_theirs { tv } else { ov };
+                        if kept_side.is_some() {
+                            out.push(kept.clone());
+                        }
                     }
                 },
                 (None, None) => {}
@@ -547,6 +588,7 @@ mod tests {
         let merged = merge_tasks(Some(&base), &ours, &theirs).expect("merge");
         assert!(!merged.is_clean());
         assert_eq!(merged.doc, ours);
+        assert_eq!(merged.theirs_doc.as_ref(), Some(&theirs));
         assert_eq!(
             merged.conflicts,
             vec![Conflict {
