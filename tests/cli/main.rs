@@ -7,6 +7,7 @@ mod errors;
 mod everyday;
 mod json_shapes;
 mod lifecycle;
+mod merge;
 mod orch;
 mod plan;
 mod rules;
