@@ -3,7 +3,7 @@
 //!
 //! The merge itself is the domain's ([`cairn_domain::project::merge`]); this module parses the
 //! three versions git hands over and renders the result through the store's own serializers
-//! ([`project_store::tasks_bytes`], [`project_store::to_json_bytes`]), so a merged file is laid
+//! (`project_store::tasks_bytes`, `project_store::to_json_bytes`), so a merged file is laid
 //! out exactly as cairn writes it.
 //!
 //! **Conflicts.** The merged document keeps ours' value for each conflicting field; the same merge
