@@ -9,6 +9,7 @@ mod interop;
 mod json_shapes;
 mod lifecycle;
 mod mcp;
+mod merge;
 mod orch;
 mod plan;
 mod rules;

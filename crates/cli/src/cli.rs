@@ -19,6 +19,8 @@ mod tasklist;
 pub use tasklist::*;
 mod interop;
 pub use interop::*;
+mod merge;
+pub use merge::*;
 
 const ROOT_HELP: &str = "Examples:
   cairn init --id web-app --name \"Web app\" --goal \"Ship the first public release\"
@@ -252,6 +254,7 @@ State dir: $MAESTRO_STATE_DIR (relative to the root), default docs/maestro."
   cairn --project web-app mcp    # tools work on this project only
   cairn setup claude             # registers the server in the repository's .mcp.json")]
     Mcp,
+
     /// Bring tasks in from another tool's file (re-importing changes nothing)
     #[command(after_help = "Examples:
   cairn import taskmaster .taskmaster/tasks/tasks.json --dry-run
@@ -270,6 +273,22 @@ State dir: $MAESTRO_STATE_DIR (relative to the root), default docs/maestro."
   cairn export claude ~/.claude/tasks/my-list
   cairn export cairn backup.json")]
     Export(ExportArgs),
+
+    /// The git merge driver for tasks.json, project.json and progress/log.md (git runs it; see
+    /// `cairn setup git`): merges by task id and field, exits 4 when a person must decide
+    #[command(
+        name = "merge-driver",
+        after_help = "Git runs it as `cairn merge-driver %O %A %B %P` once `cairn setup git` registered it.
+By hand (the result replaces OURS):
+  cairn merge-driver base.json ours.json theirs.json .claude/projects/web-app/tasks.json
+
+Edits to different tasks or fields merge; tasks both sides added get distinct ids (theirs
+renumbered, their dependencies and parents rewritten); a field both sides changed is written
+between <<<<<<< ours / ======= / >>>>>>> theirs markers and exits 4, as does a merged list the
+rules find wrong (e.g. a parent completed on one side, a child added on the other). The log
+merges as a union in time order."
+    )]
+    MergeDriver(MergeDriverArgs),
 
     /// Print a shell completion script
     #[command(after_help = "Examples:

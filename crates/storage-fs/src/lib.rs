@@ -23,6 +23,7 @@
 //! | [`orchestration_store`] | the active orchestration session and its archive on disk, every write atomic and locked |
 //! | [`plan`] | the text of a plan's files (`state.md`, `decisions.md`, the pointer, templates) |
 //! | [`plan_store`] | plans and the `.current_plan` pointer on disk, every write atomic and locked |
+//! | [`project_merge`] | the text side of `cairn merge-driver`: a semantic git merge of a project's files |
 //! | `project_journal` | the replay payload that makes the progress log a write-ahead log of the project store |
 //! | [`tasklist_store`] | Claude Code's task lists (`~/.claude/tasks/{listId}/`), one atomic write per task file |
 //!
@@ -49,6 +50,7 @@ pub mod plan;
 pub mod plan_store;
 pub mod progress_log;
 mod project_journal;
+pub mod project_merge;
 pub mod project_store;
 pub mod root;
 pub mod schema;

@@ -649,7 +649,7 @@ fn tasks_bytes(
         detail,
     };
     let Some((before, lines)) = before else {
-        return validated_tasks(doc, SchemaKind::Tasks, &path, seq);
+        return validated_tasks(doc, SchemaKind::Tasks, &path, Some(seq));
     };
     let top = serde_json::to_value(journal::top_of(doc)).map_err(|e| invalid(e.to_string()))?;
     schema::validate(SchemaKind::Tasks, &top).map_err(|errors| invalid(errors.join("; ")))?;
@@ -676,11 +676,13 @@ fn tasks_bytes(
 
 /// Validates a whole task list against `kind` (tasks.json or a checkpoint) and renders it with
 /// its commit marker `seq`.
-fn validated_tasks(
+/// Validates `doc` against `kind` and renders it, with the commit marker `seq` when there is one
+/// (a file without one, like a merge driver's result, is read as another tool's edit).
+pub(crate) fn validated_tasks(
     doc: &TaskDoc,
     kind: SchemaKind,
     path: &Path,
-    seq: u64,
+    seq: Option<u64>,
 ) -> Result<Vec<u8>, StoreError> {
     let invalid = |detail: String| StoreError::Invalid {
         path: path.display().to_string(),
@@ -688,7 +690,7 @@ fn validated_tasks(
     };
     let value = serde_json::to_value(doc).map_err(|e| invalid(e.to_string()))?;
     schema::validate(kind, &value).map_err(|errors| invalid(errors.join("; ")))?;
-    render_tasks(doc, Some(seq), |_| None).map_err(|e| invalid(e.to_string()))
+    render_tasks(doc, seq, |_| None).map_err(|e| invalid(e.to_string()))
 }
 
 /// Renders tasks.json as cairn writes it: one task per line, each compact, between a first line
@@ -1064,7 +1066,7 @@ fn read_project(path: &Path) -> Result<(Project, u64), StoreError> {
 }
 
 /// Serializes with 2-space indent and a trailing newline after validating against `kind`.
-fn to_json_bytes<T: Serialize>(
+pub(crate) fn to_json_bytes<T: Serialize>(
     value: &T,
     kind: SchemaKind,
     path: &Path,
@@ -1273,7 +1275,7 @@ impl ProjectStore for FsProjectStore {
             }
             let bytes = match tasks_bytes {
                 Some(bytes) => bytes,
-                None => validated_tasks(&next.tasks, SchemaKind::Tasks, &tasks_path, marks.tasks)?,
+                None => validated_tasks(&next.tasks, SchemaKind::Tasks, &tasks_path, Some(marks.tasks))?,
             };
             let written =
                 checkpoints::create_next(&layout.temp_dir(), &layout.checkpoints_dir(), &bytes)?;
@@ -1415,7 +1417,7 @@ impl ProjectStore for FsProjectStore {
             None => {
                 let (tasks, seq, ..) = self.read_tasks(&layout, true)?;
                 let bytes =
-                    validated_tasks(&tasks, SchemaKind::Checkpoint, &layout.tasks_json(), seq)?;
+                    validated_tasks(&tasks, SchemaKind::Checkpoint, &layout.tasks_json(), Some(seq))?;
                 (bytes, tasks.tasks.len())
             }
         };
@@ -1468,7 +1470,7 @@ impl ProjectStore for FsProjectStore {
         let tasks_seq = match read_task_doc(&layout) {
             Ok((current, seq, _)) => {
                 let current_bytes =
-                    validated_tasks(&current, SchemaKind::Checkpoint, &layout.tasks_json(), seq)?;
+                    validated_tasks(&current, SchemaKind::Checkpoint, &layout.tasks_json(), Some(seq))?;
                 let saved = checkpoints::create_next(
                     &layout.temp_dir(),
                     &layout.checkpoints_dir(),

@@ -3,6 +3,7 @@
 mod interop;
 mod maintenance;
 mod mcp;
+mod merge;
 mod orch;
 mod phase;
 mod plan;
@@ -202,6 +203,7 @@ fn without_project(command: &Command) -> Option<&'static str> {
         Command::Setup(_) => Some("`cairn setup` registers hooks for every project at once"),
         Command::Plan(_) => Some("plans belong to the repository, not to a project"),
         Command::Completions { .. } => Some("completion scripts are the same for every project"),
+        Command::MergeDriver(_) => Some("the merge driver takes the project from the file's path"),
         Command::Orch(_) => Some("orchestration sessions belong to the repository, not a project"),
         _ => None,
     }
@@ -233,6 +235,7 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<Report, Failure> {
         Command::Mcp => mcp::serve(ctx),
         Command::Import(args) => interop::import(ctx, args),
         Command::Export(args) => interop::export(ctx, args),
+        Command::MergeDriver(args) => merge::driver(ctx, args),
         Command::Completions { shell } => Ok(completions(shell)),
     }
 }

@@ -10,6 +10,7 @@
 //! - [`events`]: typed log events.
 //! - [`import`]: tasks from other tools (or cairn's own export) diffed and applied by external id.
 //! - [`limits`]: the longest value cairn writes into each free-text field.
+//! - [`merge`]: the three-way merge of two branches' task lists and project records.
 //! - [`store`]: the [`store::ProjectStore`] port; [`service`]: the use cases.
 
 pub mod claims;
@@ -18,6 +19,7 @@ pub mod events;
 pub mod graph;
 pub mod import;
 pub mod limits;
+pub mod merge;
 pub mod model;
 pub mod phases;
 pub mod policy;

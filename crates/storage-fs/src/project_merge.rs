@@ -1,0 +1,402 @@
+//! The text side of `cairn merge-driver` (issue #15): a git merge of a project's `tasks.json`,
+//! `project.json` and `progress/log.md`.
+//!
+//! The merge itself is the domain's ([`cairn_domain::project::merge`]); this module parses the
+//! three versions git hands over and renders the result through the store's own serializers
+//! (`project_store::validated_tasks`, `project_store::to_json_bytes`), so a merged file is laid
+//! out exactly as cairn writes it.
+//!
+//! **Conflicts.** The merged document keeps ours' value for each conflicting field; the same merge
+//! resolved to theirs' side is rendered too, and the two renderings are diffed line by line: the
+//! lines that differ — only the conflicting fields, the rest is merged — are written between
+//! git-style markers (`<<<<<<< ours`, `=======`, `>>>>>>> theirs`). Deleting one side and the
+//! markers leaves valid JSON. Such a file is not valid JSON until then, which is what keeps it from
+//! being taken for a resolved one.
+//!
+//! **Replay markers.** Each side's files carry the `log_seq` of its own last commit; after a merge
+//! neither number describes the file. The merged file is written without one, which tells the
+//! store it was written by another tool: its content is not rolled forward from the log.
+//!
+//! **The log** merges as a union: ours' text as it is, with theirs' entries that neither the
+//! ancestor nor ours holds inserted in time order (an entry identical to one already there is not
+//! repeated). Both sides' replay entries are kept; their commit numbers overlap, so a replay that
+//! would cross the merge finds the gap and refuses, rather than mixing two histories.
+
+use std::collections::HashSet;
+use std::path::Path;
+
+use cairn_domain::project::merge::{self, Conflict, Renumbered};
+use cairn_domain::project::report::Finding;
+use cairn_domain::project::{Project, TaskDoc};
+use cairn_domain::time::Timestamp;
+use cairn_domain::{DomainError, StoreError};
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::layout::{self, ProjectLayout};
+use crate::progress_log;
+use crate::project_journal as journal;
+use crate::project_store::{to_json_bytes, validated_tasks};
+use crate::schema::{self, SchemaKind};
+
+/// The files of a project store that merge by meaning.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MergeFile {
+    Tasks,
+    Project,
+    Log,
+}
+
+/// A merged file and what the merge found.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FileMerge {
+    pub file: MergeFile,
+    /// The merged text; with conflicts, it holds conflict markers.
+    pub bytes: Vec<u8>,
+    pub conflicts: Vec<Conflict>,
+    pub renumbered: Vec<Renumbered>,
+    /// What the rules find wrong with the merged tasks that neither side had.
+    pub findings: Vec<Finding>,
+}
+
+impl FileMerge {
+    /// Nothing for a person to look at.
+    pub fn is_clean(&self) -> bool {
+        self.conflicts.is_empty() && self.findings.is_empty()
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum MergeError {
+    #[error(
+        "`{0}` is not a file cairn merges: it merges .claude/projects/<id>/tasks.json, project.json and progress/log.md"
+    )]
+    NotAStoreFile(String),
+    #[error("{side}'s version of {path} is not readable: {detail}")]
+    Unreadable {
+        side: &'static str,
+        path: String,
+        detail: String,
+    },
+    #[error(transparent)]
+    Domain(#[from] DomainError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Which store file `path` (relative to the repository root, as git names it) is, and its
+/// project's layout.
+pub fn store_file(path: &Path) -> Result<(MergeFile, ProjectLayout), MergeError> {
+    let refuse = || MergeError::NotAStoreFile(path.display().to_string());
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .ok_or_else(refuse)?;
+    let (file, project_dir) = match name {
+        layout::TASKS_JSON => (MergeFile::Tasks, path.parent()),
+        layout::PROJECT_JSON => (MergeFile::Project, path.parent()),
+        layout::LOG_MD => (
+            MergeFile::Log,
+            path.parent()
+                .filter(|p| p.file_name().is_some_and(|n| n == layout::PROGRESS_DIR))
+                .and_then(Path::parent),
+        ),
+        _ => return Err(refuse()),
+    };
+    let project_dir = project_dir.ok_or_else(refuse)?;
+    let id = project_dir
+        .file_name()
+        .and_then(|n| n.to_str())
+        .ok_or_else(refuse)?;
+    let store = project_dir.parent().ok_or_else(refuse)?;
+    let root = store
+        .parent()
+        .and_then(Path::parent)
+        .filter(|_| store.ends_with(layout::STORE_DIR.iter().collect::<std::path::PathBuf>()))
+        .ok_or_else(refuse)?;
+    let layout = ProjectLayout::new(root, id).map_err(|_| refuse())?;
+    Ok((file, layout))
+}
+
+/// Merges the three versions of the store file at `path`. `base` is empty when both sides
+/// created the file.
+pub fn merge_file(
+    path: &Path,
+    base: &[u8],
+    ours: &[u8],
+    theirs: &[u8],
+) -> Result<FileMerge, MergeError> {
+    let (file, layout) = store_file(path)?;
+    let shown = path.display().to_string();
+    let mut merged = FileMerge {
+        file,
+        bytes: Vec::new(),
+        conflicts: Vec::new(),
+        renumbered: Vec::new(),
+        findings: Vec::new(),
+    };
+    match file {
+        MergeFile::Tasks => {
+            let read = |side, bytes| read_doc::<TaskDoc>(side, &shown, bytes, SchemaKind::Tasks);
+            let base = read("the ancestor", base)?;
+            let (ours, theirs) = (
+                required(read("ours", ours)?, "ours", &shown)?,
+                required(read("theirs", theirs)?, "theirs", &shown)?,
+            );
+            let result = merge::merge_tasks(base.as_ref(), &ours, &theirs)?;
+            let target = layout.tasks_json();
+            let render = |doc: &TaskDoc| validated_tasks(doc, SchemaKind::Tasks, &target, None);
+            merged.bytes = with_markers(
+                render(&result.doc)?,
+                result.theirs_doc.as_ref().map(render).transpose()?,
+            );
+            merged.conflicts = result.conflicts;
+            merged.renumbered = result.renumbered;
+            merged.findings = result.findings;
+        }
+        MergeFile::Project => {
+            let read = |side, bytes| read_doc::<Project>(side, &shown, bytes, SchemaKind::Project);
+            let base = read("the ancestor", base)?;
+            let (ours, theirs) = (
+                required(read("ours", ours)?, "ours", &shown)?,
+                required(read("theirs", theirs)?, "theirs", &shown)?,
+            );
+            let result = merge::merge_project(base.as_ref(), &ours, &theirs)?;
+            let target = layout.project_json();
+            let render = |p: &Project| to_json_bytes(p, SchemaKind::Project, &target);
+            merged.bytes = with_markers(
+                render(&result.project)?,
+                result.theirs_project.as_ref().map(render).transpose()?,
+            );
+            merged.conflicts = result.conflicts;
+        }
+        MergeFile::Log => {
+            let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).into_owned();
+            merged.bytes = merge_log(&text(base), &text(ours), &text(theirs)).into_bytes();
+        }
+    }
+    Ok(merged)
+}
+
+fn required<T>(doc: Option<T>, side: &'static str, path: &str) -> Result<T, MergeError> {
+    doc.ok_or_else(|| MergeError::Unreadable {
+        side,
+        path: path.to_owned(),
+        detail: "the file is empty".to_owned(),
+    })
+}
+
+/// Parses and validates one side's version, without its replay marker; `None` when empty.
+fn read_doc<T: DeserializeOwned + HasExtra>(
+    side: &'static str,
+    path: &str,
+    bytes: &[u8],
+    kind: SchemaKind,
+) -> Result<Option<T>, MergeError> {
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Ok(None);
+    }
+    let unreadable = |detail: String| MergeError::Unreadable {
+        side,
+        path: path.to_owned(),
+        detail,
+    };
+    let value: Value =
+        serde_json::from_slice(bytes).map_err(|e| unreadable(format!("not valid JSON: {e}")))?;
+    schema::validate(kind, &value)
+        .map_err(|errors| unreadable(format!("fails its schema: {}", errors.join("; "))))?;
+    let mut doc: T = serde_json::from_value(value).map_err(|e| unreadable(e.to_string()))?;
+    journal::take_marker(doc.extra_mut());
+    Ok(Some(doc))
+}
+
+trait HasExtra {
+    fn extra_mut(&mut self) -> &mut serde_json::Map<String, Value>;
+}
+
+impl HasExtra for TaskDoc {
+    fn extra_mut(&mut self) -> &mut serde_json::Map<String, Value> {
+        &mut self.extra
+    }
+}
+
+impl HasExtra for Project {
+    fn extra_mut(&mut self) -> &mut serde_json::Map<String, Value> {
+        &mut self.extra
+    }
+}
+
+/// `ours` as it is when there is no other side; else the lines where it differs from `theirs`
+/// between conflict markers.
+fn with_markers(ours: Vec<u8>, theirs: Option<Vec<u8>>) -> Vec<u8> {
+    let Some(theirs) = theirs else {
+        return ours;
+    };
+    let (ours, theirs) = (
+        String::from_utf8_lossy(&ours),
+        String::from_utf8_lossy(&theirs),
+    );
+    let diff = similar::TextDiff::from_lines(ours.as_ref(), theirs.as_ref());
+    let mut out = String::new();
+    let (mut mine, mut yours) = (String::new(), String::new());
+    let flush = |out: &mut String, mine: &mut String, yours: &mut String| {
+        if !mine.is_empty() || !yours.is_empty() {
+            out.push_str("<<<<<<< ours\n");
+            out.push_str(mine);
+            out.push_str("=======\n");
+            out.push_str(yours);
+            out.push_str(">>>>>>> theirs\n");
+            mine.clear();
+            yours.clear();
+        }
+    };
+    for change in diff.iter_all_changes() {
+        match change.tag() {
+            similar::ChangeTag::Equal => {
+                flush(&mut out, &mut mine, &mut yours);
+                out.push_str(change.value());
+            }
+            similar::ChangeTag::Delete => mine.push_str(change.value()),
+            similar::ChangeTag::Insert => yours.push_str(change.value()),
+        }
+    }
+    flush(&mut out, &mut mine, &mut yours);
+    out.into_bytes()
+}
+
+/// The log's text before its first entry, and its blocks (a heading up to the next one), as
+/// [`progress_log::parse`] splits them.
+fn blocks(text: &str) -> (&str, Vec<&str>) {
+    let mut starts: Vec<usize> = text.match_indices("\n## ").map(|(at, _)| at + 1).collect();
+    if text.starts_with("## ") {
+        starts.insert(0, 0);
+    }
+    let preamble = &text[..starts.first().copied().unwrap_or(text.len())];
+    let blocks = starts
+        .iter()
+        .enumerate()
+        .map(|(i, &start)| &text[start..starts.get(i + 1).copied().unwrap_or(text.len())])
+        .collect();
+    (preamble, blocks)
+}
+
+/// Each block with its entry's time; a block that does not parse goes with the one before it.
+fn timed(blocks: Vec<&str>) -> Vec<(Option<Timestamp>, &str)> {
+    let mut last = None;
+    blocks
+        .into_iter()
+        .map(|block| {
+            if let Some(record) = progress_log::parse(block).records.first() {
+                last = Some(record.at);
+            }
+            (last, block)
+        })
+        .collect()
+}
+
+/// The union of two logs: ours' text, and theirs' new entries inserted in time order.
+pub fn merge_log(base: &str, ours: &str, theirs: &str) -> String {
+    let (preamble, ours_blocks) = blocks(ours);
+    let key = |block: &str| block.trim_end().to_owned();
+    let mut known: HashSet<String> = blocks(base).1.into_iter().map(key).collect();
+    known.extend(ours_blocks.iter().map(|b| key(b)));
+    let new: Vec<&str> = blocks(theirs)
+        .1
+        .into_iter()
+        .filter(|b| known.insert(key(b)))
+        .collect();
+    let (ours_timed, theirs_timed) = (timed(ours_blocks), timed(new));
+    let mut out = preamble.to_owned();
+    let mut push = |block: &str| {
+        if !out.is_empty() && !out.ends_with('\n') {
+            out.push('\n');
+        }
+        out.push_str(block);
+    };
+    let mut rest = theirs_timed.into_iter().peekable();
+    for (at, block) in ours_timed {
+        while let Some((_, earlier)) = rest.next_if(|(t, _)| t.is_some() && at.is_some() && t < &at)
+        {
+            push(earlier);
+        }
+        push(block);
+    }
+    rest.for_each(|(_, block)| push(block));
+    if !out.is_empty() && !out.ends_with('\n') {
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(at: &str, kind: &str, task: &str) -> String {
+        format!("## {at} \u{2014} {kind}\n- task: {task}\n\n")
+    }
+
+    #[test]
+    fn the_log_is_the_union_of_both_sides_in_time_order_without_repeats() {
+        let base = format!(
+            "# Log\n\n{}",
+            entry("2026-11-22T00:00:00Z", "TASK_ADDED", "T-001")
+        );
+        let ours = format!(
+            "{base}{}{}",
+            entry("2026-11-22T01:00:00Z", "TASK_STARTED", "T-001"),
+            entry("2026-11-22T03:00:00Z", "TASK_COMPLETE", "T-001")
+        );
+        let theirs = format!(
+            "{base}{}{}",
+            entry("2026-11-22T02:00:00Z", "TASK_ADDED", "T-002"),
+            entry("2026-11-22T03:00:00Z", "TASK_COMPLETE", "T-001")
+        );
+        let merged = merge_log(&base, &ours, &theirs);
+        assert_eq!(
+            merged,
+            format!(
+                "{base}{}{}{}",
+                entry("2026-11-22T01:00:00Z", "TASK_STARTED", "T-001"),
+                entry("2026-11-22T02:00:00Z", "TASK_ADDED", "T-002"),
+                entry("2026-11-22T03:00:00Z", "TASK_COMPLETE", "T-001")
+            )
+        );
+        assert_eq!(progress_log::parse(&merged).records.len(), 4);
+    }
+
+    #[test]
+    fn conflicting_lines_are_shown_between_markers_and_the_rest_once() {
+        let ours = b"{\n  \"a\": 1,\n  \"b\": 2\n}\n".to_vec();
+        let theirs = b"{\n  \"a\": 1,\n  \"b\": 3\n}\n".to_vec();
+        let merged = String::from_utf8(with_markers(ours, Some(theirs))).expect("utf-8");
+        assert_eq!(
+            merged,
+            "{\n  \"a\": 1,\n<<<<<<< ours\n  \"b\": 2\n=======\n  \"b\": 3\n>>>>>>> theirs\n}\n"
+        );
+    }
+
+    #[test]
+    fn only_store_files_are_merged() {
+        assert_eq!(
+            store_file(Path::new(".claude/projects/demo/tasks.json"))
+                .map(|(f, _)| f)
+                .ok(),
+            Some(MergeFile::Tasks)
+        );
+        assert_eq!(
+            store_file(Path::new("sub/.claude/projects/demo/progress/log.md"))
+                .map(|(f, _)| f)
+                .ok(),
+            Some(MergeFile::Log)
+        );
+        for path in [
+            "README.md",
+            "tasks.json",
+            ".claude/projects/demo/log.md",
+            ".claude/x/demo/tasks.json",
+        ] {
+            assert!(store_file(Path::new(path)).is_err(), "{path}");
+        }
+    }
+}

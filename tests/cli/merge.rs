@@ -1,0 +1,192 @@
+//! `cairn merge-driver` through real `git merge` on scratch repositories.
+
+use std::process::Command;
+
+use crate::support::Repo;
+
+/// A git repository holding project `web`, with cairn registered as the merge driver of its files.
+fn git_repo() -> Repo {
+    let repo = Repo::with_project();
+    std::fs::write(
+        repo.root().join(".gitattributes"),
+        ".claude/projects/*/tasks.json merge=cairn\n.claude/projects/*/project.json merge=cairn\n.claude/projects/*/progress/log.md merge=cairn\n",
+    )
+    .expect("attributes");
+    // The store's lock, staging directory and validation stamp are per machine.
+    std::fs::write(
+        repo.root().join(".gitignore"),
+        ".lock\ntemp/\n.tasks.json.validated\n",
+    )
+    .expect("ignore");
+    let driver = format!(
+        "\"{}\" merge-driver %O %A %B %P",
+        env!("CARGO_BIN_EXE_cairn")
+    );
+    git(&repo, &["init", "-q", "-b", "main"]);
+    for (key, value) in [
+        ("user.email", "t@example.com"),
+        ("user.name", "t"),
+        ("merge.cairn.driver", driver.as_str()),
+    ] {
+        git(&repo, &["config", key, value]);
+    }
+    repo
+}
+
+fn git(repo: &Repo, args: &[&str]) -> (bool, String) {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(repo.root())
+        .env_remove("GIT_DIR")
+        .output()
+        .expect("run git");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.success(), text)
+}
+
+fn commit(repo: &Repo, message: &str) {
+    git(repo, &["add", "-A"]);
+    let (ok, text) = git(repo, &["commit", "-q", "-m", message]);
+    assert!(ok, "{text}");
+}
+
+/// Commits the base, runs `theirs` on branch `other` and `ours` on main, then merges `other`.
+fn merge(repo: &Repo, theirs: impl FnOnce(&Repo), ours: impl FnOnce(&Repo)) -> (bool, String) {
+    commit(repo, "base");
+    git(repo, &["checkout", "-q", "-b", "other"]);
+    theirs(repo);
+    commit(repo, "theirs");
+    git(repo, &["checkout", "-q", "main"]);
+    ours(repo);
+    commit(repo, "ours");
+    git(repo, &["merge", "other", "-m", "merge"])
+}
+
+fn at(time: &str) -> [(&'static str, String); 1] {
+    [("CAIRN_NOW", format!("2026-11-22T{time}Z"))]
+}
+
+fn ok_at(repo: &Repo, time: &str, args: &[&str]) -> String {
+    let env = at(time);
+    repo.ok_env(args, &[(env[0].0, env[0].1.as_str())])
+}
+
+#[test]
+fn edits_to_different_tasks_merge_cleanly() {
+    let repo = git_repo();
+    repo.add(&["one"]);
+    repo.add(&["two"]);
+    let (ok, text) = merge(
+        &repo,
+        |r| {
+            ok_at(r, "10:00:00", &["task", "start", "T-002"]);
+        },
+        |r| {
+            ok_at(r, "11:00:00", &["task", "start", "T-001"]);
+        },
+    );
+    assert!(ok, "{text}");
+    assert_eq!(repo.status_of("T-001"), "IN_PROGRESS");
+    assert_eq!(repo.status_of("T-002"), "IN_PROGRESS");
+    repo.ok(&["doctor"]);
+    // The log holds both sides' entries, in time order.
+    let log =
+        std::fs::read_to_string(repo.project_dir("web").join("progress/log.md")).expect("log");
+    let (theirs, ours) = (
+        log.find("T-002").expect("theirs' entry"),
+        log.rfind("T-001").expect("ours' entry"),
+    );
+    assert!(theirs < ours, "{log}");
+}
+
+#[test]
+fn one_field_changed_on_both_sides_is_a_conflict_showing_both_values() {
+    let repo = git_repo();
+    repo.add(&["one"]);
+    let (ok, text) = merge(
+        &repo,
+        |r| {
+            r.ok(&["task", "start", "T-001"]);
+        },
+        |r| {
+            r.ok(&["task", "block", "T-001", "--reason", "waiting on the API"]);
+        },
+    );
+    assert!(!ok, "git must report the conflict: {text}");
+    assert!(text.contains("conflict: T-001 status"), "{text}");
+    let tasks = std::fs::read_to_string(repo.tasks_file()).expect("tasks");
+    let ours = tasks.find("<<<<<<< ours").expect("ours marker");
+    let blocked = tasks.find("\"BLOCKED\"").expect("ours' value");
+    let theirs = tasks.find("\"IN_PROGRESS\"").expect("theirs' value");
+    let end = tasks.find(">>>>>>> theirs").expect("theirs marker");
+    assert!(
+        ours < blocked && blocked < theirs && theirs < end,
+        "{tasks}"
+    );
+}
+
+#[test]
+fn tasks_added_on_both_sides_get_distinct_ids_with_dependencies_rewritten() {
+    let repo = git_repo();
+    repo.add(&["one"]);
+    let (ok, text) = merge(
+        &repo,
+        |r| {
+            r.add(&["theirs a"]);
+            r.add(&["theirs b", "--depends", "T-002"]);
+        },
+        |r| {
+            r.add(&["ours"]);
+        },
+    );
+    assert!(ok, "{text}");
+    assert!(text.contains("theirs' new T-002 is now T-003"), "{text}");
+    assert_eq!(repo.task("T-002")["title"], "ours");
+    assert_eq!(repo.task("T-003")["title"], "theirs a");
+    assert_eq!(repo.task("T-004")["title"], "theirs b");
+    assert_eq!(
+        repo.task("T-004")["dependencies"],
+        serde_json::json!(["T-003"])
+    );
+    repo.ok(&["doctor"]);
+}
+
+#[test]
+fn a_parent_completed_on_one_side_and_a_child_added_on_the_other_is_reported() {
+    let repo = git_repo();
+    repo.add(&["parent"]);
+    repo.add(&["child", "--parent", "T-001"]);
+    let (ok, text) = merge(
+        &repo,
+        |r| {
+            r.add(&["late child", "--parent", "T-001"]);
+        },
+        |r| {
+            r.start_and_complete("T-002");
+        },
+    );
+    assert!(!ok, "git must refuse the merge: {text}");
+    assert!(text.contains("break a rule"), "{text}");
+    assert_eq!(repo.status_of("T-001"), "COMPLETE");
+    assert_eq!(repo.task("T-003")["title"], "late child");
+}
+
+#[test]
+fn a_file_the_driver_does_not_know_is_refused_and_left_alone() {
+    let repo = Repo::new();
+    let file = repo.root().join("notes.md");
+    std::fs::write(&file, "mine\n").expect("write");
+    let path = file.to_str().expect("utf-8");
+    let run = repo.run(&["merge-driver", path, path, path, "notes.md"]);
+    assert_eq!(run.code, crate::support::code::USAGE, "{run:?}");
+    assert!(
+        run.stderr.contains("is not a file cairn merges"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(std::fs::read_to_string(&file).expect("read"), "mine\n");
+}
