@@ -638,13 +638,7 @@ fn tasks_bytes(
     let bytes = match before {
         None => to_json_bytes(doc, SchemaKind::Tasks, &path)?,
         Some(before) => {
-            let top = TaskDoc {
-                version: doc.version,
-                project_id: doc.project_id.clone(),
-                tasks: Vec::new(),
-                completions_since_checkpoint: doc.completions_since_checkpoint,
-                extra: doc.extra.clone(),
-            };
+            let top = doc.without_tasks();
             let top = serde_json::to_value(&top).map_err(|e| invalid(e.to_string()))?;
             schema::validate(SchemaKind::Tasks, &top)
                 .map_err(|errors| invalid(errors.join("; ")))?;
