@@ -13,5 +13,6 @@ mod rules;
 mod session;
 mod setup;
 mod snapshots;
+mod store;
 mod support;
 mod tasklist;

@@ -8,13 +8,14 @@
 //! read-only snapshot and never wait.
 
 mod migrate;
+pub mod select;
 mod store;
-
 mod url;
 
 #[cfg(feature = "testkit")]
 pub mod testkit;
 
 pub use migrate::{MIGRATIONS, Migration};
+pub use select::{StoreChoice, choose};
 pub use store::{DEFAULT_LOCK_TIMEOUT, PgProjectStore};
 pub use url::{is_postgres_url, redact};

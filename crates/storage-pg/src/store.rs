@@ -189,7 +189,7 @@ impl PgProjectStore {
             .config
             .connect(NoTls)
             .await
-            .map_err(|e| self.pg_error("connect to", e))?;
+            .map_err(|e| self.pg_error("connect to the PostgreSQL store at", e))?;
         tokio::spawn(async move {
             // The connection ends when the client is dropped; an error then has no one to tell.
             let _ = connection.await;

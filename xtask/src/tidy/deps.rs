@@ -12,9 +12,17 @@ const POLICY: &[(&str, &[&str])] = &[
     ("cairn-domain", &[]),
     ("cairn-render", &["cairn-domain"]),
     ("cairn-storage-fs", &["cairn-domain"]),
+    // The PostgreSQL adapter validates with the filesystem adapter's schemas and exports and
+    // imports through it, so the two write the same files.
+    ("cairn-storage-pg", &["cairn-domain", "cairn-storage-fs"]),
     (
         "cairn-hooks",
-        &["cairn-domain", "cairn-render", "cairn-storage-fs"],
+        &[
+            "cairn-domain",
+            "cairn-render",
+            "cairn-storage-fs",
+            "cairn-storage-pg",
+        ],
     ),
     // `cairn setup claude` merges cairn-hook's entries into settings.json with the hook crate's
     // own library (`cairn_hooks::setup`), so the two binaries agree on what the hook is.
@@ -24,12 +32,18 @@ const POLICY: &[(&str, &[&str])] = &[
             "cairn-domain",
             "cairn-render",
             "cairn-storage-fs",
+            "cairn-storage-pg",
             "cairn-hooks",
         ],
     ),
     (
         "cairn-bench",
-        &["cairn-domain", "cairn-render", "cairn-storage-fs"],
+        &[
+            "cairn-domain",
+            "cairn-render",
+            "cairn-storage-fs",
+            "cairn-storage-pg",
+        ],
     ),
 ];
 

@@ -164,14 +164,20 @@ pub fn fail(failure: &Failure, json: bool) -> Code {
 fn execute(cli: Cli, recoveries: &mut Vec<Recovery>) -> Result<Report, Failure> {
     let clock = crate::clock::from_env()?;
     let root = crate::wiring::resolve_root(cli.global.root.as_deref())?;
+    // I/O and timers: the PostgreSQL store talks to its server on this runtime.
     let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
         .build()
         .map_err(|e| Failure::new(Code::Internal, format!("cannot start the runtime: {e}")))?;
+    let store = crate::wiring::open_store(
+        &root,
+        cli.global.store.as_deref(),
+        Arc::clone(&clock),
+        lock_timeout_from_env()?,
+    )
+    .map_err(|e| Failure::new(Code::Usage, e).with_kind("bad_store"))?;
     let ctx = Ctx {
-        service: ProjectService::new(
-            crate::wiring::open_store(&root, Arc::clone(&clock), lock_timeout_from_env()?),
-            clock,
-        ),
+        service: ProjectService::new(store, clock),
         runtime,
         global: cli.global,
         style: Style::detect(),
