@@ -16,5 +16,6 @@ mod rules;
 mod session;
 mod setup;
 mod snapshots;
+mod store;
 mod support;
 mod tasklist;

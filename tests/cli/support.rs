@@ -20,6 +20,17 @@ pub mod code {
     pub const UNHEALTHY: i32 = 9;
 }
 
+/// The arguments that create project `web`.
+pub const INIT_WEB: &[&str] = &[
+    "init",
+    "--id",
+    "web",
+    "--name",
+    "Web app",
+    "--goal",
+    "Ship the first public release",
+];
+
 #[derive(Debug)]
 pub struct Repo {
     dir: tempfile::TempDir,
@@ -53,6 +64,7 @@ pub fn cairn_command(root: &Path, args: &[&str]) -> Command {
         .env_remove("CAIRN_PROJECT")
         .env_remove("CAIRN_AGENT")
         .env_remove("CAIRN_LOCK_TIMEOUT_MS")
+        .env_remove("CAIRN_STORE")
         .env_remove("CLAUDE_CODE_TASK_LIST_ID");
     cmd
 }
@@ -67,15 +79,7 @@ impl Repo {
     /// A repository with project `web` initialised.
     pub fn with_project() -> Self {
         let repo = Self::new();
-        repo.ok(&[
-            "init",
-            "--id",
-            "web",
-            "--name",
-            "Web app",
-            "--goal",
-            "Ship the first public release",
-        ]);
+        repo.ok(INIT_WEB);
         repo
     }
 

@@ -20,6 +20,7 @@ use cairn_storage_fs::{FsProjectStore, SystemClock};
 mod execution;
 mod orchestration;
 mod plan;
+mod postgres;
 mod project_dir;
 mod tasklist;
 
@@ -40,6 +41,7 @@ fn fixture(name: &str) -> Vec<u8> {
 
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()
+        .enable_all()
         .build()
         .unwrap()
 }
@@ -74,55 +76,14 @@ impl Repo {
     }
 
     fn add_project(&self, id: &str, with_tasks: bool) {
-        let svc = service(&self.root);
-        runtime().block_on(async {
-            let id: ProjectId = id.parse().unwrap();
-            svc.init(InitProject {
-                id: id.clone(),
-                name: "Demo project".into(),
-                goal: "Ship the demo feature end to end".into(),
-                kind: ProjectType::Software,
-            })
-            .await
-            .unwrap();
-            if !with_tasks {
-                return;
-            }
-            let mut design = NewTask::titled("Design the schema");
-            design.estimate_minutes = Some(30);
-            let t1 = svc.add_task(&id, design).await.unwrap().id;
-            let mut store = NewTask::titled("Implement the store");
-            store.dependencies = vec![t1.clone()];
-            svc.add_task(&id, store).await.unwrap();
-            let t3 = svc
-                .add_task(&id, NewTask::titled("Write the docs"))
-                .await
-                .unwrap()
-                .id;
-            svc.add_task(&id, NewTask::titled("Set up CI"))
-                .await
-                .unwrap();
-            svc.move_task(&id, &t1, TaskStatus::InProgress, MoveDetail::default())
-                .await
-                .unwrap();
-            svc.move_task(
-                &id,
-                &t3,
-                TaskStatus::Blocked,
-                MoveDetail {
-                    actual_minutes: None,
-                    reason: Some("waiting for the API review".into()),
-                },
-            )
-            .await
-            .unwrap();
-        });
+        seed(&service(&self.root), id, with_tasks);
     }
 
     fn command(&self) -> Command {
         let mut cmd = Command::new(BIN);
         cmd.current_dir(&self.root)
             .env_remove("CAIRN_PROJECT")
+            .env_remove("CAIRN_STORE")
             .env("CLAUDE_PROJECT_DIR", &self.root)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -170,6 +131,53 @@ impl Repo {
     fn error_log(&self) -> Option<String> {
         std::fs::read_to_string(self.root.join(".claude/cairn/hook-errors.log")).ok()
     }
+}
+
+/// Project `id` in `svc`'s store; with tasks: T-001 in progress (interrupted work), T-002
+/// waiting on it, T-003 blocked, T-004 ready.
+fn seed(svc: &ProjectService, id: &str, with_tasks: bool) {
+    runtime().block_on(async {
+        let id: ProjectId = id.parse().unwrap();
+        svc.init(InitProject {
+            id: id.clone(),
+            name: "Demo project".into(),
+            goal: "Ship the demo feature end to end".into(),
+            kind: ProjectType::Software,
+        })
+        .await
+        .unwrap();
+        if !with_tasks {
+            return;
+        }
+        let mut design = NewTask::titled("Design the schema");
+        design.estimate_minutes = Some(30);
+        let t1 = svc.add_task(&id, design).await.unwrap().id;
+        let mut store = NewTask::titled("Implement the store");
+        store.dependencies = vec![t1.clone()];
+        svc.add_task(&id, store).await.unwrap();
+        let t3 = svc
+            .add_task(&id, NewTask::titled("Write the docs"))
+            .await
+            .unwrap()
+            .id;
+        svc.add_task(&id, NewTask::titled("Set up CI"))
+            .await
+            .unwrap();
+        svc.move_task(&id, &t1, TaskStatus::InProgress, MoveDetail::default())
+            .await
+            .unwrap();
+        svc.move_task(
+            &id,
+            &t3,
+            TaskStatus::Blocked,
+            MoveDetail {
+                actual_minutes: None,
+                reason: Some("waiting for the API review".into()),
+            },
+        )
+        .await
+        .unwrap();
+    });
 }
 
 fn run_with(mut cmd: Command, payload: &[u8]) -> Output {

@@ -83,6 +83,17 @@ pub struct Global {
     #[arg(long, global = true)]
     pub json: bool,
 
+    /// Project store: a postgres:// URL shared by a team (default: `store = "…"` in
+    /// .claude/cairn.toml, else files under the root)
+    #[arg(
+        long,
+        global = true,
+        value_name = "URL",
+        env = "CAIRN_STORE",
+        hide_env_values = true
+    )]
+    pub store: Option<String>,
+
     /// Whether `--project` came from the command line rather than `CAIRN_PROJECT`: a default
     /// from the environment is not a filter, so only a typed one is refused where it cannot
     /// apply. Set by main from the parser's value sources.

@@ -187,6 +187,12 @@ impl From<StoreError> for Failure {
                 Code::Internal,
                 Some("check the result with `cairn task show ID` or `cairn log --tail 5` before doing anything again; `cairn doctor` checks the files".to_owned()),
             ),
+            // A shared store that cannot be reached: the path is its URL, already without
+            // its password.
+            StoreError::Io { op, path, .. } if op.starts_with("connect to") => (
+                Code::Internal,
+                Some(format!("check that the database at {path} is running and reachable, and that --store, CAIRN_STORE or .claude/cairn.toml names it rightly")),
+            ),
             StoreError::Io { .. } => (Code::Internal, None),
         };
         Failure {

@@ -20,6 +20,7 @@ use cairn_storage_fs::{
     FsExecutionSessionStore, FsOrchestrationStore, FsPlanStore, FsProjectStore, FsTaskListStore,
     RandomIds, SystemClock,
 };
+use cairn_storage_pg::{PgProjectStore, StoreChoice};
 
 /// The repository root: `--root`, else `$CLAUDE_PROJECT_DIR`, else the enclosing git work tree,
 /// else the current directory.
@@ -27,18 +28,35 @@ pub fn resolve_root(explicit: Option<&Path>) -> Result<PathBuf, StoreError> {
     Ok(cairn_storage_fs::root::resolve_root(explicit)?.path)
 }
 
-/// The one place the store adapter is chosen. The adapter gets the run's clock too, so what it
-/// stamps by itself (recoveries) follows `CAIRN_NOW` like everything else.
+/// The one place the store adapter is chosen: `store` (`--store` / `CAIRN_STORE`), else
+/// `.claude/cairn.toml`, else the files under `root`. The adapter gets the run's clock too, so
+/// what it stamps by itself (recoveries) follows `CAIRN_NOW` like everything else.
+/// Errors: a store that is not a postgres:// URL, or an unparsable URL (the message names it
+/// without its password).
 pub fn open_store(
     root: &Path,
+    store: Option<&str>,
     clock: Arc<dyn Clock>,
     lock_timeout: Option<Duration>,
-) -> Arc<dyn ProjectStore> {
-    let store = FsProjectStore::new(root).with_clock(clock);
-    Arc::new(match lock_timeout {
-        Some(timeout) => store.with_lock_timeout(timeout),
-        None => store,
-    })
+) -> Result<Arc<dyn ProjectStore>, String> {
+    match cairn_storage_pg::choose(store, root)? {
+        StoreChoice::Files => {
+            let store = FsProjectStore::new(root).with_clock(clock);
+            Ok(Arc::new(match lock_timeout {
+                Some(timeout) => store.with_lock_timeout(timeout),
+                None => store,
+            }))
+        }
+        StoreChoice::Postgres(url) => {
+            let store = PgProjectStore::new(&url)
+                .map_err(|e| e.to_string())?
+                .with_clock(clock);
+            Ok(Arc::new(match lock_timeout {
+                Some(timeout) => store.with_lock_timeout(timeout),
+                None => store,
+            }))
+        }
+    }
 }
 
 /// The orchestration store of the repository at `root`: state dir `$MAESTRO_STATE_DIR`

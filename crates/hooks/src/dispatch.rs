@@ -171,8 +171,13 @@ pub fn handle(input: &HookInput, deps: &Deps<'_>) -> Handled {
 
 /// Is there a cairn project under `root` (the named one, or any)? Answered from directory
 /// entries alone, so a repository that does not use cairn costs a `read_dir` and nothing else —
-/// and gets no error log: cairn installed globally must leave other repositories alone.
+/// and gets no error log: cairn installed globally must leave other repositories alone. A
+/// repository that names a shared store (a database) is taken to use cairn: whether the
+/// project is there is the store's to say, and an unreachable store must reach the error log.
 pub(crate) fn has_cairn_project(root: &Path, named: Option<&str>) -> bool {
+    if crate::wiring::names_shared_store(root) {
+        return true;
+    }
     let projects = crate::wiring::layout::projects_dir(root);
     match named {
         Some(id) => projects
@@ -276,7 +281,9 @@ pub(crate) fn open_service(
 /// The one runtime a hook event drives its services on (a current thread: the hook is one short
 /// process).
 pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, String> {
+    // I/O and timers: the PostgreSQL store talks to its server on this runtime.
     tokio::runtime::Builder::new_current_thread()
+        .enable_all()
         .build()
         .map_err(|e| format!("cannot start the runtime: {e}"))
 }

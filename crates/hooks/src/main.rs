@@ -10,11 +10,21 @@ use cairn_hooks::dispatch::{Deps, HookEnv};
 use cairn_hooks::input::{INPUT_CAP, READ_DEADLINE};
 use cairn_storage_fs::SystemClock;
 use cairn_storage_fs::project_store::FsProjectStore;
+use cairn_storage_pg::{PgProjectStore, StoreChoice};
 
+/// The project store the CLI would use for `root` (`CAIRN_STORE`, else `.claude/cairn.toml`,
+/// else the files). An error goes to the hook's error log and the event fails open.
 fn open_store(root: &Path) -> Result<Arc<dyn ProjectStore>, String> {
-    Ok(Arc::new(
-        FsProjectStore::new(root).with_lock_timeout(HOOK_LOCK_TIMEOUT),
-    ))
+    match cairn_storage_pg::choose(None, root)? {
+        StoreChoice::Files => Ok(Arc::new(
+            FsProjectStore::new(root).with_lock_timeout(HOOK_LOCK_TIMEOUT),
+        )),
+        StoreChoice::Postgres(url) => Ok(Arc::new(
+            PgProjectStore::new(&url)
+                .map_err(|e| e.to_string())?
+                .with_lock_timeout(HOOK_LOCK_TIMEOUT),
+        )),
+    }
 }
 
 fn main() {

@@ -22,6 +22,15 @@ pub mod orchestration {
 
 pub use cairn_storage_fs::tasklist_store::task_list_id_settings;
 
+/// Whether `CAIRN_STORE` or `<root>/.claude/cairn.toml` names a store other than the files
+/// (or names one wrongly, which opening it will report). Reads one small file at most.
+pub fn names_shared_store(root: &std::path::Path) -> bool {
+    !matches!(
+        cairn_storage_pg::choose(None, root),
+        Ok(cairn_storage_pg::StoreChoice::Files)
+    )
+}
+
 /// Claude Code's task lists (`$CLAUDE_CONFIG_DIR/tasks`, else `~/.claude/tasks`), if the
 /// environment says where they are.
 pub fn open_tasklist_store() -> Option<std::sync::Arc<cairn_storage_fs::FsTaskListStore>> {

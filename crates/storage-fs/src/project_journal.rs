@@ -89,13 +89,7 @@ impl Payload {
 
 /// The document's top-level fields without its tasks.
 pub(crate) fn top_of(doc: &TaskDoc) -> TaskDoc {
-    TaskDoc {
-        version: doc.version,
-        project_id: doc.project_id.clone(),
-        tasks: Vec::new(),
-        completions_since_checkpoint: doc.completions_since_checkpoint,
-        extra: doc.extra.clone(),
-    }
+    doc.without_tasks()
 }
 
 fn same_top(a: &TaskDoc, b: &TaskDoc) -> bool {

@@ -674,8 +674,6 @@ fn tasks_bytes(
     render_tasks(doc, Some(seq), reuse).map_err(|e| invalid(e.to_string()))
 }
 
-/// Validates a whole task list against `kind` (tasks.json or a checkpoint) and renders it with
-/// its commit marker `seq`.
 /// Validates `doc` against `kind` and renders it, with the commit marker `seq` when there is one
 /// (a file without one, like a merge driver's result, is read as another tool's edit).
 pub(crate) fn validated_tasks(
@@ -1275,7 +1273,12 @@ impl ProjectStore for FsProjectStore {
             }
             let bytes = match tasks_bytes {
                 Some(bytes) => bytes,
-                None => validated_tasks(&next.tasks, SchemaKind::Tasks, &tasks_path, Some(marks.tasks))?,
+                None => validated_tasks(
+                    &next.tasks,
+                    SchemaKind::Tasks,
+                    &tasks_path,
+                    Some(marks.tasks),
+                )?,
             };
             let written =
                 checkpoints::create_next(&layout.temp_dir(), &layout.checkpoints_dir(), &bytes)?;
@@ -1416,8 +1419,12 @@ impl ProjectStore for FsProjectStore {
             Some(found) => found,
             None => {
                 let (tasks, seq, ..) = self.read_tasks(&layout, true)?;
-                let bytes =
-                    validated_tasks(&tasks, SchemaKind::Checkpoint, &layout.tasks_json(), Some(seq))?;
+                let bytes = validated_tasks(
+                    &tasks,
+                    SchemaKind::Checkpoint,
+                    &layout.tasks_json(),
+                    Some(seq),
+                )?;
                 (bytes, tasks.tasks.len())
             }
         };
@@ -1469,8 +1476,12 @@ impl ProjectStore for FsProjectStore {
         // Save what is being replaced, so the restore can be undone; a damaged file is set aside.
         let tasks_seq = match read_task_doc(&layout) {
             Ok((current, seq, _)) => {
-                let current_bytes =
-                    validated_tasks(&current, SchemaKind::Checkpoint, &layout.tasks_json(), Some(seq))?;
+                let current_bytes = validated_tasks(
+                    &current,
+                    SchemaKind::Checkpoint,
+                    &layout.tasks_json(),
+                    Some(seq),
+                )?;
                 let saved = checkpoints::create_next(
                     &layout.temp_dir(),
                     &layout.checkpoints_dir(),

@@ -1,4 +1,4 @@
-//! `cairn_storage_fs` is used only in composition roots.
+//! The adapters (`cairn_storage_fs`, `cairn_storage_pg`) are named only in composition roots.
 //!
 //! The binaries reach the store through the domain's services and ports; only the place that
 //! builds the adapters names the filesystem adapter. A composition root is a binary's `main.rs`
@@ -10,7 +10,7 @@ use std::path::Path;
 use super::{code_of, relative};
 use crate::util;
 
-const NEEDLE: &str = "cairn_storage_fs";
+const NEEDLES: &[&str] = &["cairn_storage_fs", "cairn_storage_pg"];
 
 /// Files outside the composition roots that may still name the adapter, each with its reason.
 const EXCEPTIONS: &[(&str, &str)] = &[];
@@ -20,9 +20,9 @@ pub fn check(root: &Path) -> Vec<String> {
     // An exception outlives its reason silently unless it is checked too.
     for (rel, _) in EXCEPTIONS {
         let text = std::fs::read_to_string(root.join(rel)).unwrap_or_default();
-        if !text.lines().any(|line| code_of(line).contains(NEEDLE)) {
+        if !text.lines().any(|line| names_adapter(line).is_some()) {
             out.push(format!(
-                "{rel} no longer uses `{NEEDLE}`; remove its entry from EXCEPTIONS in xtask/src/tidy/confine.rs"
+                "{rel} no longer uses an adapter; remove its entry from EXCEPTIONS in xtask/src/tidy/confine.rs"
             ));
         }
     }
@@ -45,20 +45,25 @@ pub fn check(root: &Path) -> Vec<String> {
 fn allowed(rel: &str) -> bool {
     let parts: Vec<&str> = rel.split('/').collect();
     match parts.as_slice() {
-        ["crates", "storage-fs" | "bench", ..] | ["tests" | "xtask", ..] => true,
+        ["crates", "storage-fs" | "storage-pg" | "bench", ..] | ["tests" | "xtask", ..] => true,
         ["crates", _, "tests", ..] => true,
         ["crates", _, "src", "main.rs" | "wiring.rs"] => true,
         _ => EXCEPTIONS.iter().any(|(path, _)| *path == rel),
     }
 }
 
+fn names_adapter(line: &str) -> Option<&'static str> {
+    let code = code_of(line);
+    NEEDLES.iter().copied().find(|needle| code.contains(needle))
+}
+
 fn offences(rel: &str, text: &str) -> Vec<String> {
     text.lines()
         .enumerate()
-        .filter(|(_, line)| code_of(line).contains(NEEDLE))
-        .map(|(n, _)| {
+        .filter_map(|(n, line)| names_adapter(line).map(|needle| (n, needle)))
+        .map(|(n, needle)| {
             format!(
-                "{rel}:{}: uses `{NEEDLE}` outside a composition root; build the adapter in the binary's src/wiring.rs (or main.rs) and pass what it built in",
+                "{rel}:{}: uses `{needle}` outside a composition root; build the adapter in the binary's src/wiring.rs (or main.rs) and pass what it built in",
                 n + 1
             )
         })

@@ -17,9 +17,17 @@ const POLICY: &[(&str, &[&str])] = &[
     ("cairn-mcp", &["cairn-domain"]),
     // Other tools' formats: pure text ⇄ domain values, like the renderer.
     ("cairn-interop", &["cairn-domain"]),
+    // The PostgreSQL adapter validates with the filesystem adapter's schemas and exports and
+    // imports through it, so the two write the same files.
+    ("cairn-storage-pg", &["cairn-domain", "cairn-storage-fs"]),
     (
         "cairn-hooks",
-        &["cairn-domain", "cairn-render", "cairn-storage-fs"],
+        &[
+            "cairn-domain",
+            "cairn-render",
+            "cairn-storage-fs",
+            "cairn-storage-pg",
+        ],
     ),
     // `cairn setup claude` merges cairn-hook's entries into settings.json with the hook crate's
     // own library (`cairn_hooks::setup`), so the two binaries agree on what the hook is.
@@ -29,6 +37,7 @@ const POLICY: &[(&str, &[&str])] = &[
             "cairn-domain",
             "cairn-render",
             "cairn-storage-fs",
+            "cairn-storage-pg",
             "cairn-hooks",
             "cairn-mcp",
             "cairn-interop",
@@ -36,7 +45,12 @@ const POLICY: &[(&str, &[&str])] = &[
     ),
     (
         "cairn-bench",
-        &["cairn-domain", "cairn-render", "cairn-storage-fs"],
+        &[
+            "cairn-domain",
+            "cairn-render",
+            "cairn-storage-fs",
+            "cairn-storage-pg",
+        ],
     ),
 ];
 

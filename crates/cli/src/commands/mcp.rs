@@ -27,12 +27,10 @@ fn classify(e: Error) -> Classified {
 
 pub fn serve(ctx: &Ctx) -> Result<Report, Failure> {
     let clock = crate::clock::from_env()?;
-    let lock_timeout = super::lock_timeout_from_env()?;
+    let store =
+        super::open_project_store(&ctx.root, ctx.global.store.as_deref(), Arc::clone(&clock))?;
     let wings = Wings {
-        project: ProjectService::new(
-            crate::wiring::open_store(&ctx.root, Arc::clone(&clock), lock_timeout),
-            clock,
-        ),
+        project: ProjectService::new(store, clock),
         project_id: ctx.global.project.clone(),
         classify: Arc::new(classify),
     };

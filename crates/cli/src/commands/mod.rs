@@ -15,13 +15,14 @@ mod tasklist;
 
 use std::future::Future;
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use cairn_domain::ports::Clock;
 use cairn_domain::project::ProjectId;
 use cairn_domain::project::service::ProjectService;
-use cairn_domain::project::store::Recovery;
+use cairn_domain::project::store::{ProjectStore, Recovery};
 use clap::CommandFactory;
 use serde::Serialize;
 
@@ -167,14 +168,14 @@ pub fn fail(failure: &Failure, json: bool) -> Code {
 fn execute(cli: Cli, recoveries: &mut Vec<Recovery>) -> Result<Report, Failure> {
     let clock = crate::clock::from_env()?;
     let root = crate::wiring::resolve_root(cli.global.root.as_deref())?;
+    // I/O and timers: the PostgreSQL store talks to its server on this runtime.
     let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
         .build()
         .map_err(|e| Failure::new(Code::Internal, format!("cannot start the runtime: {e}")))?;
+    let store = open_project_store(&root, cli.global.store.as_deref(), Arc::clone(&clock))?;
     let ctx = Ctx {
-        service: ProjectService::new(
-            crate::wiring::open_store(&root, Arc::clone(&clock), lock_timeout_from_env()?),
-            clock,
-        ),
+        service: ProjectService::new(store, clock),
         runtime,
         global: cli.global,
         style: Style::detect(),
@@ -183,6 +184,17 @@ fn execute(cli: Cli, recoveries: &mut Vec<Recovery>) -> Result<Report, Failure> 
     let result = dispatch(&ctx, cli.command);
     recoveries.extend(ctx.service.take_recoveries());
     result
+}
+
+/// The project store the run was pointed at (`--store`, `CAIRN_STORE`, `.claude/cairn.toml`, else
+/// the files), with the lock timeout from the environment.
+fn open_project_store(
+    root: &Path,
+    store: Option<&str>,
+    clock: Arc<dyn Clock>,
+) -> Result<Arc<dyn ProjectStore>, Failure> {
+    crate::wiring::open_store(root, store, clock, lock_timeout_from_env()?)
+        .map_err(|e| Failure::new(Code::Usage, e).with_kind("bad_store"))
 }
 
 /// A filter or option the command accepted but could not honour: refusing it beats answering a

@@ -527,6 +527,18 @@ impl TaskDoc {
             extra: Map::new(),
         }
     }
+
+    /// The document's top-level fields without its tasks: what an adapter that keeps tasks
+    /// apart (a row each, a journal) stores for the rest.
+    pub fn without_tasks(&self) -> Self {
+        Self {
+            version: self.version,
+            project_id: self.project_id.clone(),
+            tasks: Vec::new(),
+            completions_since_checkpoint: self.completions_since_checkpoint,
+            extra: self.extra.clone(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
