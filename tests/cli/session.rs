@@ -235,6 +235,43 @@ fn a_fresh_lock_refuses_a_second_start_and_changes_nothing() {
 }
 
 #[test]
+fn start_links_the_list_the_bridge_resolves_from_settings_and_refuses_a_bad_id() {
+    let repo = six_tasks();
+    std::fs::write(
+        repo.root().join(".claude/settings.json"),
+        r#"{"env": {"CLAUDE_CODE_TASK_LIST_ID": "from-settings"}}"#,
+    )
+    .expect("settings");
+    let run = session(&repo, &["session", "start", "--list", "../escape"]);
+    assert_eq!(
+        run.code,
+        code::USAGE,
+        "as `tasklist` refuses it: {}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("../escape"), "{}", run.stderr);
+    assert!(
+        !repo
+            .root()
+            .join(".claude/sessions/__live_session__/.lock")
+            .exists(),
+        "a refused list id starts nothing"
+    );
+    let started: serde_json::Value =
+        serde_json::from_str(&ok(&repo, &["--json", "session", "start"])).expect("json");
+    assert_eq!(started["list"], "from-settings", "{started}");
+    let tasks = repo.root().join("claude-config/tasks");
+    assert!(
+        tasks.join("from-settings/execution_pointer.md").is_file(),
+        "the settings' list is linked"
+    );
+    assert!(!tasks.join("web").exists(), "not the project's list");
+    // The same resolution as the bridge: push writes into the list the session linked.
+    ok(&repo, &["tasklist", "push"]);
+    assert!(tasks.join("from-settings/1.json").is_file());
+}
+
+#[test]
 fn task_commands_without_a_session_or_with_bad_input_refuse() {
     let repo = six_tasks();
     let run = session(&repo, &["session", "task", "start", "T-001"]);
