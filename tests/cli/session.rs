@@ -341,17 +341,8 @@ fn recovery_after_a_crash_mid_wave_resets_and_completes_the_sessions_tasks() {
 #[test]
 fn two_racing_starts_exactly_one_wins() {
     let repo = six_tasks();
-    let config = repo.root().join("claude-config");
     let children: Vec<_> = (0..2)
-        .map(|_| {
-            cairn_command(repo.root(), &["session", "start"])
-                .env("CLAUDE_CONFIG_DIR", &config)
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .expect("spawn")
-        })
+        .map(|_| spawn_quiet(&repo, &["session", "start"]))
         .collect();
     let codes: Vec<i32> = children
         .into_iter()
@@ -366,4 +357,116 @@ fn two_racing_starts_exactly_one_wins() {
     let mut sorted = codes.clone();
     sorted.sort_unstable();
     assert_eq!(sorted, [code::OK, code::REFUSED], "{codes:?}");
+}
+
+/// `cairn args` started in the background, its output discarded.
+fn spawn_quiet(repo: &Repo, args: &[&str]) -> std::process::Child {
+    cairn_command(repo.root(), args)
+        .env("CLAUDE_CONFIG_DIR", repo.root().join("claude-config"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn")
+}
+
+/// Archives of recovered sessions, by name.
+fn interrupted_archives(repo: &Repo) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(repo.root().join(".claude/sessions"))
+        .expect("sessions")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("interrupted-"))
+        .collect();
+    names.sort();
+    names
+}
+
+/// After recovery: nothing live, one whole archive, and each of the wave's tasks COMPLETE exactly
+/// when the archived log passed it, else PENDING; none left IN_PROGRESS.
+fn assert_recovered_whole(repo: &Repo, wave: &[&str]) {
+    assert_eq!(live(repo, ".lock"), "", "nothing is live any more");
+    let archives = interrupted_archives(repo);
+    assert_eq!(archives.len(), 1, "{archives:?}");
+    let dir = repo.root().join(".claude/sessions").join(&archives[0]);
+    for file in [
+        ".lock",
+        "execution_plan.md",
+        "execution_context.md",
+        "progress.md",
+    ] {
+        assert!(dir.join(file).is_file(), "{file} is in the archive");
+    }
+    let log = std::fs::read_to_string(dir.join("task_log.md")).expect("task_log.md");
+    for task in wave {
+        let list_id = task.trim_start_matches("T-").trim_start_matches('0');
+        let passed = log
+            .lines()
+            .any(|l| l.starts_with(&format!("| {list_id} |")) && l.contains("| PASS |"));
+        let want = if passed { "COMPLETE" } else { "PENDING" };
+        assert_eq!(repo.status_of(task), want, "{task}; log:\n{log}");
+    }
+}
+
+#[test]
+fn a_sigkill_in_the_middle_of_a_wave_then_recover_settles_every_task() {
+    let wave = ["T-001", "T-002", "T-003"];
+    // Kills land at different points of the three commands: before, inside and after their writes.
+    for delay_ms in [0, 10] {
+        let repo = six_tasks();
+        ok(&repo, &["session", "start"]);
+        for t in wave {
+            ok(&repo, &["session", "task", "start", t]);
+        }
+        let children: Vec<_> = [
+            ["session", "task", "done", "T-001"],
+            ["session", "task", "fail", "T-002"],
+            ["session", "task", "done", "T-003"],
+        ]
+        .iter()
+        .map(|args| spawn_quiet(&repo, args))
+        .collect();
+        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+        for mut child in children {
+            let _ = child.kill(); // SIGKILL; it may have finished already
+            child.wait().expect("wait");
+        }
+        let recovered = session(&repo, &["--json", "session", "recover", "--force"]);
+        assert_eq!(recovered.code, code::OK, "{}", recovered.stderr);
+        assert_recovered_whole(&repo, &wave);
+        for t in ["T-004", "T-005", "T-006"] {
+            assert_eq!(repo.status_of(t), "PENDING", "{t} was never started");
+        }
+        // The repository is usable: a new session starts over what is left.
+        ok(&repo, &["session", "start"]);
+    }
+}
+
+#[test]
+fn a_kill_inside_recover_is_finished_by_the_next_recover_or_start() {
+    for failpoint in [
+        "session:before-archive-rename",
+        "session:after-archive-rename",
+    ] {
+        let repo = six_tasks();
+        ok(&repo, &["session", "start"]);
+        for t in ["T-001", "T-002"] {
+            ok(&repo, &["session", "task", "start", t]);
+        }
+        ok(&repo, &["session", "task", "done", "T-001"]);
+        let out = cairn_command(repo.root(), &["session", "recover", "--force"])
+            .env("CLAUDE_CONFIG_DIR", repo.root().join("claude-config"))
+            .env("CAIRN_FAILPOINT", failpoint)
+            .stdin(Stdio::null())
+            .output()
+            .expect("run");
+        assert!(!out.status.success(), "recover died at {failpoint}");
+        // The project side is settled before the move, so no task is left under way with no
+        // session to recover it from.
+        assert_eq!(repo.status_of("T-002"), "PENDING", "{failpoint}");
+        let again = session(&repo, &["--json", "session", "recover", "--force"]);
+        assert_eq!(again.code, code::OK, "{failpoint}: {}", again.stderr);
+        assert_recovered_whole(&repo, &["T-001", "T-002", "T-003"]);
+        ok(&repo, &["session", "start"]);
+    }
 }
