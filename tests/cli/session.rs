@@ -36,6 +36,60 @@ fn six_tasks() -> Repo {
     repo
 }
 
+/// Every file of a session directory, sorted, with its exact text: the golden form of a session.
+/// The lock's pid and host and the scratch repository's path are the only things masked.
+fn session_files(repo: &Repo, dir: &str) -> String {
+    fn walk(dir: &std::path::Path, rel: &str, out: &mut Vec<(String, Option<String>)>) {
+        let mut names: Vec<_> = std::fs::read_dir(dir)
+            .expect("session directory")
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        for name in names {
+            let path = dir.join(&name);
+            let rel = format!("{rel}{name}");
+            if path.is_dir() {
+                out.push((format!("{rel}/"), None));
+                walk(&path, &format!("{rel}/"), out);
+            } else {
+                out.push((
+                    rel,
+                    Some(std::fs::read_to_string(&path).expect("utf-8 file")),
+                ));
+            }
+        }
+    }
+    let mut files = Vec::new();
+    walk(
+        &repo.root().join(".claude/sessions").join(dir),
+        "",
+        &mut files,
+    );
+    let root = repo.root().display().to_string();
+    let mut out = String::new();
+    for (name, text) in files {
+        out += &format!("==> {name}\n");
+        let Some(text) = text else { continue };
+        for line in text.split_inclusive('\n') {
+            let line = if name == ".lock" && line.starts_with("pid: ") {
+                "pid: <pid>\n".to_owned()
+            } else if name == ".lock" && line.starts_with("host: ") {
+                "host: <host>\n".to_owned()
+            } else {
+                line.replace(&root, "<repo>")
+            };
+            out += &line;
+        }
+        if !text.ends_with('\n') {
+            out += "<no newline at end of file>\n";
+        }
+    }
+    out
+}
+
+const LIVE: &str = "__live_session__";
+
 fn live(repo: &Repo, name: &str) -> String {
     std::fs::read_to_string(
         repo.root()
@@ -54,22 +108,15 @@ fn a_full_run_with_a_failure_and_a_retry_archives_the_session() {
     ))
     .expect("json");
     assert_eq!(started["total_waves"], 2, "{started}");
-    assert_eq!(
-        live(&repo, "progress.md")
-            .lines()
-            .take(3)
-            .collect::<Vec<_>>(),
-        ["# Execution Progress", "Status: Executing", "Wave: 1 of 2"]
-    );
+    insta::assert_snapshot!("session_01_started", session_files(&repo, LIVE));
     let pointer = repo
         .root()
         .join("claude-config/tasks/web/execution_pointer.md");
-    assert!(
+    insta::assert_snapshot!(
+        "session_pointer",
         std::fs::read_to_string(&pointer)
-            .expect("pointer")
-            .trim_end()
-            .ends_with(".claude/sessions/__live_session__/"),
-        "the task list is linked"
+            .expect("the task list is linked")
+            .replace(&repo.root().display().to_string(), "<repo>")
     );
     for t in ["T-001", "T-002", "T-003"] {
         ok(&repo, &["session", "task", "start", t]);
@@ -113,7 +160,9 @@ fn a_full_run_with_a_failure_and_a_retry_archives_the_session() {
         &["session", "task", "done", "T-002", "--duration", "1m"],
     );
     ok(&repo, &["session", "task", "done", "T-003"]);
+    insta::assert_snapshot!("session_02_wave_1_done", session_files(&repo, LIVE));
     ok(&repo, &["session", "wave", "next"]);
+    insta::assert_snapshot!("session_03_wave_2_started", session_files(&repo, LIVE));
     for t in ["T-004", "T-005", "T-006"] {
         ok(&repo, &["session", "task", "start", t]);
         ok(&repo, &["session", "task", "done", t]);
@@ -121,6 +170,10 @@ fn a_full_run_with_a_failure_and_a_retry_archives_the_session() {
     let status = ok(&repo, &["session", "status"]);
     assert!(status.contains("wave 2 of 2"), "{status}");
     ok(&repo, &["session", "finish"]);
+    insta::assert_snapshot!(
+        "session_04_archived",
+        session_files(&repo, "exec-session-20260115-093000")
+    );
     for n in 1..=6 {
         assert_eq!(repo.status_of(&format!("T-00{n}")), "COMPLETE");
     }
@@ -179,6 +232,43 @@ fn a_fresh_lock_refuses_a_second_start_and_changes_nothing() {
         1,
         "the forced-out session is archived as interrupted"
     );
+}
+
+#[test]
+fn start_links_the_list_the_bridge_resolves_from_settings_and_refuses_a_bad_id() {
+    let repo = six_tasks();
+    std::fs::write(
+        repo.root().join(".claude/settings.json"),
+        r#"{"env": {"CLAUDE_CODE_TASK_LIST_ID": "from-settings"}}"#,
+    )
+    .expect("settings");
+    let run = session(&repo, &["session", "start", "--list", "../escape"]);
+    assert_eq!(
+        run.code,
+        code::USAGE,
+        "as `tasklist` refuses it: {}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("../escape"), "{}", run.stderr);
+    assert!(
+        !repo
+            .root()
+            .join(".claude/sessions/__live_session__/.lock")
+            .exists(),
+        "a refused list id starts nothing"
+    );
+    let started: serde_json::Value =
+        serde_json::from_str(&ok(&repo, &["--json", "session", "start"])).expect("json");
+    assert_eq!(started["list"], "from-settings", "{started}");
+    let tasks = repo.root().join("claude-config/tasks");
+    assert!(
+        tasks.join("from-settings/execution_pointer.md").is_file(),
+        "the settings' list is linked"
+    );
+    assert!(!tasks.join("web").exists(), "not the project's list");
+    // The same resolution as the bridge: push writes into the list the session linked.
+    ok(&repo, &["tasklist", "push"]);
+    assert!(tasks.join("from-settings/1.json").is_file());
 }
 
 #[test]
@@ -251,17 +341,8 @@ fn recovery_after_a_crash_mid_wave_resets_and_completes_the_sessions_tasks() {
 #[test]
 fn two_racing_starts_exactly_one_wins() {
     let repo = six_tasks();
-    let config = repo.root().join("claude-config");
     let children: Vec<_> = (0..2)
-        .map(|_| {
-            cairn_command(repo.root(), &["session", "start"])
-                .env("CLAUDE_CONFIG_DIR", &config)
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .expect("spawn")
-        })
+        .map(|_| spawn_quiet(&repo, &["session", "start"]))
         .collect();
     let codes: Vec<i32> = children
         .into_iter()
@@ -276,4 +357,116 @@ fn two_racing_starts_exactly_one_wins() {
     let mut sorted = codes.clone();
     sorted.sort_unstable();
     assert_eq!(sorted, [code::OK, code::REFUSED], "{codes:?}");
+}
+
+/// `cairn args` started in the background, its output discarded.
+fn spawn_quiet(repo: &Repo, args: &[&str]) -> std::process::Child {
+    cairn_command(repo.root(), args)
+        .env("CLAUDE_CONFIG_DIR", repo.root().join("claude-config"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn")
+}
+
+/// Archives of recovered sessions, by name.
+fn interrupted_archives(repo: &Repo) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(repo.root().join(".claude/sessions"))
+        .expect("sessions")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("interrupted-"))
+        .collect();
+    names.sort();
+    names
+}
+
+/// After recovery: nothing live, one whole archive, and each of the wave's tasks COMPLETE exactly
+/// when the archived log passed it, else PENDING; none left IN_PROGRESS.
+fn assert_recovered_whole(repo: &Repo, wave: &[&str]) {
+    assert_eq!(live(repo, ".lock"), "", "nothing is live any more");
+    let archives = interrupted_archives(repo);
+    assert_eq!(archives.len(), 1, "{archives:?}");
+    let dir = repo.root().join(".claude/sessions").join(&archives[0]);
+    for file in [
+        ".lock",
+        "execution_plan.md",
+        "execution_context.md",
+        "progress.md",
+    ] {
+        assert!(dir.join(file).is_file(), "{file} is in the archive");
+    }
+    let log = std::fs::read_to_string(dir.join("task_log.md")).expect("task_log.md");
+    for task in wave {
+        let list_id = task.trim_start_matches("T-").trim_start_matches('0');
+        let passed = log
+            .lines()
+            .any(|l| l.starts_with(&format!("| {list_id} |")) && l.contains("| PASS |"));
+        let want = if passed { "COMPLETE" } else { "PENDING" };
+        assert_eq!(repo.status_of(task), want, "{task}; log:\n{log}");
+    }
+}
+
+#[test]
+fn a_sigkill_in_the_middle_of_a_wave_then_recover_settles_every_task() {
+    let wave = ["T-001", "T-002", "T-003"];
+    // Kills land at different points of the three commands: before, inside and after their writes.
+    for delay_ms in [0, 10] {
+        let repo = six_tasks();
+        ok(&repo, &["session", "start"]);
+        for t in wave {
+            ok(&repo, &["session", "task", "start", t]);
+        }
+        let children: Vec<_> = [
+            ["session", "task", "done", "T-001"],
+            ["session", "task", "fail", "T-002"],
+            ["session", "task", "done", "T-003"],
+        ]
+        .iter()
+        .map(|args| spawn_quiet(&repo, args))
+        .collect();
+        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+        for mut child in children {
+            let _ = child.kill(); // SIGKILL; it may have finished already
+            child.wait().expect("wait");
+        }
+        let recovered = session(&repo, &["--json", "session", "recover", "--force"]);
+        assert_eq!(recovered.code, code::OK, "{}", recovered.stderr);
+        assert_recovered_whole(&repo, &wave);
+        for t in ["T-004", "T-005", "T-006"] {
+            assert_eq!(repo.status_of(t), "PENDING", "{t} was never started");
+        }
+        // The repository is usable: a new session starts over what is left.
+        ok(&repo, &["session", "start"]);
+    }
+}
+
+#[test]
+fn a_kill_inside_recover_is_finished_by_the_next_recover_or_start() {
+    for failpoint in [
+        "session:before-archive-rename",
+        "session:after-archive-rename",
+    ] {
+        let repo = six_tasks();
+        ok(&repo, &["session", "start"]);
+        for t in ["T-001", "T-002"] {
+            ok(&repo, &["session", "task", "start", t]);
+        }
+        ok(&repo, &["session", "task", "done", "T-001"]);
+        let out = cairn_command(repo.root(), &["session", "recover", "--force"])
+            .env("CLAUDE_CONFIG_DIR", repo.root().join("claude-config"))
+            .env("CAIRN_FAILPOINT", failpoint)
+            .stdin(Stdio::null())
+            .output()
+            .expect("run");
+        assert!(!out.status.success(), "recover died at {failpoint}");
+        // The project side is settled before the move, so no task is left under way with no
+        // session to recover it from.
+        assert_eq!(repo.status_of("T-002"), "PENDING", "{failpoint}");
+        let again = session(&repo, &["--json", "session", "recover", "--force"]);
+        assert_eq!(again.code, code::OK, "{failpoint}: {}", again.stderr);
+        assert_recovered_whole(&repo, &["T-001", "T-002", "T-003"]);
+        ok(&repo, &["session", "start"]);
+    }
 }

@@ -360,3 +360,39 @@ async fn force_takes_over_a_fresh_lock() {
     );
     assert_eq!(outcome.recovery.reset_to_pending, ["2", "3"]);
 }
+
+#[tokio::test]
+async fn recovery_never_moves_a_session_started_after_it_looked() {
+    let (store, clock, service) = setup();
+    service.start(request(false)).await.unwrap();
+    clock.advance(TimeDelta::hours(4));
+    let (seen, decision) = service.interrupted(false).await.unwrap().unwrap();
+    assert!(matches!(decision, LockDecision::Stale { .. }));
+    // Another process takes the stale session over between the look and the move.
+    service.start(request(false)).await.unwrap();
+    let newer = store.load().await.unwrap();
+    let refused = service.archive_interrupted(&seen, false).await.unwrap_err();
+    assert!(matches!(
+        execution_error(refused),
+        ExecutionError::SessionLocked { .. }
+    ));
+    assert_eq!(
+        store.load().await.unwrap(),
+        newer,
+        "the new session stays live"
+    );
+    // `force` was given for the session recovery saw, not for the one that replaced it.
+    assert!(service.archive_interrupted(&seen, true).await.is_err());
+    assert_eq!(store.load().await.unwrap(), newer);
+    // Once recovery looks at the new session itself (a second later: archive names differ).
+    clock.advance(TimeDelta::seconds(1));
+    let (seen, _) = service.interrupted(true).await.unwrap().unwrap();
+    let (dir, archived) = service
+        .archive_interrupted(&seen, true)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(dir.starts_with("interrupted-"), "{dir}");
+    assert_eq!(archived.session_id(), newer.session_id());
+    assert!(store.load().await.unwrap().is_empty());
+}

@@ -466,6 +466,19 @@ impl ExecutionSessionStore for FsExecutionSessionStore {
         Ok(true)
     }
 
+    async fn archive_if(&self, dir_name: &str, decide: Decide<'_, ()>) -> Result<bool, Error> {
+        check_segment(dir_name, "archive directory")?;
+        let _guard = self.lock()?;
+        let live = read_session(&self.live_dir())?;
+        if live.is_empty() {
+            return Ok(false);
+        }
+        decide(&live)?;
+        self.check_new_archive(dir_name)?;
+        self.move_live_to(dir_name)?;
+        Ok(true)
+    }
+
     async fn list_archived(&self) -> Result<Vec<String>, StoreError> {
         let entries = match std::fs::read_dir(&self.sessions) {
             Ok(entries) => entries,

@@ -102,7 +102,7 @@ pub struct SessionStartArgs {
     /// Take over a lock younger than 4 h
     #[arg(long)]
     pub force: bool,
-    /// Claude Code task list to link (default: $CLAUDE_CODE_TASK_LIST_ID, else the project id)
+    /// Claude Code task list to link (default: $CLAUDE_CODE_TASK_LIST_ID from the environment or .claude/settings.json, else the project id)
     #[arg(long, value_name = "ID")]
     pub list: Option<String>,
 }

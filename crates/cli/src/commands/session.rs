@@ -15,7 +15,6 @@ use cairn_domain::execution::service::{ExecutionService, LockHolder};
 use cairn_domain::execution::state::Tally;
 use cairn_domain::execution::{ExecutionError, LockFile};
 use cairn_domain::project::TaskId;
-use cairn_domain::tasklist::validate_list_id;
 use cairn_domain::time::format_rfc3339;
 use cairn_domain::{DomainError, Entity, Error, StoreError};
 use serde_json::{Value, json};
@@ -27,9 +26,6 @@ use crate::cli::{
 };
 use crate::exit::{Code, Failure};
 use crate::output::Style;
-
-/// The task list Claude Code reads when no `--list` is given.
-pub const CLAUDE_CODE_TASK_LIST_ID: &str = "CLAUDE_CODE_TASK_LIST_ID";
 
 pub fn run(ctx: &Ctx, command: SessionCommand) -> Result<Report, Failure> {
     let execution = execution_service(ctx)?;
@@ -208,14 +204,11 @@ fn start(
     args: SessionStartArgs,
 ) -> Result<Report, Failure> {
     let project = ctx.project()?;
-    let list_id = match args.list.clone() {
-        Some(id) => id,
-        None => std::env::var(CLAUDE_CODE_TASK_LIST_ID)
-            .ok()
-            .filter(|id| !id.trim().is_empty())
-            .unwrap_or_else(|| project.to_string()),
-    };
-    validate_list_id(&list_id).map_err(|e| Failure::from(DomainError::from(e)))?;
+    let list_id = super::tasklist::list_id_sources(ctx, args.list.clone())
+        .resolve(&project)
+        .map_err(|e| super::tasklist::failure(DomainError::from(e).into()))?
+        .0
+        .to_string();
     let selection = if args.ready {
         Selection::Ready
     } else if args.tasks.is_empty() {

@@ -48,9 +48,16 @@ pub fn run(ctx: &Ctx, command: TasklistCommand) -> Result<Report, Failure> {
 }
 
 fn sources(ctx: &Ctx, args: TaskListArgs) -> ListIdSources {
+    list_id_sources(ctx, args.list)
+}
+
+/// Where a command finds its list id: `flag`, else `CLAUDE_CODE_TASK_LIST_ID` from the
+/// environment or the repository's settings, else the project id. `session start` uses it too, so
+/// both link the same list.
+pub(super) fn list_id_sources(ctx: &Ctx, flag: Option<String>) -> ListIdSources {
     let (environment, settings) = crate::wiring::task_list_id_settings(&ctx.root);
     ListIdSources {
-        flag: args.list,
+        flag,
         environment,
         settings,
         session: None,
@@ -59,7 +66,7 @@ fn sources(ctx: &Ctx, args: TaskListArgs) -> ListIdSources {
 
 /// A list id that could leave the tasks directory is a bad argument (exit 2), whichever source
 /// gave it; nothing was read or written.
-fn failure(e: Error) -> Failure {
+pub(super) fn failure(e: Error) -> Failure {
     match e {
         Error::Domain(DomainError::Execution(ExecutionError::InvalidListId { list_id, reason })) => {
             Failure::new(

@@ -125,6 +125,7 @@ macro_rules! execution_session_store_contract {
             finish_moves_everything_and_empties_live,
             finish_refuses_an_existing_archive,
             archive_live_moves_leftovers,
+            archive_if_decides_under_the_lock,
             unsafe_names_are_refused,
             concurrent_updates_are_not_lost,
         );
@@ -588,6 +589,52 @@ pub async fn archive_live_moves_leftovers(store: Arc<dyn ExecutionSessionStore>)
         "archive onto an existing archive must be AlreadyExists"
     );
     list_archives_is_sorted(store).await;
+}
+
+pub async fn archive_if_decides_under_the_lock(store: Arc<dyn ExecutionSessionStore>) {
+    let store: &dyn ExecutionSessionStore = &*store;
+    start(store, "s-20260205-140000", None).await.unwrap();
+    let before = store.load().await.unwrap();
+    let refused = store
+        .archive_if(
+            "interrupted-20260205-150000",
+            Box::new(|live| {
+                assert_eq!(live.session_id(), Some("s-20260205-140000"));
+                Err(DomainError::invalid(
+                    "session",
+                    "not the one recovery checked",
+                ))
+            }),
+        )
+        .await;
+    assert!(refused.is_err(), "a refusing decide must refuse");
+    assert_eq!(
+        store.load().await.unwrap(),
+        before,
+        "a refused archive must change nothing"
+    );
+    assert!(
+        store.list_archived().await.unwrap().is_empty(),
+        "a refused archive must create no archive"
+    );
+    assert!(
+        store
+            .archive_if("interrupted-20260205-150000", Box::new(|_| Ok(())))
+            .await
+            .unwrap(),
+        "an agreeing decide must move the session"
+    );
+    assert!(store.load().await.unwrap().is_empty());
+    assert!(
+        !store
+            .archive_if(
+                "interrupted-20260205-160000",
+                Box::new(|_| panic!("nothing live to decide on"))
+            )
+            .await
+            .unwrap(),
+        "nothing live: nothing to decide, nothing moved"
+    );
 }
 
 async fn list_archives_is_sorted(store: &dyn ExecutionSessionStore) {

@@ -173,16 +173,22 @@ impl ExecutionSessionStore for MemoryExecutionSessionStore {
     }
 
     async fn archive(&self, dir_name: &str) -> Result<bool, StoreError> {
+        match self.archive_if(dir_name, Box::new(|_| Ok(()))).await {
+            Ok(moved) => Ok(moved),
+            Err(Error::Store(e)) => Err(e),
+            Err(e) => unreachable!("an archive that always agrees refused: {e}"),
+        }
+    }
+
+    async fn archive_if(&self, dir_name: &str, decide: Decide<'_, ()>) -> Result<bool, Error> {
         check_segment(dir_name, "archive directory")?;
         let mut sessions = self.lock();
         if sessions.live.is_empty() {
             return Ok(false);
         }
+        decide(&sessions.live)?;
         if sessions.archives.contains_key(dir_name) {
-            return Err(StoreError::already_exists(
-                Entity::ExecutionArchive,
-                dir_name,
-            ));
+            return Err(StoreError::already_exists(Entity::ExecutionArchive, dir_name).into());
         }
         let archived = std::mem::take(&mut sessions.live);
         sessions.archives.insert(dir_name.to_owned(), archived);

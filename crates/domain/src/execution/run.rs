@@ -87,6 +87,27 @@ pub struct Recovered {
     pub claimed: Vec<(TaskId, String)>,
 }
 
+impl Recovered {
+    /// Adds what a later pass over the same session settled (a task appears once).
+    fn absorb(&mut self, later: Recovered) {
+        for id in later.reset {
+            if !self.reset.contains(&id) {
+                self.reset.push(id);
+            }
+        }
+        for id in later.completed {
+            if !self.completed.contains(&id) {
+                self.completed.push(id);
+            }
+        }
+        for claim in later.claimed {
+            if !self.claimed.contains(&claim) {
+                self.claimed.push(claim);
+            }
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SessionStarted {
     pub outcome: StartOutcome,
@@ -154,6 +175,12 @@ impl<'a> SessionRunner<'a> {
         if request.max_parallel == 0 {
             return Err(DomainError::invalid("max parallel", "it must be at least 1").into());
         }
+        // A dead session's tasks are settled before planning, so the tasks it left under way are
+        // planned again, and a kill between this and the archive is repaired by the next start.
+        let mut recovered = Recovered::default();
+        if let Ok(Some((seen, _))) = self.execution.interrupted(request.force).await {
+            recovered = self.recover_tasks(&request.project, &seen).await?;
+        }
         let state = self.projects.load(&request.project).await?;
         let plan = plan_waves(&state.tasks, &request)?;
         let tasks = state
@@ -179,15 +206,11 @@ impl<'a> SessionRunner<'a> {
                 force: request.force,
             })
             .await?;
-        let recovered = match &outcome.interrupted_archive {
-            Some(dir) => {
-                let archived = self.execution.archived(dir).await?;
-                let mut recovered = self.recover_tasks(&request.project, &archived).await?;
-                recovered.archive = Some(dir.clone());
-                recovered
-            }
-            None => Recovered::default(),
-        };
+        if let Some(dir) = &outcome.interrupted_archive {
+            let archived = self.execution.archived(dir).await?;
+            recovered.absorb(self.recover_tasks(&request.project, &archived).await?);
+            recovered.archive = Some(dir.clone());
+        }
         let progress = self
             .execution
             .begin_wave(1, Vec::new())
@@ -208,15 +231,22 @@ impl<'a> SessionRunner<'a> {
         project: &ProjectId,
         force: bool,
     ) -> Result<Option<(Recovered, LockDecision)>, Error> {
-        let Some((dir, archived, decision)) = self.execution.archive_interrupted(force).await?
-        else {
+        let Some((seen, decision)) = self.execution.interrupted(force).await? else {
             return Ok(None);
         };
-        let mut recovered = self
-            .recover_tasks(project, &archived)
-            .await
-            .map_err(after_commit)?;
-        recovered.archive = Some(dir);
+        // The project side first: a kill after it leaves the leftovers live and a second recover
+        // finds those tasks settled. Archiving first would leave them IN_PROGRESS with no session
+        // left to recover them from.
+        let mut recovered = self.recover_tasks(project, &seen).await?;
+        if let Some((dir, archived)) = self.execution.archive_interrupted(&seen, force).await? {
+            // What the session did between the look and the move; settled tasks are skipped.
+            let late = self
+                .recover_tasks(project, &archived)
+                .await
+                .map_err(after_commit)?;
+            recovered.absorb(late);
+            recovered.archive = Some(dir);
+        }
         Ok(Some((recovered, decision)))
     }
 

@@ -210,19 +210,18 @@ impl ExecutionService {
         Ok(self.store.load_archived(dir).await?)
     }
 
-    /// Moves a dead session's leftovers to `interrupted-YYYYMMDD-HHMMSS/` and returns the archive
-    /// name and what it holds; `None` when the live directory is empty. A lock younger than the
-    /// staleness limit refuses unless `force` (the session may still be running).
-    pub async fn archive_interrupted(
+    /// The live session recovery would archive, with the lock's verdict; `None` when the live
+    /// directory is empty. A lock younger than the staleness limit refuses unless `force` (the
+    /// session may still be running).
+    pub async fn interrupted(
         &self,
         force: bool,
-    ) -> Result<Option<(String, LiveSession, LockDecision)>, Error> {
-        let now = self.clock.now();
+    ) -> Result<Option<(LiveSession, LockDecision)>, Error> {
         let live = self.store.load().await?;
         let Some(phase) = live.phase() else {
             return Ok(None);
         };
-        let decision = decide_lock(live.lock.as_ref(), now, force)
+        let decision = decide_lock(live.lock.as_ref(), self.clock.now(), force)
             .into_result()
             .map_err(DomainError::from)?;
         SessionPhase::walk(
@@ -230,12 +229,40 @@ impl ExecutionService {
             &[phase, SessionPhase::Interrupted, SessionPhase::Recovery],
         )
         .map_err(DomainError::from)?;
+        Ok(Some((live, decision)))
+    }
+
+    /// Moves the leftovers [`interrupted`](Self::interrupted) returned (`seen`) to
+    /// `interrupted-YYYYMMDD-HHMMSS/`; returns the archive name and what it holds, `None` when the
+    /// live directory is empty by now. The check runs under the store's lock with the move: if
+    /// another session took the live directory since `seen`, its own lock decides (without
+    /// `force`, which was given for `seen`), so a session started in between is never moved away.
+    pub async fn archive_interrupted(
+        &self,
+        seen: &LiveSession,
+        force: bool,
+    ) -> Result<Option<(String, LiveSession)>, Error> {
+        let now = self.clock.now();
+        let seen_lock = seen.lock.clone();
         let dir = interrupted_dir_name(now);
-        if !self.store.archive(&dir).await? {
+        let moved = self
+            .store
+            .archive_if(
+                &dir,
+                Box::new(move |live| {
+                    let forced = force && live.lock == seen_lock;
+                    decide_lock(live.lock.as_ref(), now, forced)
+                        .into_result()
+                        .map(|_| ())
+                        .map_err(DomainError::from)
+                }),
+            )
+            .await?;
+        if !moved {
             return Ok(None);
         }
         let archived = self.store.load_archived(&dir).await?;
-        Ok(Some((dir, archived, decision)))
+        Ok(Some((dir, archived)))
     }
 
     /// Adds (or refreshes) one task among the active ones. Only while Active.

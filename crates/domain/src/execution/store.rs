@@ -137,6 +137,12 @@ pub trait ExecutionSessionStore: std::fmt::Debug + Send + Sync {
     /// and a later one was not.
     async fn archive(&self, dir_name: &str) -> Result<bool, StoreError>;
 
+    /// [`archive`](Self::archive), but only if `decide`, run under the store's lock on the live
+    /// session as it is then, agrees: the check and the move are one step, so a session started
+    /// after the caller looked is never moved away. A refusal changes nothing.
+    /// Errors: those of `archive`, and whatever `decide` returns.
+    async fn archive_if(&self, dir_name: &str, decide: Decide<'_, ()>) -> Result<bool, Error>;
+
     /// Names of the archived sessions (every directory beside the live one), sorted.
     /// Errors: `Io`.
     async fn list_archived(&self) -> Result<Vec<String>, StoreError>;
