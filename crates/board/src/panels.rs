@@ -8,10 +8,11 @@ use axum::Json;
 use axum::extract::{Path, State};
 use cairn_domain::execution::LiveSession;
 use cairn_domain::execution::context::ExecutionContext;
+use cairn_domain::plan::PlanError;
 use cairn_domain::plan::service::PlanOverview;
 use cairn_domain::tasklist::ListId;
 use cairn_domain::tasklist::store::ListRead;
-use cairn_domain::{Error, StoreError};
+use cairn_domain::{DomainError, Error, StoreError};
 use serde_json::{Value, json};
 
 use crate::Shared;
@@ -25,7 +26,10 @@ fn absent_is_null<T>(
 ) -> ApiResult<Json<Value>> {
     match result {
         Ok(value) => Ok(Json(shape(value))),
-        Err(Error::Store(StoreError::NotFound { .. })) => Ok(Json(Value::Null)),
+        Err(
+            Error::Store(StoreError::NotFound { .. })
+            | Error::Domain(DomainError::Plan(PlanError::NoActivePlan)),
+        ) => Ok(Json(Value::Null)),
         Err(e) => Err(shared.explain(e)),
     }
 }
@@ -174,8 +178,7 @@ pub async fn task_list(
     State(shared): State<Arc<Shared>>,
     Path(list): Path<String>,
 ) -> ApiResult<Json<Value>> {
-    let list =
-        ListId::parse(&list).map_err(|e| shared.explain(cairn_domain::DomainError::from(e)))?;
+    let list = ListId::parse(&list).map_err(|e| shared.explain(DomainError::from(e)))?;
     let Some(store) = &shared.sources.task_lists else {
         return Ok(Json(Value::Null));
     };

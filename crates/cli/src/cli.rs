@@ -7,6 +7,8 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 mod orch;
 pub use orch::*;
+mod board;
+pub use board::*;
 mod plan;
 pub use plan::*;
 
@@ -243,6 +245,12 @@ State dir: $MAESTRO_STATE_DIR (relative to the root), default docs/maestro."
   cairn tasklist pull            # list changes -> project, through cairn's rules"
     )]
     Tasklist(TasklistCommand),
+
+    /// Serve a live Kanban of the repository's cairn state to a local browser
+    #[command(after_help = "Examples:
+  cairn board                    # prints http://127.0.0.1:PORT/?token=… and serves until Ctrl-C
+  cairn board --port 7777 --open # a fixed port, opened in the default browser")]
+    Board(BoardArgs),
 
     /// Print a shell completion script
     #[command(after_help = "Examples:

@@ -1,5 +1,6 @@
 //! Dispatch: every command goes through [`ProjectService`]; nothing here touches a state file.
 
+mod board;
 mod maintenance;
 mod orch;
 mod phase;
@@ -228,6 +229,7 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<Report, Failure> {
         Command::Plan(c) => plan::run(ctx, c),
         Command::Setup(crate::cli::SetupCommand::Claude(args)) => setup::claude(ctx, args),
         Command::Tasklist(c) => tasklist::run(ctx, c),
+        Command::Board(args) => board::run(ctx, args),
         Command::Completions { shell } => Ok(completions(shell)),
     }
 }
