@@ -12,6 +12,9 @@ const POLICY: &[(&str, &[&str])] = &[
     ("cairn-domain", &[]),
     ("cairn-render", &["cairn-domain"]),
     ("cairn-storage-fs", &["cairn-domain"]),
+    // The board is a driving adapter like the CLI, but a library the CLI serves: it gets the
+    // domain's services from the binary and never names the filesystem adapter.
+    ("cairn-board", &["cairn-domain"]),
     (
         "cairn-hooks",
         &["cairn-domain", "cairn-render", "cairn-storage-fs"],
@@ -25,6 +28,7 @@ const POLICY: &[(&str, &[&str])] = &[
             "cairn-render",
             "cairn-storage-fs",
             "cairn-hooks",
+            "cairn-board",
         ],
     ),
     (
