@@ -245,15 +245,14 @@ fn card_in(id: &str, status: &str) -> String {
     format!(r#"document.querySelector('.column[data-status="{status}"] .card[data-id="{id}"]')"#)
 }
 
-async fn drag(client: &Client, id: &str, to: &str) {
+/// One drag attempt; an error when the page redrew the card meanwhile (a stale element).
+async fn try_drag(client: &Client, id: &str, to: &str) -> Result<(), fantoccini::error::CmdError> {
     let card = client
         .find(Locator::Css(&format!(r#".card[data-id="{id}"]"#)))
-        .await
-        .expect("card");
+        .await?;
     let column = client
         .find(Locator::Css(&format!(r#".column[data-status="{to}"] h2"#)))
-        .await
-        .expect("column");
+        .await?;
     let step = Some(Duration::from_millis(50));
     let actions = MouseActions::new("mouse".into())
         .then(PointerAction::MoveToElement {
@@ -279,7 +278,19 @@ async fn drag(client: &Client, id: &str, to: &str) {
         .then(PointerAction::Up {
             button: MOUSE_BUTTON_LEFT,
         });
-    client.perform_actions(actions).await.expect("drag");
+    client.perform_actions(actions).await
+}
+
+/// A live refresh can replace the card between finding it and dragging it: try again then.
+async fn drag(client: &Client, id: &str, to: &str) {
+    for attempt in 1..=3 {
+        match try_drag(client, id, to).await {
+            Ok(()) => return,
+            Err(e) if attempt < 3 => eprintln!("drag of {id} retried: {e}"),
+            Err(e) => panic!("drag of {id} to {to}: {e}"),
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }
 
 #[test]
