@@ -1,6 +1,7 @@
 //! End-to-end tests: the real `cairn` binary on temporary repositories.
 
 mod agent_output;
+mod board;
 mod claims;
 mod concurrency;
 mod errors;

@@ -10,6 +10,7 @@
 //! `store-one`, `rss`, `floor-hook`, `floor-read`, `floor-write`. And `profile N`, which times
 //! each step of one update on N tasks, for finding what dominates.
 
+mod board;
 mod fixture;
 mod stats;
 
@@ -17,7 +18,7 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use cairn_domain::project::service::ProjectService;
 use cairn_domain::project::{MoveDetail, TaskId, TaskStatus};
@@ -37,7 +38,7 @@ fn main() -> ExitCode {
         Some("floor-write") => floor_write(&args[1..]),
         Some("profile") => profile(&args[1..]),
         _ => Err(
-            "usage: cairn-bench all [--cairn PATH] [--hook PATH] [--quick] [--only store|cli|hook] | cairn-bench profile N"
+            "usage: cairn-bench all [--cairn PATH] [--hook PATH] [--quick] [--only store|cli|hook|board] | cairn-bench profile N"
                 .to_owned(),
         ),
     };
@@ -126,6 +127,9 @@ fn all(args: &[String]) -> Result<(), String> {
     let hook = flag(args, "--hook")
         .map(PathBuf::from)
         .filter(|_| wants("hook"));
+    let board_cairn = flag(args, "--cairn")
+        .map(PathBuf::from)
+        .filter(|_| wants("board"));
     // 100,000 tasks is the size at which every command must stay under 500 ms (#16).
     let process_sizes: &[usize] = if quick {
         &[1_000, 10_000]
@@ -210,6 +214,26 @@ fn all(args: &[String]) -> Result<(), String> {
                 "process rewriting tasks.json",
                 &floor_write,
                 peak_rss(&me, &[&c, "--root", &root, "task", "complete", &last], None),
+            ));
+        }
+        if let Some(cairn) = &board_cairn {
+            let (render, event) = board::measure(cairn, dir.path(), iters)?;
+            rows.push(row(
+                "cairn board GET /api/board",
+                n,
+                &render,
+                "process reading tasks.json",
+                &floor_read,
+                None,
+            ));
+            let debounce = Stats::new(vec![Duration::from_millis(40)]);
+            rows.push(row(
+                "cairn board file change -> SSE",
+                n,
+                &event,
+                "the 40 ms debounce",
+                &debounce,
+                None,
             ));
         }
         if let Some(hook) = &hook {

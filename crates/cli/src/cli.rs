@@ -7,6 +7,8 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 mod orch;
 pub use orch::*;
+mod board;
+pub use board::*;
 mod plan;
 pub use plan::*;
 
@@ -300,6 +302,11 @@ rules find wrong (e.g. a parent completed on one side, a child added on the othe
 merges as a union in time order."
     )]
     MergeDriver(MergeDriverArgs),
+    /// Serve a live Kanban of the repository's cairn state to a local browser
+    #[command(after_help = "Examples:
+  cairn board                    # prints http://127.0.0.1:PORT/?token=… and serves until Ctrl-C
+  cairn board --port 7777 --open # a fixed port, opened in the default browser")]
+    Board(BoardArgs),
 
     /// Print a shell completion script
     #[command(after_help = "Examples:

@@ -123,3 +123,13 @@ pub fn open_tasklist_store() -> Option<Arc<dyn TaskListStore>> {
 pub fn random_ids() -> Arc<dyn IdGen> {
     Arc::new(RandomIds)
 }
+
+/// What `cairn board` watches for changes: the repository's `.claude/` (projects, sessions,
+/// plans), the orchestration state directory and Claude Code's task lists.
+pub fn open_board_store(root: &Path, orchestration_state: &Path) -> Vec<PathBuf> {
+    let mut dirs = vec![root.join(".claude"), orchestration_state.to_path_buf()];
+    if let Some(store) = FsTaskListStore::from_env() {
+        dirs.push(store.root().to_path_buf());
+    }
+    dirs
+}

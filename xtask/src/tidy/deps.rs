@@ -20,6 +20,9 @@ const POLICY: &[(&str, &[&str])] = &[
     // The PostgreSQL adapter validates with the filesystem adapter's schemas and exports and
     // imports through it, so the two write the same files.
     ("cairn-storage-pg", &["cairn-domain", "cairn-storage-fs"]),
+    // The board is a driving adapter like the CLI, but a library the CLI serves: it gets the
+    // domain's services from the binary and never names the filesystem adapter.
+    ("cairn-board", &["cairn-domain"]),
     (
         "cairn-hooks",
         &[
@@ -41,6 +44,7 @@ const POLICY: &[(&str, &[&str])] = &[
             "cairn-hooks",
             "cairn-mcp",
             "cairn-interop",
+            "cairn-board",
         ],
     ),
     (

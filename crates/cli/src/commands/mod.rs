@@ -1,5 +1,6 @@
 //! Dispatch: every command goes through [`ProjectService`]; nothing here touches a state file.
 
+mod board;
 mod interop;
 mod maintenance;
 mod mcp;
@@ -188,7 +189,7 @@ fn execute(cli: Cli, recoveries: &mut Vec<Recovery>) -> Result<Report, Failure> 
 
 /// The project store the run was pointed at (`--store`, `CAIRN_STORE`, `.claude/cairn.toml`, else
 /// the files), with the lock timeout from the environment.
-fn open_project_store(
+pub(crate) fn open_project_store(
     root: &Path,
     store: Option<&str>,
     clock: Arc<dyn Clock>,
@@ -248,6 +249,7 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<Report, Failure> {
         Command::Import(args) => interop::import(ctx, args),
         Command::Export(args) => interop::export(ctx, args),
         Command::MergeDriver(args) => merge::driver(ctx, args),
+        Command::Board(args) => board::run(ctx, args),
         Command::Completions { shell } => Ok(completions(shell)),
     }
 }

@@ -57,7 +57,7 @@ fn ids_from_env() -> Result<Arc<dyn IdGen>, Failure> {
     }
 }
 
-fn service(ctx: &Ctx) -> Result<PlanService, Failure> {
+pub(super) fn service(ctx: &Ctx) -> Result<PlanService, Failure> {
     Ok(PlanService::new(
         crate::wiring::open_plan_store(&ctx.root, super::lock_timeout_from_env()?),
         crate::clock::from_env()?,

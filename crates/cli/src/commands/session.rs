@@ -154,7 +154,7 @@ pub fn run(ctx: &Ctx, command: SessionCommand) -> Result<Report, Failure> {
 }
 
 /// The execution service over this repository's sessions; its locks name this process and host.
-fn execution_service(ctx: &Ctx) -> Result<ExecutionService, Failure> {
+pub(super) fn execution_service(ctx: &Ctx) -> Result<ExecutionService, Failure> {
     let store = crate::wiring::open_execution_store(&ctx.root, super::lock_timeout_from_env()?);
     Ok(
         ExecutionService::new(store, crate::clock::from_env()?).with_lock_holder(LockHolder {
