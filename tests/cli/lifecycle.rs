@@ -491,7 +491,7 @@ fn another_tools_fractional_minutes_are_read_and_kept_not_rolled_back() {
     repo.add(&["Added by cairn"]);
     let text = std::fs::read_to_string(repo.tasks_file()).unwrap();
     assert!(
-        text.contains("\"actual_minutes\": 12.5"),
+        text.contains("\"actual_minutes\":12.5"),
         "the number is kept as written:\n{text}"
     );
     assert!(

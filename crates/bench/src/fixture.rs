@@ -25,6 +25,12 @@ pub fn started_task(i: usize) -> TaskId {
     TaskId::from_number(1 + (i as u64 % STARTED))
 }
 
+/// The `i`-th ready task counted from the end of the ready range (T-300, T-299, …), for the
+/// session rows; the hook rows start the first one (see [`start_a_ready_task`]).
+pub fn session_task(i: usize) -> TaskId {
+    TaskId::from_number(READY_END - (i as u64 % (READY_END - FIRST_FREE_TASK)))
+}
+
 fn task(n: u64) -> Task {
     let created = Utc::now() - Duration::days(3);
     let status = match n {

@@ -12,6 +12,7 @@
 
 mod board;
 mod fixture;
+mod session;
 mod stats;
 
 use std::io::{Read, Write};
@@ -27,8 +28,20 @@ use serde::{Deserialize, Serialize};
 
 use stats::Stats;
 
+const USAGE: &str = "usage: cairn-bench all [--cairn PATH] [--hook PATH] [--quick] [--only store|cli|board|session|hook]
+       cairn-bench profile N
+
+  all       every group, each beside its floor (a process doing the least the operation must);
+            --cairn/--hook name the release binaries to measure (`cargo xtask bench` passes them),
+            --quick stops at 10,000 tasks, --only runs one group
+  profile   where the time of one store update on N tasks goes";
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.iter().any(|a| a == "--help" || a == "-h") {
+        println!("{USAGE}");
+        return ExitCode::SUCCESS;
+    }
     let result = match args.first().map(String::as_str) {
         Some("all") => all(&args[1..]),
         Some("store-one") => store_one(&args[1..]),
@@ -37,10 +50,7 @@ fn main() -> ExitCode {
         Some("floor-read") => floor_read(&args[1..]),
         Some("floor-write") => floor_write(&args[1..]),
         Some("profile") => profile(&args[1..]),
-        _ => Err(
-            "usage: cairn-bench all [--cairn PATH] [--hook PATH] [--quick] [--only store|cli|hook|board] | cairn-bench profile N"
-                .to_owned(),
-        ),
+        _ => Err(USAGE.to_owned()),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -88,8 +98,13 @@ impl Row {
 
 fn all(args: &[String]) -> Result<(), String> {
     let quick = args.iter().any(|a| a == "--quick");
-    // `--only store|cli|hook` runs one group, for quick iterations on one part.
+    // `--only store|cli|board|session|hook` runs one group, for quick iterations on one part.
     let only = flag(args, "--only");
+    if let Some(group) = only.as_deref()
+        && !["store", "cli", "board", "session", "hook"].contains(&group)
+    {
+        return Err(format!("--only {group}: no such group\n{USAGE}"));
+    }
     let wants = |group: &str| only.as_deref().is_none_or(|o| o == group);
     let me = std::env::current_exe().map_err(|e| e.to_string())?;
     let mut rows = Vec::new();
@@ -130,6 +145,9 @@ fn all(args: &[String]) -> Result<(), String> {
     let board_cairn = flag(args, "--cairn")
         .map(PathBuf::from)
         .filter(|_| wants("board"));
+    let session_cairn = flag(args, "--cairn")
+        .map(PathBuf::from)
+        .filter(|_| wants("session"));
     // 100,000 tasks is the size at which every command must stay under 500 ms (#16).
     let process_sizes: &[usize] = if quick {
         &[1_000, 10_000]
@@ -233,6 +251,17 @@ fn all(args: &[String]) -> Result<(), String> {
                 &event,
                 "the 40 ms debounce",
                 &debounce,
+                None,
+            ));
+        }
+        if let Some(cairn) = &session_cairn {
+            let done = session::measure(cairn, dir.path(), iters)?;
+            rows.push(row(
+                "cairn session task done (process)",
+                n,
+                &done,
+                "process rewriting tasks.json",
+                &floor_write,
                 None,
             ));
         }

@@ -288,12 +288,14 @@ State dir: $MAESTRO_STATE_DIR (relative to the root), default docs/maestro."
     Export(ExportArgs),
 
     /// The git merge driver for tasks.json, project.json and progress/log.md (git runs it; see
-    /// `cairn setup git`): merges by task id and field, exits 4 when a person must decide
+    /// README "Git: merging branches" for the set-up): merges by task id and field, exits 4 when
+    /// a person must decide
     #[command(
         name = "merge-driver",
-        after_help = "Git runs it as `cairn merge-driver %O %A %B %P` once `cairn setup git` registered it.
-By hand (the result replaces OURS):
+        after_help = "Examples:
+  git config merge.cairn.driver \"cairn merge-driver %O %A %B %P\"   # what git runs
   cairn merge-driver base.json ours.json theirs.json .claude/projects/web-app/tasks.json
+                                     # by hand: the result replaces ours.json
 
 Edits to different tasks or fields merge; tasks both sides added get distinct ids (theirs
 renumbered, their dependencies and parents rewritten); a field both sides changed is written

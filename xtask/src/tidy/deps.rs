@@ -188,8 +188,8 @@ mod tests {
 
     #[test]
     fn a_crate_without_a_policy_fails() {
-        let found = offences(&["cairn-mcp"], &[]);
+        let found = offences(&["cairn-unplanned"], &[]);
         assert_eq!(found.len(), 1);
-        assert!(found[0].contains("cairn-mcp"));
+        assert!(found[0].contains("cairn-unplanned"));
     }
 }
