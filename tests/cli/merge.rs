@@ -4,33 +4,80 @@ use std::process::Command;
 
 use crate::support::Repo;
 
-/// A git repository holding project `web`, with cairn registered as the merge driver of its files.
+/// A git repository holding project `web`, with cairn registered as the merge driver of its files
+/// by `cairn setup git`, as a user does.
 fn git_repo() -> Repo {
     let repo = Repo::with_project();
-    std::fs::write(
-        repo.root().join(".gitattributes"),
-        ".claude/projects/*/tasks.json merge=cairn\n.claude/projects/*/project.json merge=cairn\n.claude/projects/*/progress/log.md merge=cairn\n",
-    )
-    .expect("attributes");
-    // The store's lock, staging directory and validation stamp are per machine.
-    std::fs::write(
-        repo.root().join(".gitignore"),
-        ".lock\ntemp/\n.tasks.json.validated\n",
-    )
-    .expect("ignore");
-    let driver = format!(
-        "\"{}\" merge-driver %O %A %B %P",
-        env!("CARGO_BIN_EXE_cairn")
-    );
     git(&repo, &["init", "-q", "-b", "main"]);
-    for (key, value) in [
-        ("user.email", "t@example.com"),
-        ("user.name", "t"),
-        ("merge.cairn.driver", driver.as_str()),
-    ] {
+    for (key, value) in [("user.email", "t@example.com"), ("user.name", "t")] {
         git(&repo, &["config", key, value]);
     }
+    repo.ok(&["setup", "git"]);
     repo
+}
+
+#[test]
+fn setup_git_registers_the_driver_and_remove_takes_out_only_its_lines() {
+    let repo = Repo::with_project();
+    git(&repo, &["init", "-q", "-b", "main"]);
+    let attributes = repo.root().join(".gitattributes");
+    let ignore = repo.root().join(".gitignore");
+    std::fs::write(&attributes, "*.png binary\n").unwrap();
+
+    let first = repo.json(&["setup", "git"]);
+    assert_eq!(first["gitattributes"]["changed"], true);
+    assert_eq!(first["gitignore"]["changed"], true);
+    assert_eq!(first["config"]["changed"], true);
+    let text = std::fs::read_to_string(&attributes).unwrap();
+    assert!(text.starts_with("*.png binary\n"), "{text}");
+    assert!(
+        text.contains(".claude/projects/*/tasks.json merge=cairn\n"),
+        "{text}"
+    );
+    let ignored = std::fs::read_to_string(&ignore).unwrap();
+    assert!(
+        ignored.contains(".claude/projects/*/.tasks.json.validated\n"),
+        "{ignored}"
+    );
+    let (set, driver) = git(&repo, &["config", "--get", "merge.cairn.driver"]);
+    assert!(
+        set && driver.trim().ends_with("merge-driver %O %A %B %P"),
+        "{driver}"
+    );
+    // git sees the attribute on a project file.
+    let (_, attr) = git(
+        &repo,
+        &["check-attr", "merge", ".claude/projects/web/tasks.json"],
+    );
+    assert!(attr.contains("merge: cairn"), "{attr}");
+
+    let again = repo.json(&["setup", "git"]);
+    for part in ["gitattributes", "gitignore", "config"] {
+        assert_eq!(again[part]["changed"], false, "{part} is already set up");
+    }
+
+    repo.ok(&["setup", "git", "--remove"]);
+    assert_eq!(
+        std::fs::read_to_string(&attributes).unwrap(),
+        "*.png binary\n"
+    );
+    assert_eq!(std::fs::read_to_string(&ignore).unwrap(), "");
+    let (set, _) = git(&repo, &["config", "--get-regexp", "^merge\\.cairn\\."]);
+    assert!(!set, "the driver is gone from the clone's config");
+}
+
+#[test]
+fn setup_git_outside_a_repository_is_refused_and_writes_nothing() {
+    let repo = Repo::with_project();
+    let run = repo.run(&["setup", "git"]);
+    assert_eq!(run.code, crate::support::code::USAGE, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("not in a git work tree"),
+        "{}",
+        run.stderr
+    );
+    assert!(!repo.root().join(".gitattributes").exists());
+    assert!(!repo.root().join(".gitignore").exists());
 }
 
 fn git(repo: &Repo, args: &[&str]) -> (bool, String) {

@@ -331,6 +331,26 @@ pub enum SetupCommand {
   cairn setup claude --remove
   cairn setup claude --hook /opt/cairn/bin/cairn-hook")]
     Claude(SetupClaudeArgs),
+
+    /// Make git merge cairn's files with `cairn merge-driver`: the merge attributes in
+    /// .gitattributes, the store's per-machine files in .gitignore, the driver in this clone's
+    /// git config
+    #[command(after_help = "Examples:
+  cairn setup git                  # then commit .gitattributes and .gitignore
+  cairn setup git --cairn /opt/cairn/bin/cairn
+  cairn setup git --remove         # takes out exactly what it added")]
+    Git(SetupGitArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct SetupGitArgs {
+    /// Remove cairn's lines and the driver instead of adding them
+    #[arg(long)]
+    pub remove: bool,
+
+    /// The cairn git runs (default: this cairn's own path, so the driver works without PATH)
+    #[arg(long, value_name = "COMMAND")]
+    pub cairn: Option<String>,
 }
 
 #[derive(Debug, Args)]

@@ -213,7 +213,9 @@ fn without_project(command: &Command) -> Option<&'static str> {
         Command::Project(crate::cli::ProjectCommand::List(_)) => {
             Some("`cairn project list` lists every project in the repository")
         }
-        Command::Setup(_) => Some("`cairn setup` registers hooks for every project at once"),
+        Command::Setup(_) => {
+            Some("`cairn setup` works on the repository, for every project at once")
+        }
         Command::Plan(_) => Some("plans belong to the repository, not to a project"),
         Command::Completions { .. } => Some("completion scripts are the same for every project"),
         Command::MergeDriver(_) => Some("the merge driver takes the project from the file's path"),
@@ -244,6 +246,7 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<Report, Failure> {
         Command::Session(c) => session::run(ctx, c),
         Command::Plan(c) => plan::run(ctx, c),
         Command::Setup(crate::cli::SetupCommand::Claude(args)) => setup::claude(ctx, args),
+        Command::Setup(crate::cli::SetupCommand::Git(args)) => setup::git(ctx, args),
         Command::Tasklist(c) => tasklist::run(ctx, c),
         Command::Mcp => mcp::serve(ctx),
         Command::Import(args) => interop::import(ctx, args),

@@ -1,12 +1,14 @@
-//! `cairn setup claude`: the CLI face of `cairn_hooks::setup`.
+//! `cairn setup claude`: the CLI face of `cairn_hooks::setup`; `cairn setup git`: the merge
+//! driver's registration (git attributes, ignores, this clone's config).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::process::Command;
 
 use cairn_hooks::setup::{self, SetupError, SetupOptions};
 use serde_json::json;
 
 use super::{Ctx, Report};
-use crate::cli::SetupClaudeArgs;
+use crate::cli::{SetupClaudeArgs, SetupGitArgs};
 use crate::exit::{Code, Failure};
 
 pub fn claude(ctx: &Ctx, args: SetupClaudeArgs) -> Result<Report, Failure> {
@@ -82,14 +84,213 @@ fn default_hook_command() -> String {
         hook.is_file().then_some(hook)
     });
     match beside {
-        Some(path) => {
-            let text = path.display().to_string();
-            if text.contains(' ') {
-                format!("\"{text}\"")
-            } else {
-                text
+        Some(path) => quoted(&path),
+        None => "cairn-hook".to_owned(),
+    }
+}
+
+/// The files `cairn merge-driver` merges (committed in .gitattributes, so every clone merges them
+/// the same way once its driver is configured).
+const GIT_ATTRIBUTES: &[&str] = &[
+    ".claude/projects/*/tasks.json merge=cairn",
+    ".claude/projects/*/project.json merge=cairn",
+    ".claude/projects/*/progress/log.md merge=cairn",
+];
+
+/// The store's per-machine files: its lock, its staging directory and its validation stamp. A
+/// committed stamp would name another machine's inode and conflict in every merge.
+const GIT_IGNORED: &[&str] = &[
+    ".claude/projects/*/.lock",
+    ".claude/projects/*/temp/",
+    ".claude/projects/*/.tasks.json.validated",
+];
+
+const DRIVER_NAME: &str = "cairn semantic merge";
+
+pub fn git(ctx: &Ctx, args: SetupGitArgs) -> Result<Report, Failure> {
+    let root = &ctx.root;
+    let inside = run_git(root, &["rev-parse", "--is-inside-work-tree"])?;
+    if inside.as_deref() != Some("true") {
+        return Err(Failure::new(
+            Code::Usage,
+            format!("{} is not in a git work tree", root.display()),
+        )
+        .with_hint("run `git init` first, or point --root at the repository"));
+    }
+    let driver = format!(
+        "{} merge-driver %O %A %B %P",
+        args.cairn.unwrap_or_else(default_cairn_command)
+    );
+    // The config first: a failure there leaves both files as they were.
+    let config_changed = if args.remove {
+        let had = run_git(root, &["config", "--get-regexp", "^merge\\.cairn\\."])?.is_some();
+        if had {
+            run_git_ok(root, &["config", "--remove-section", "merge.cairn"])?;
+        }
+        had
+    } else {
+        let mut changed = false;
+        for (key, value) in [
+            ("merge.cairn.name", DRIVER_NAME),
+            ("merge.cairn.driver", &driver),
+        ] {
+            if run_git(root, &["config", "--get", key])?.as_deref() != Some(value) {
+                run_git_ok(root, &["config", key, value])?;
+                changed = true;
             }
         }
-        None => "cairn-hook".to_owned(),
+        changed
+    };
+    let attributes = root.join(".gitattributes");
+    let ignore = root.join(".gitignore");
+    let attributes_changed = edit_file(&attributes, GIT_ATTRIBUTES, args.remove)?;
+    let ignore_changed = edit_file(&ignore, GIT_IGNORED, args.remove)?;
+    let value = json!({
+        "removed": args.remove,
+        "gitattributes": {"path": attributes, "changed": attributes_changed},
+        "gitignore": {"path": ignore, "changed": ignore_changed},
+        "config": {"changed": config_changed, "driver": (!args.remove).then_some(&driver)},
+    });
+    ctx.emit(&value, |_| {
+        let mark = |changed: bool| if changed { "changed" } else { "unchanged" };
+        let mut out = String::new();
+        if args.remove {
+            out.push_str("git no longer merges cairn's files with cairn merge-driver\n");
+        } else {
+            out.push_str(&format!("git merges cairn's files with: {driver}\n"));
+        }
+        out.push_str(&format!(
+            "  .gitattributes {}, .gitignore {}, git config (this clone) {}\n",
+            mark(attributes_changed),
+            mark(ignore_changed),
+            mark(config_changed)
+        ));
+        if !args.remove && (attributes_changed || ignore_changed) {
+            out.push_str("next: commit .gitattributes and .gitignore; each clone runs `cairn setup git` once\n");
+        }
+        out
+    })
+}
+
+/// Adds the missing `lines` to the file (or takes exactly them out), keeping every other line;
+/// `Ok(false)` when there was nothing to do. Written atomically; a file that does not exist and
+/// would stay empty is not created.
+fn edit_file(path: &Path, lines: &[&str], remove: bool) -> Result<bool, Failure> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => {
+            return Err(Failure::new(
+                Code::Internal,
+                format!("cannot read {}: {e}", path.display()),
+            ));
+        }
+    };
+    let Some(edited) = edit_lines(&text, lines, remove) else {
+        return Ok(false);
+    };
+    let dir = path.parent().unwrap_or(Path::new("."));
+    crate::wiring::write_atomic(dir, path, edited.as_bytes())
+        .map_err(|e| Failure::new(Code::Internal, e.to_string()))?;
+    Ok(true)
+}
+
+/// The text with `lines` appended where missing (or removed); `None` when it would not change.
+fn edit_lines(text: &str, lines: &[&str], remove: bool) -> Option<String> {
+    let present = |line: &str| text.lines().any(|l| l.trim_end() == line);
+    if remove {
+        if !lines.iter().any(|l| present(l)) {
+            return None;
+        }
+        let kept: Vec<&str> = text
+            .lines()
+            .filter(|l| !lines.contains(&l.trim_end()))
+            .collect();
+        return Some(if kept.is_empty() {
+            String::new()
+        } else {
+            kept.join("\n") + "\n"
+        });
+    }
+    let missing: Vec<&str> = lines.iter().copied().filter(|l| !present(l)).collect();
+    if missing.is_empty() {
+        return None;
+    }
+    let mut out = text.to_owned();
+    if !out.is_empty() && !out.ends_with('\n') {
+        out.push('\n');
+    }
+    for line in missing {
+        out.push_str(line);
+        out.push('\n');
+    }
+    Some(out)
+}
+
+/// `git ARGS` in the repository: its trimmed output, or `None` when git says no (exit 1, e.g.
+/// an unset key, or not a repository).
+fn run_git(root: &Path, args: &[&str]) -> Result<Option<String>, Failure> {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(root)
+        .output()
+        .map_err(|e| {
+            Failure::new(Code::Usage, format!("cannot run git: {e}"))
+                .with_hint("install git, or put it on PATH")
+        })?;
+    Ok(out
+        .status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_owned()))
+}
+
+fn run_git_ok(root: &Path, args: &[&str]) -> Result<(), Failure> {
+    run_git(root, args)?.map(|_| ()).ok_or_else(|| {
+        Failure::new(
+            Code::Internal,
+            format!("git {} failed in {}", args.join(" "), root.display()),
+        )
+    })
+}
+
+/// This cairn's own path (quoted when it has spaces), so git finds the driver without PATH.
+fn default_cairn_command() -> String {
+    match std::env::current_exe() {
+        Ok(path) => quoted(&path),
+        Err(_) => "cairn".to_owned(),
+    }
+}
+
+fn quoted(path: &Path) -> String {
+    let text = path.display().to_string();
+    if text.contains(' ') {
+        format!("\"{text}\"")
+    } else {
+        text
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::edit_lines;
+
+    #[test]
+    fn adding_keeps_other_lines_and_adds_only_what_is_missing() {
+        let text = "*.png binary\nb merge=cairn";
+        assert_eq!(
+            edit_lines(text, &["a merge=cairn", "b merge=cairn"], false).as_deref(),
+            Some("*.png binary\nb merge=cairn\na merge=cairn\n")
+        );
+        assert_eq!(edit_lines("a\nb\n", &["a", "b"], false), None);
+    }
+
+    #[test]
+    fn removing_takes_out_exactly_those_lines() {
+        assert_eq!(
+            edit_lines("x\na\ny\nb\n", &["a", "b"], true).as_deref(),
+            Some("x\ny\n")
+        );
+        assert_eq!(edit_lines("x\n", &["a"], true), None);
+        assert_eq!(edit_lines("a\n", &["a"], true).as_deref(), Some(""));
     }
 }
