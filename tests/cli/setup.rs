@@ -73,3 +73,57 @@ fn setup_refuses_to_touch_a_settings_file_that_is_not_json() {
         "{ not json"
     );
 }
+
+#[test]
+fn setup_registers_the_mcp_server_beside_other_servers_and_removes_only_its_own() {
+    let repo = Repo::new();
+    let mcp = repo.root().join(".mcp.json");
+    std::fs::write(
+        &mcp,
+        r#"{"mcpServers": {"docs": {"command": "docs-server", "args": []}}}"#,
+    )
+    .expect("write");
+
+    let out = repo.json(&["setup", "claude", "--hook", "/opt/cairn/bin/cairn-hook"]);
+    assert_eq!(out["mcp"]["changed"], true, "{out}");
+    let config: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&mcp).expect("read")).expect("json");
+    assert_eq!(config["mcpServers"]["docs"]["command"], "docs-server");
+    assert_eq!(config["mcpServers"]["cairn"]["args"], json!(["mcp"]));
+    let command = config["mcpServers"]["cairn"]["command"].as_str().unwrap();
+    assert!(
+        command.ends_with(&format!("cairn{}", std::env::consts::EXE_SUFFIX)),
+        "{command}"
+    );
+
+    let again = repo.json(&["setup", "claude", "--hook", "/opt/cairn/bin/cairn-hook"]);
+    assert_eq!(
+        again["mcp"]["changed"], false,
+        "a second run changes nothing"
+    );
+
+    repo.ok(&["setup", "claude", "--remove"]);
+    let config: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&mcp).expect("read")).expect("json");
+    assert_eq!(
+        config,
+        json!({"mcpServers": {"docs": {"command": "docs-server", "args": []}}}),
+        "only cairn's server is gone"
+    );
+}
+
+#[test]
+fn a_broken_mcp_json_is_refused_before_anything_changes() {
+    let repo = Repo::new();
+    std::fs::write(repo.root().join(".mcp.json"), "{ nope").expect("write");
+    let run = repo.fails(&["setup", "claude"], 5);
+    assert!(run.stderr.contains(".mcp.json"), "{}", run.stderr);
+    assert!(
+        !repo.root().join(".claude/settings.json").exists(),
+        "settings.json is not written either"
+    );
+    assert_eq!(
+        std::fs::read_to_string(repo.root().join(".mcp.json")).expect("read"),
+        "{ nope"
+    );
+}

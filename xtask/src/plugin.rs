@@ -202,6 +202,7 @@ mod tests {
         for file in [
             ".claude-plugin/plugin.json",
             "hooks/hooks.json",
+            ".mcp.json",
             "skills/cairn/SKILL.md",
             "commands/next.md",
         ] {

@@ -184,13 +184,94 @@ fn io<'a>(op: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -> Se
 
 /// Merges (or removes) cairn's hooks in `options.settings_path`.
 pub fn apply(options: &SetupOptions) -> Result<SetupReport, SetupError> {
-    let path = &options.settings_path;
+    let command = (!options.remove).then_some(options.hook_command.as_str());
+    let (changed, backup, removed) =
+        edit_json_file(&options.settings_path, options.remove, |settings| {
+            merge(settings, command)
+        })?;
+    let registered = if options.remove {
+        Vec::new()
+    } else {
+        CAIRN_HOOKS.iter().map(|s| s.event.to_owned()).collect()
+    };
+    Ok(SetupReport {
+        settings_path: options.settings_path.clone(),
+        changed,
+        backup,
+        removed: if changed { removed } else { 0 },
+        registered,
+    })
+}
+
+/// The MCP server entry Claude Code starts for cairn (`cairn mcp` on stdio).
+pub fn mcp_server(cairn_command: &str) -> Value {
+    serde_json::json!({"command": cairn_command, "args": ["mcp"]})
+}
+
+/// What [`register_mcp`] did to `.mcp.json`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct McpReport {
+    pub path: PathBuf,
+    pub changed: bool,
+    pub backup: Option<PathBuf>,
+}
+
+/// Puts `mcpServers.cairn` into a project's `.mcp.json` (or, with `remove`, takes it out),
+/// keeping every other server; a file left with no server and nothing else is left as `{}`.
+pub fn register_mcp(
+    path: &Path,
+    cairn_command: &str,
+    remove: bool,
+) -> Result<McpReport, SetupError> {
+    let (changed, backup, _) = edit_json_file(path, remove, |config| {
+        edit_mcp(config, cairn_command, remove)
+    })?;
+    Ok(McpReport {
+        path: path.to_path_buf(),
+        changed,
+        backup,
+    })
+}
+
+/// Whether [`register_mcp`] would succeed on `path`, writing nothing: `cairn setup claude` checks
+/// both files before it changes either.
+pub fn check_mcp(path: &Path) -> Result<(), SetupError> {
+    let (_, mut config) = read_json(path)?;
+    edit_mcp(&mut config, "cairn", false)
+        .map(|_| ())
+        .map_err(|detail| SetupError::Shape {
+            path: path.display().to_string(),
+            detail,
+        })
+}
+
+fn edit_mcp(config: &mut Value, cairn_command: &str, remove: bool) -> Result<usize, String> {
+    let root = config
+        .as_object_mut()
+        .ok_or("the top level is not a JSON object")?;
+    let servers = root
+        .entry("mcpServers")
+        .or_insert_with(|| Value::Object(Map::new()))
+        .as_object_mut()
+        .ok_or("\"mcpServers\" is not an object")?;
+    let had = servers.remove("cairn").is_some();
+    if !remove {
+        servers.insert("cairn".to_owned(), mcp_server(cairn_command));
+    }
+    if servers.is_empty() {
+        root.remove("mcpServers");
+    }
+    Ok(usize::from(had))
+}
+
+/// A JSON settings file as text (`None`: missing) and value (missing or blank: `{}`).
+fn read_json(path: &Path) -> Result<(Option<String>, Value), SetupError> {
     let existing = match fs::read_to_string(path) {
         Ok(text) => Some(text),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
         Err(e) => return Err(io("read", path)(e)),
     };
-    let original = match existing.as_deref() {
+    let value = match existing.as_deref() {
         None => Value::Object(Map::new()),
         Some(text) if text.trim().is_empty() => Value::Object(Map::new()),
         Some(text) => serde_json::from_str(text).map_err(|e| SetupError::NotJson {
@@ -198,28 +279,27 @@ pub fn apply(options: &SetupOptions) -> Result<SetupReport, SetupError> {
             detail: e.to_string(),
         })?,
     };
-    let mut settings = original.clone();
-    let command = (!options.remove).then_some(options.hook_command.as_str());
-    let removed = merge(&mut settings, command).map_err(|detail| SetupError::Shape {
+    Ok((existing, value))
+}
+
+/// Reads a JSON settings file (missing or blank: `{}`), lets `edit` change it, and writes it back
+/// atomically — with the previous content kept beside it — only when the text changed. A missing
+/// file is not created just to remove something from it. Returns (changed, backup, edit's count).
+fn edit_json_file(
+    path: &Path,
+    remove: bool,
+    edit: impl FnOnce(&mut Value) -> Result<usize, String>,
+) -> Result<(bool, Option<PathBuf>, usize), SetupError> {
+    let (existing, original) = read_json(path)?;
+    let mut edited = original.clone();
+    let count = edit(&mut edited).map_err(|detail| SetupError::Shape {
         path: path.display().to_string(),
         detail,
     })?;
-    let registered = if options.remove {
-        Vec::new()
-    } else {
-        CAIRN_HOOKS.iter().map(|s| s.event.to_owned()).collect()
-    };
     // Compared as text: with preserve_order, a moved key is a change too.
-    let unchanged =
-        render(&settings) == render(&original) && (existing.is_some() || options.remove);
+    let unchanged = render(&edited) == render(&original) && (existing.is_some() || remove);
     if unchanged {
-        return Ok(SetupReport {
-            settings_path: path.clone(),
-            changed: false,
-            backup: None,
-            removed: 0,
-            registered,
-        });
+        return Ok((false, None, count));
     }
     let backup = match existing {
         Some(_) => {
@@ -229,14 +309,8 @@ pub fn apply(options: &SetupOptions) -> Result<SetupReport, SetupError> {
         }
         None => None,
     };
-    write_atomically(path, render(&settings).as_bytes())?;
-    Ok(SetupReport {
-        settings_path: path.clone(),
-        changed: true,
-        backup,
-        removed,
-        registered,
-    })
+    write_atomically(path, render(&edited).as_bytes())?;
+    Ok((true, backup, count))
 }
 
 pub fn backup_path(settings: &Path) -> PathBuf {

@@ -102,6 +102,23 @@ fn hooks_json_registers_what_setup_registers() {
 }
 
 #[test]
+fn the_plugin_starts_the_mcp_server_setup_registers() {
+    let config = json(".mcp.json");
+    let keys: Vec<&str> = config
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(keys, ["mcpServers"]);
+    assert_eq!(
+        config["mcpServers"]["cairn"],
+        setup::mcp_server("${CLAUDE_PLUGIN_ROOT}/bin/cairn"),
+        "the same entry `cairn setup claude` writes, with the plugin's own binary"
+    );
+}
+
+#[test]
 fn the_hook_command_falls_back_to_path_without_the_variable() {
     let expand = |root: Option<&str>| {
         let output = std::process::Command::new("sh")

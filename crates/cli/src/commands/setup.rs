@@ -18,18 +18,26 @@ pub fn claude(ctx: &Ctx, args: SetupClaudeArgs) -> Result<Report, Failure> {
         ctx.root.join(".claude").join("settings.json")
     };
     let hook_command = args.hook.unwrap_or_else(default_hook_command);
+    let mcp_path = (!args.global).then(|| ctx.root.join(".mcp.json"));
+    if let Some(path) = &mcp_path {
+        // Both files are checked before either changes.
+        setup::check_mcp(path).map_err(setup_failure)?;
+    }
     let report = setup::apply(&SetupOptions {
         settings_path,
         hook_command: hook_command.clone(),
         remove: args.remove,
     })
-    .map_err(|e| {
-        let code = match e {
-            SetupError::Io { .. } | SetupError::Write(_) => Code::Internal,
-            SetupError::NotJson { .. } | SetupError::Shape { .. } => Code::Invalid,
-        };
-        Failure::new(code, e.to_string())
-    })?;
+    .map_err(setup_failure)?;
+    // The MCP server goes in the repository's .mcp.json; Claude Code keeps user-scoped servers
+    // in its own ~/.claude.json, which cairn does not edit.
+    let mcp = match &mcp_path {
+        Some(path) => Some(
+            setup::register_mcp(path, &default_cairn_command(), args.remove)
+                .map_err(setup_failure)?,
+        ),
+        None => None,
+    };
     let value = json!({
         "settings_path": report.settings_path,
         "changed": report.changed,
@@ -37,6 +45,11 @@ pub fn claude(ctx: &Ctx, args: SetupClaudeArgs) -> Result<Report, Failure> {
         "removed": report.removed,
         "registered": report.registered,
         "hook_command": hook_command,
+        "mcp": mcp.as_ref().map(|m| json!({
+            "path": m.path,
+            "changed": m.changed,
+            "backup": m.backup,
+        })),
     });
     ctx.emit(&value, |_| {
         let path = report.settings_path.display();
@@ -57,8 +70,30 @@ pub fn claude(ctx: &Ctx, args: SetupClaudeArgs) -> Result<Report, Failure> {
         if let Some(backup) = &report.backup {
             out.push_str(&format!("  previous file kept at {}\n", backup.display()));
         }
+        if let Some(mcp) = &mcp {
+            let path = mcp.path.display();
+            out.push_str(&match (args.remove, mcp.changed) {
+                (true, true) => format!("Removed the cairn MCP server from {path}\n"),
+                (true, false) => format!("{path} has no cairn MCP server; nothing changed\n"),
+                (false, true) => {
+                    format!("The cairn MCP server (`cairn mcp`) is registered in {path}\n")
+                }
+                (false, false) => format!("{path} already registers the cairn MCP server\n"),
+            });
+            if let Some(backup) = &mcp.backup {
+                out.push_str(&format!("  previous file kept at {}\n", backup.display()));
+            }
+        }
         out
     })
+}
+
+fn setup_failure(e: SetupError) -> Failure {
+    let code = match e {
+        SetupError::Io { .. } | SetupError::Write(_) => Code::Internal,
+        SetupError::NotJson { .. } | SetupError::Shape { .. } => Code::Invalid,
+    };
+    Failure::new(code, e.to_string())
 }
 
 /// Claude Code's configuration directory: `$CLAUDE_CONFIG_DIR`, else `~/.claude`.
