@@ -28,6 +28,7 @@ impl Orch {
         let repo = Repo::bare();
         let store = FsOrchestrationStore::new(&repo.root, &repo.root.join("docs/maestro"));
         let spec = NewSession {
+            id: None,
             topic: "Auth rewrite".into(),
             task: "Rewrite auth".into(),
             workflow_mode: WorkflowMode::Express,
@@ -37,6 +38,8 @@ impl Orch {
             execution_backend: None,
             task_complexity: None,
             phases: vec![NewPhase {
+                id: None,
+                files: Vec::new(),
                 name: "Schema".into(),
                 agents: vec!["coder".into()],
                 parallel: false,

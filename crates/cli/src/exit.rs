@@ -328,7 +328,9 @@ fn plan_code(e: &PlanError) -> Code {
 fn orchestration_code(e: &OrchestrationError) -> Code {
     use OrchestrationError::*;
     match e {
-        InvalidSessionId { .. } | Blank { .. } | InvalidPhases { .. } => Code::Invalid,
+        InvalidSessionId { .. } | Blank { .. } | InvalidPhases { .. } | NothingToDo { .. } => {
+            Code::Invalid
+        }
         PhaseNotFound { .. } => Code::NotFound,
         _ => Code::Refused,
     }

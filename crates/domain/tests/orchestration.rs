@@ -28,6 +28,8 @@ fn at(hour: u32, minute: u32) -> Timestamp {
 
 fn phase(name: &str, blocked_by: &[PhaseId]) -> NewPhase {
     NewPhase {
+        id: None,
+        files: Vec::new(),
         name: name.into(),
         agents: vec!["coder".into()],
         parallel: false,
@@ -37,6 +39,7 @@ fn phase(name: &str, blocked_by: &[PhaseId]) -> NewPhase {
 
 fn spec() -> NewSession {
     NewSession {
+        id: None,
         topic: "Auth Rewrite".into(),
         task: "Rewrite the auth layer".into(),
         workflow_mode: WorkflowMode::Standard,
@@ -945,6 +948,7 @@ async fn service_runs_a_session_to_the_archive() {
     let id = created.id().clone();
     let second = service
         .create(NewSession {
+            id: None,
             topic: "Other".into(),
             ..spec()
         })
@@ -1086,6 +1090,7 @@ async fn service_runs_a_session_to_the_archive() {
     );
     service
         .create(NewSession {
+            id: None,
             topic: "Auth Rewrite 2".into(),
             ..spec()
         })
@@ -1198,5 +1203,247 @@ async fn logged_completion_and_failure_append_the_phase_section_in_the_same_chan
         store.load().await.expect("load").expect("active"),
         before,
         "a refused completion appends no section"
+    );
+}
+
+// ---- seed 004's tools: caller ids, update, transition ----------------------------------------
+
+fn seed_spec() -> NewSession {
+    let phase = |id: PhaseId, name: &str, blocked_by: &[PhaseId]| NewPhase {
+        id: Some(id),
+        files: vec![format!("./src/{name}.rs")],
+        ..phase(name, blocked_by)
+    };
+    NewSession {
+        id: Some(SessionId::parse("2026-03-14-seed").expect("valid id")),
+        // Three phases: 10, then 20 and 30 in parallel (both wait on 10).
+        phases: vec![
+            phase(10, "schema", &[]),
+            phase(20, "api", &[10]),
+            phase(30, "docs", &[10]),
+        ],
+        ..spec()
+    }
+}
+
+#[test]
+fn a_caller_given_session_id_and_phase_ids_are_kept() {
+    let s = Session::new(seed_spec(), at(9, 0)).expect("valid");
+    assert_eq!(s.id().as_str(), "2026-03-14-seed");
+    let ids: Vec<PhaseId> = s.state.phases.iter().map(|p| p.id).collect();
+    assert_eq!(ids, [10, 20, 30]);
+    assert_eq!(s.state.current_phase, 10);
+    assert_eq!(s.state.phases[2].blocked_by, [10]);
+    assert_eq!(
+        s.state.phases[1].extra[PLANNED_FILES],
+        json!(["src/api.rs"])
+    );
+}
+
+#[test]
+fn caller_phase_ids_must_be_all_or_none_distinct_positive_and_blockers_earlier() {
+    let cases: Vec<(Vec<Option<PhaseId>>, Vec<PhaseId>, &str)> = vec![
+        (vec![Some(1), None], vec![], "every phase an id"),
+        (vec![Some(2), Some(2)], vec![], "two phases have the id 2"),
+        (vec![Some(0), Some(1)], vec![], "start at 1"),
+        (
+            vec![Some(5), Some(3)],
+            vec![3],
+            "earlier phases (5), not by 3",
+        ),
+    ];
+    for (ids, blocked_by, wanted) in cases {
+        let phases = ids
+            .iter()
+            .enumerate()
+            .map(|(i, id)| NewPhase {
+                id: *id,
+                blocked_by: if i == 0 { vec![] } else { blocked_by.clone() },
+                ..phase("p", &[])
+            })
+            .collect();
+        let err = Session::new(NewSession { phases, ..spec() }, at(9, 0)).expect_err("refused");
+        assert!(err.to_string().contains(wanted), "{err} lacks {wanted}");
+    }
+}
+
+#[test]
+fn transition_completes_one_phase_with_its_report_and_starts_a_parallel_batch() {
+    let mut s = Session::new(seed_spec(), at(9, 0)).expect("valid");
+    let started = s
+        .transition(
+            PhaseTransition {
+                next: vec![10],
+                ..Default::default()
+            },
+            at(9, 1),
+        )
+        .expect("start 10");
+    assert_eq!(started, [10]);
+    let started = s
+        .transition(
+            PhaseTransition {
+                completed: Some(10),
+                files: FileChanges {
+                    created: vec!["src/schema.rs".into()],
+                    ..Default::default()
+                },
+                downstream: DownstreamContext {
+                    warnings: vec!["migrations are manual".into()],
+                    ..Default::default()
+                },
+                tokens: Some(TokenCounts {
+                    input: 100,
+                    output: 40,
+                    cached: 0,
+                }),
+                next: vec![20, 30],
+                batch: Some("b1".into()),
+            },
+            at(9, 2),
+        )
+        .expect("transition");
+    assert_eq!(started, [20, 30]);
+    let ten = s.phase(10).expect("phase 10");
+    assert_eq!(ten.status, PhaseStatus::Completed);
+    assert_eq!(ten.files_created, ["src/schema.rs"]);
+    assert_eq!(ten.downstream_context.warnings, ["migrations are manual"]);
+    assert_eq!(s.state.token_usage.by_agent["coder"].input, 100);
+    assert_eq!(s.state.current_batch.as_deref(), Some("b1"));
+    assert_eq!(s.state.current_phase, 20);
+    assert!(
+        s.log
+            .iter()
+            .any(|e| matches!(e, LogEntry::Phase { phase, .. } if phase.id == 10))
+    );
+    // A phase already in progress is left as it is; 30 finishing completes the session's batch.
+    let again = s
+        .transition(
+            PhaseTransition {
+                completed: Some(30),
+                next: vec![20],
+                ..Default::default()
+            },
+            at(9, 3),
+        )
+        .expect("30 done, 20 still running");
+    assert!(again.is_empty());
+}
+
+#[test]
+fn a_refused_transition_changes_nothing() {
+    let mut s = Session::new(seed_spec(), at(9, 0)).expect("valid");
+    s.start_phase(10, &[], at(9, 1)).expect("start");
+    let before = s.clone();
+    let cases = [
+        // 10 completes, but 40 does not exist: 10 must stay in progress.
+        PhaseTransition {
+            completed: Some(10),
+            files: FileChanges {
+                created: vec!["a.rs".into()],
+                ..Default::default()
+            },
+            next: vec![20, 40],
+            ..Default::default()
+        },
+        // 20 waits on 10, which is not complete.
+        PhaseTransition {
+            next: vec![20],
+            ..Default::default()
+        },
+        // 20 never ran.
+        PhaseTransition {
+            completed: Some(20),
+            ..Default::default()
+        },
+        PhaseTransition::default(),
+        PhaseTransition {
+            files: FileChanges {
+                created: vec!["a.rs".into()],
+                ..Default::default()
+            },
+            next: vec![10],
+            ..Default::default()
+        },
+    ];
+    for step in cases {
+        let err = s.transition(step.clone(), at(9, 2));
+        assert!(err.is_err(), "{step:?} was accepted");
+        assert_eq!(s, before, "{step:?} changed the session");
+    }
+}
+
+#[test]
+fn update_sets_the_fields_named_and_refuses_none() {
+    let mut s = session();
+    let updated = s
+        .update(
+            SessionUpdate {
+                execution_mode: Some("parallel".into()),
+                current_batch: Some("b2".into()),
+                ..Default::default()
+            },
+            at(9, 5),
+        )
+        .expect("update");
+    assert_eq!(updated, ["execution_mode", "current_batch"]);
+    assert_eq!(s.state.execution_mode.as_deref(), Some("parallel"));
+    assert_eq!(s.state.updated, at(9, 5));
+    let err = s
+        .update(SessionUpdate::default(), at(9, 6))
+        .expect_err("none");
+    assert!(matches!(err, OrchestrationError::NothingToDo { .. }));
+}
+
+#[tokio::test]
+async fn service_transition_update_and_archive_refuse_another_sessions_id() {
+    let (service, _store, _clock) = service();
+    service.create(seed_spec()).await.expect("create");
+    let other = SessionId::parse("2026-01-01-other").expect("valid");
+    let mismatch = |r| {
+        assert!(matches!(
+            orchestration_error(r),
+            OrchestrationError::SessionMismatch { .. }
+        ));
+    };
+    mismatch(
+        service
+            .update_session(
+                other.clone(),
+                SessionUpdate {
+                    current_batch: Some("x".into()),
+                    ..Default::default()
+                },
+            )
+            .await
+            .map(|_| ()),
+    );
+    mismatch(
+        service
+            .transition(
+                Some(other.clone()),
+                PhaseTransition {
+                    next: vec![10],
+                    ..Default::default()
+                },
+            )
+            .await
+            .map(|_| ()),
+    );
+    mismatch(service.archive_session(other, None).await.map(|_| ()));
+    let (session, started) = service
+        .transition(
+            None,
+            PhaseTransition {
+                next: vec![10],
+                ..Default::default()
+            },
+        )
+        .await
+        .expect("transition");
+    assert_eq!(started, [10]);
+    assert_eq!(
+        session.phase(10).expect("10").status,
+        PhaseStatus::InProgress
     );
 }

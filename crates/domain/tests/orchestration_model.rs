@@ -7,7 +7,9 @@ use cairn_domain::orchestration::model::{
     DownstreamContext, ErrorKind, PhaseId, PhaseStatus, SessionStatus, TokenCounts,
 };
 use cairn_domain::orchestration::phase::{MAX_RETRIES, UserDecision};
-use cairn_domain::orchestration::session::{FileChanges, NewError, NewPhase, NewSession};
+use cairn_domain::orchestration::session::{
+    FileChanges, NewError, NewPhase, NewSession, PhaseTransition,
+};
 use cairn_domain::orchestration::{Session, SessionState, WorkflowMode};
 use cairn_domain::time::Timestamp;
 use chrono::{Duration, TimeZone, Utc};
@@ -76,6 +78,8 @@ enum Op {
     Tokens(usize, u32, u32, u32),
     Downstream(PhaseId, Vec<usize>),
     Resolve(PhaseId, usize),
+    /// Seed 004's one-call step: complete one phase (recording files), start the next ones.
+    Transition(Option<PhaseId>, Vec<usize>, Vec<PhaseId>),
 }
 
 struct Model;
@@ -131,7 +135,13 @@ impl ReferenceStateMachine for Model {
             1 => (id.clone(), prop::collection::vec(0..PATHS.len(), 0..4)).prop_map(|(id, p)| Op::Files(id, p)),
             2 => (0..AGENTS.len(), 0u32..5000, 0u32..5000, 0u32..5000).prop_map(|(a, i, o, c)| Op::Tokens(a, i, o, c)),
             1 => (id.clone(), prop::collection::vec(0..ENTRIES.len(), 0..4)).prop_map(|(id, e)| Op::Downstream(id, e)),
-            1 => (id, 0usize..3).prop_map(|(id, i)| Op::Resolve(id, i)),
+            1 => (id.clone(), 0usize..3).prop_map(|(id, i)| Op::Resolve(id, i)),
+            3 => (
+                prop::option::of(id.clone()),
+                prop::collection::vec(0..PATHS.len(), 0..2),
+                prop::collection::vec(id, 0..3),
+            )
+                .prop_map(|(done, paths, next)| Op::Transition(done, paths, next)),
         ]
         .boxed()
     }
@@ -206,10 +216,54 @@ impl ReferenceStateMachine for Model {
                     _ => false,
                 })
             }
+            Op::Transition(done, ref paths, ref next) => {
+                // All or nothing: the step runs on a copy kept only when every part is accepted.
+                let mut after = state.clone();
+                let accepted = transition(&mut after, done, paths, next);
+                if accepted {
+                    state = after;
+                }
+                accepted
+            }
         };
         state.last_accepted = accepted;
         state
     }
+}
+
+fn transition(
+    state: &mut RefState,
+    done: Option<PhaseId>,
+    paths: &[usize],
+    next: &[PhaseId],
+) -> bool {
+    let refused = match done {
+        None => next.is_empty() || !paths.is_empty(),
+        Some(id) => !with_phase(state, id, |p| {
+            p.status == PhaseStatus::InProgress && {
+                for path in paths
+                    .iter()
+                    .map(|&i| PATHS[i].trim().trim_start_matches("./").to_owned())
+                {
+                    if !p.created.contains(&path) {
+                        p.created.push(path);
+                    }
+                }
+                p.status = PhaseStatus::Completed;
+                p.errors.iter_mut().for_each(|resolved| *resolved = true);
+                true
+            }
+        }),
+    };
+    if refused {
+        return false;
+    }
+    next.iter().all(|&id| {
+        state
+            .phase(id)
+            .is_some_and(|p| p.status == PhaseStatus::InProgress)
+            || start(state, id)
+    })
 }
 
 fn ran(p: &RefPhase) -> bool {
@@ -258,6 +312,7 @@ impl StateMachineTest for Real {
             .single()
             .expect("valid date");
         let spec = NewSession {
+            id: None,
             topic: "Model run".into(),
             task: "exercise the phase machine".into(),
             workflow_mode: WorkflowMode::Standard,
@@ -271,6 +326,8 @@ impl StateMachineTest for Real {
                 .iter()
                 .enumerate()
                 .map(|(i, p)| NewPhase {
+                    id: None,
+                    files: Vec::new(),
                     name: format!("Phase {}", i + 1),
                     agents: vec![],
                     parallel: false,
@@ -333,6 +390,20 @@ impl StateMachineTest for Real {
                 now,
             ),
             Op::Resolve(id, index) => s.resolve_error(id, index, "fixed by hand", now),
+            Op::Transition(done, paths, next) => s
+                .transition(
+                    PhaseTransition {
+                        completed: done,
+                        files: FileChanges {
+                            created: paths.iter().map(|&i| PATHS[i].to_owned()).collect(),
+                            ..Default::default()
+                        },
+                        next,
+                        ..Default::default()
+                    },
+                    now,
+                )
+                .map(|_| ()),
         };
         assert_eq!(
             result.is_ok(),

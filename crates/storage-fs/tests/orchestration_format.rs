@@ -14,6 +14,8 @@ fn at(hour: u32, minute: u32) -> Timestamp {
 
 fn phase(name: &str) -> NewPhase {
     NewPhase {
+        id: None,
+        files: Vec::new(),
         name: name.into(),
         agents: vec!["coder".into()],
         parallel: false,
@@ -23,6 +25,7 @@ fn phase(name: &str) -> NewPhase {
 
 fn session() -> Session {
     let spec = NewSession {
+        id: None,
         topic: "Auth Rewrite".into(),
         task: "Rewrite the auth layer".into(),
         workflow_mode: WorkflowMode::Standard,

@@ -42,6 +42,7 @@ fn at(hour: u32) -> cairn_domain::time::Timestamp {
 /// A Standard session with both documents, so archiving has all three files to move.
 fn documented() -> Session {
     let spec = NewSession {
+        id: None,
         topic: "Auth rewrite".into(),
         task: "Rewrite auth".into(),
         workflow_mode: WorkflowMode::Standard,
@@ -51,6 +52,8 @@ fn documented() -> Session {
         execution_backend: None,
         task_complexity: None,
         phases: vec![NewPhase {
+            id: None,
+            files: Vec::new(),
             name: "Only".into(),
             agents: vec!["coder".into()],
             parallel: false,

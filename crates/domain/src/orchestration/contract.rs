@@ -32,6 +32,7 @@ fn at(hour: u32) -> Timestamp {
 /// The spec of [`sample`]: no documents, two phases, the second blocked by the first.
 fn sample_spec(topic: &str) -> NewSession {
     NewSession {
+        id: None,
         topic: topic.to_owned(),
         task: "Build the thing".to_owned(),
         workflow_mode: WorkflowMode::Express,
@@ -42,12 +43,16 @@ fn sample_spec(topic: &str) -> NewSession {
         task_complexity: Some("medium".to_owned()),
         phases: vec![
             NewPhase {
+                id: None,
+                files: Vec::new(),
                 name: "Schema".to_owned(),
                 agents: vec!["coder".to_owned()],
                 parallel: false,
                 blocked_by: vec![],
             },
             NewPhase {
+                id: None,
+                files: Vec::new(),
                 name: "Tests".to_owned(),
                 agents: vec![],
                 parallel: true,
@@ -487,6 +492,8 @@ pub async fn phases_setup(store: &dyn OrchestrationStore, phases: usize) {
     let mut spec = sample_spec("parallel batch");
     spec.phases = (1..=phases)
         .map(|n| NewPhase {
+            id: None,
+            files: Vec::new(),
             name: format!("Batch part {n}"),
             agents: vec![],
             parallel: true,

@@ -87,6 +87,12 @@ pub enum OrchestrationError {
     #[error("a session {id} has already been archived; choose another topic")]
     SessionIdTaken { id: SessionId },
 
+    #[error("the active session is {active}, not {given}")]
+    SessionMismatch { active: SessionId, given: SessionId },
+
+    #[error("nothing to do: {reason}")]
+    NothingToDo { reason: String },
+
     #[error("session {session} cannot be archived: {}", list_blockers(.blockers))]
     ArchiveBlocked {
         session: SessionId,

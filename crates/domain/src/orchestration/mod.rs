@@ -12,7 +12,8 @@
 //! - [`store`], [`service`]: the Storage port and the use cases.
 //!
 //! Decisions where the spec and seed are silent:
-//! - Phase ids are 1..=n in plan order; a phase may only be blocked by earlier phases, and cannot
+//! - Phase ids are 1..=n in plan order unless the caller gives its own (seed 004's
+//!   `create_session` does: distinct positive integers); a phase may only be blocked by earlier phases, and cannot
 //!   start until each blocker is completed or skipped (a skipped blocker was the user's call).
 //! - Failed → in_progress is a retry whichever use case asks for it, so the retry limit cannot be
 //!   bypassed by "starting" a failed phase.
@@ -54,5 +55,7 @@ pub use model::{
 };
 pub use phase::UserDecision;
 pub use service::OrchestrationService;
-pub use session::{FileChanges, NewError, NewPhase, NewSession};
+pub use session::{
+    FileChanges, NewError, NewPhase, NewSession, PLANNED_FILES, PhaseTransition, SessionUpdate,
+};
 pub use store::OrchestrationStore;

@@ -15,7 +15,7 @@ use super::error::OrchestrationError;
 use super::log::LogEntry;
 use crate::time::{Timestamp, rfc3339};
 
-/// Phase ids are the 1-based positions in the implementation plan.
+/// Phase ids: the 1-based positions in the implementation plan, or the ids the caller gave.
 pub type PhaseId = u32;
 
 /// `YYYY-MM-DD-topic-slug`; any id must match `^[a-zA-Z0-9_-]+$` because it becomes a file name
@@ -351,6 +351,10 @@ pub struct SessionState {
     pub execution_mode: Option<String>,
     #[serde(default)]
     pub execution_backend: Option<String>,
+    /// The parallel batch being dispatched (seed 004's `update_session` / `transition_phase`
+    /// set it); absent until one is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub current_batch: Option<String>,
     #[serde(default)]
     pub task_complexity: Option<String>,
     #[serde(default)]

@@ -9,7 +9,7 @@ use super::log::PhaseReport;
 use super::model::{DownstreamContext, PhaseId, Session, SessionId, TokenCounts};
 use super::phase::UserDecision;
 use super::resume::{ResumeSummary, resume_summary};
-use super::session::{FileChanges, NewError, NewSession};
+use super::session::{FileChanges, NewError, NewSession, PhaseTransition, SessionUpdate};
 use super::store::OrchestrationStore;
 use crate::error::{DomainError, Error};
 use crate::ports::Clock;
@@ -53,6 +53,39 @@ impl OrchestrationService {
             .into());
         }
         Ok(self.store.create(session).await?)
+    }
+
+    /// Seed 004's `update_session` on the session `id` (refused when another is active);
+    /// returns the session and the names of the fields set.
+    pub async fn update_session(
+        &self,
+        id: SessionId,
+        update: SessionUpdate,
+    ) -> Result<(Session, Vec<&'static str>), Error> {
+        let clock = Arc::clone(&self.clock);
+        self.store
+            .transact_with(move |s| {
+                same_session(s, Some(&id))?;
+                s.update(update, clock.now()).map_err(DomainError::from)
+            })
+            .await
+    }
+
+    /// Seed 004's `transition_phase`: the whole step in one store write (see
+    /// [`PhaseTransition`]); `id`, when given, must be the active session's. Returns the session
+    /// and the phases started.
+    pub async fn transition(
+        &self,
+        id: Option<SessionId>,
+        step: PhaseTransition,
+    ) -> Result<(Session, Vec<PhaseId>), Error> {
+        let clock = Arc::clone(&self.clock);
+        self.store
+            .transact_with(move |s| {
+                same_session(s, id.as_ref())?;
+                s.transition(step, clock.now()).map_err(DomainError::from)
+            })
+            .await
     }
 
     /// pending → in_progress (or a counted retry of a failed phase), adding `agents`.
@@ -192,9 +225,28 @@ impl OrchestrationService {
     /// Archives the active session. Unfinished (pending or failed) phases need `decision`;
     /// phases in progress always block.
     pub async fn archive(&self, decision: Option<UserDecision>) -> Result<ArchiveOutcome, Error> {
+        self.archive_checked(None, decision).await
+    }
+
+    /// [`Self::archive`], refused unless the active session is `id` (seed 004's
+    /// `archive_session` names the session it archives).
+    pub async fn archive_session(
+        &self,
+        id: SessionId,
+        decision: Option<UserDecision>,
+    ) -> Result<ArchiveOutcome, Error> {
+        self.archive_checked(Some(id), decision).await
+    }
+
+    async fn archive_checked(
+        &self,
+        id: Option<SessionId>,
+        decision: Option<UserDecision>,
+    ) -> Result<ArchiveOutcome, Error> {
         let clock = Arc::clone(&self.clock);
         self.store
             .archive(Box::new(move |s| {
+                same_session(s, id.as_ref())?;
                 s.prepare_archive(decision.as_ref(), clock.now())
                     .map_err(DomainError::from)
             }))
@@ -217,5 +269,18 @@ impl OrchestrationService {
                 rule(s, clock.now()).map_err(DomainError::from)
             }))
             .await
+    }
+}
+
+/// Refuses a change meant for another session than the active one.
+fn same_session(session: &Session, id: Option<&SessionId>) -> Result<(), DomainError> {
+    match id {
+        Some(given) if given != session.id() => {
+            Err(DomainError::from(OrchestrationError::SessionMismatch {
+                active: session.id().clone(),
+                given: given.clone(),
+            }))
+        }
+        _ => Ok(()),
     }
 }

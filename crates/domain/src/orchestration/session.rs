@@ -18,6 +18,9 @@ use crate::time::Timestamp;
 /// What a new session is made from: the approved design and implementation plan.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NewSession {
+    /// The session id the caller chose (seed 004's `create_session` takes one); `None`: the date
+    /// and the topic slug.
+    pub id: Option<SessionId>,
     /// The design document topic; becomes the id slug and the log title.
     pub topic: String,
     /// The user's original task description.
@@ -28,17 +31,21 @@ pub struct NewSession {
     pub execution_mode: Option<String>,
     pub execution_backend: Option<String>,
     pub task_complexity: Option<String>,
-    /// In plan order; phase ids are assigned 1, 2, … from this order.
+    /// In plan order; phase ids are the ones given, or 1, 2, … from this order.
     pub phases: Vec<NewPhase>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NewPhase {
+    /// The id the caller chose; either every phase has one or none does.
+    pub id: Option<PhaseId>,
     pub name: String,
     pub agents: Vec<String>,
     pub parallel: bool,
     /// Ids of earlier phases that must be completed or skipped first.
     pub blocked_by: Vec<PhaseId>,
+    /// The files the plan expects the phase to touch (kept as the seed's `planned_files`).
+    pub files: Vec<String>,
 }
 
 /// An error reported when a phase fails; the timestamp comes from the clock.
@@ -47,6 +54,38 @@ pub struct NewError {
     pub agent: String,
     pub kind: ErrorKind,
     pub message: String,
+}
+
+/// What the front matter calls the files a phase's plan expects it to touch (seed 004's
+/// `create_session` takes them as a phase's `files`).
+pub const PLANNED_FILES: &str = "planned_files";
+
+/// Seed 004's `update_session`: the session fields an orchestrator may set; `None` leaves one
+/// as it is.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SessionUpdate {
+    pub execution_mode: Option<String>,
+    pub execution_backend: Option<String>,
+    pub current_batch: Option<String>,
+}
+
+/// Seed 004's `transition_phase`: one step of an orchestration, applied as one change — the
+/// phase that finished (with its manifests, downstream context and tokens) completes, and the
+/// next phase or parallel batch starts.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PhaseTransition {
+    /// The phase that finished (in_progress → completed, its log section appended).
+    pub completed: Option<PhaseId>,
+    /// Recorded on the completed phase before it completes.
+    pub files: FileChanges,
+    pub downstream: DownstreamContext,
+    /// Shared evenly among the completed phase's agents (`unknown` when it has none).
+    pub tokens: Option<TokenCounts>,
+    /// The phases to start: pending ones start, failed ones are retried, ones in progress are
+    /// left as they are.
+    pub next: Vec<PhaseId>,
+    /// The parallel batch now being dispatched.
+    pub batch: Option<String>,
 }
 
 /// Paths a subagent reports having touched.
@@ -61,7 +100,10 @@ impl Session {
     /// A fresh session: every phase pending, phase 1 current, nothing recorded yet. The id is the
     /// date of `now` (UTC) and the topic slug.
     pub fn new(spec: NewSession, now: Timestamp) -> Result<Self, OrchestrationError> {
-        let session_id = SessionId::slugify(now.date_naive(), &spec.topic)?;
+        let session_id = match spec.id {
+            Some(id) => id,
+            None => SessionId::slugify(now.date_naive(), &spec.topic)?,
+        };
         let task = spec.task.trim().to_owned();
         if task.is_empty() {
             return Err(OrchestrationError::Blank { field: "task" });
@@ -71,12 +113,9 @@ impl Session {
                 reason: "a session needs at least one phase".into(),
             });
         }
-        let mut phases = Vec::with_capacity(spec.phases.len());
-        for (position, new) in spec.phases.into_iter().enumerate() {
-            let id =
-                PhaseId::try_from(position + 1).map_err(|_| OrchestrationError::InvalidPhases {
-                    reason: "too many phases".into(),
-                })?;
+        let ids = phase_ids(&spec.phases)?;
+        let mut phases: Vec<Phase> = Vec::with_capacity(spec.phases.len());
+        for (new, id) in spec.phases.into_iter().zip(ids) {
             let name = one_line(&new.name);
             if name.is_empty() {
                 return Err(OrchestrationError::InvalidPhases {
@@ -87,10 +126,16 @@ impl Session {
             // construction and matches how an implementation plan is read.
             let mut blocked_by = Vec::new();
             for blocker in new.blocked_by {
-                if blocker == 0 || blocker >= id {
+                if !phases.iter().any(|p| p.id == blocker) {
+                    let earlier = phases
+                        .iter()
+                        .map(|p| p.id.to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ");
                     return Err(OrchestrationError::InvalidPhases {
                         reason: format!(
-                            "phase {id} can only be blocked by earlier phases (1..{id}), not by {blocker}"
+                            "phase {id} can only be blocked by earlier phases ({}), not by {blocker}",
+                            if earlier.is_empty() { "none" } else { &earlier }
                         ),
                     });
                 }
@@ -100,6 +145,16 @@ impl Session {
             }
             let mut agents = Vec::new();
             extend_names(&mut agents, &new.agents);
+            let mut extra = Map::new();
+            let files: Vec<String> = new
+                .files
+                .iter()
+                .map(|p| normalise_path(p))
+                .filter(|p| !p.is_empty())
+                .collect();
+            if !files.is_empty() {
+                extra.insert(PLANNED_FILES.to_owned(), files.into());
+            }
             phases.push(Phase {
                 id,
                 name,
@@ -115,7 +170,7 @@ impl Session {
                 downstream_context: DownstreamContext::default(),
                 errors: Vec::new(),
                 retry_count: 0,
-                extra: Map::new(),
+                extra,
             });
         }
         let total_phases = u32::try_from(phases.len()).unwrap_or(u32::MAX);
@@ -128,10 +183,11 @@ impl Session {
             workflow_mode: spec.workflow_mode,
             design_document: non_blank(spec.design_document),
             implementation_plan: non_blank(spec.implementation_plan),
-            current_phase: 1,
+            current_phase: phases[0].id,
             total_phases,
             execution_mode: non_blank(spec.execution_mode),
             execution_backend: non_blank(spec.execution_backend),
+            current_batch: None,
             task_complexity: non_blank(spec.task_complexity),
             token_usage: TokenUsage::default(),
             phases,
@@ -141,6 +197,117 @@ impl Session {
             topic: one_line(&spec.topic),
         }];
         Ok(Self { state, log })
+    }
+
+    /// Sets the fields `update` names; returns their names. Refused when it names none.
+    pub fn update(
+        &mut self,
+        update: SessionUpdate,
+        now: Timestamp,
+    ) -> Result<Vec<&'static str>, OrchestrationError> {
+        let mut updated = Vec::new();
+        for (name, field, value) in [
+            (
+                "execution_mode",
+                &mut self.state.execution_mode,
+                update.execution_mode,
+            ),
+            (
+                "execution_backend",
+                &mut self.state.execution_backend,
+                update.execution_backend,
+            ),
+            (
+                "current_batch",
+                &mut self.state.current_batch,
+                update.current_batch,
+            ),
+        ] {
+            if let Some(value) = value {
+                *field = non_blank(Some(value));
+                updated.push(name);
+            }
+        }
+        if updated.is_empty() {
+            return Err(OrchestrationError::NothingToDo {
+                reason: "name at least one of execution_mode, execution_backend, current_batch"
+                    .into(),
+            });
+        }
+        self.touch(now);
+        Ok(updated)
+    }
+
+    /// Applies `step` whole or not at all (see [`PhaseTransition`]); returns the ids of the
+    /// phases it started.
+    pub fn transition(
+        &mut self,
+        step: PhaseTransition,
+        now: Timestamp,
+    ) -> Result<Vec<PhaseId>, OrchestrationError> {
+        if step.completed.is_none() && step.next.is_empty() {
+            return Err(OrchestrationError::NothingToDo {
+                reason: "name the phase that completed, the phases to start, or both".into(),
+            });
+        }
+        let before = self.clone();
+        let result = self.apply_transition(step, now);
+        if result.is_err() {
+            *self = before;
+        }
+        result
+    }
+
+    fn apply_transition(
+        &mut self,
+        step: PhaseTransition,
+        now: Timestamp,
+    ) -> Result<Vec<PhaseId>, OrchestrationError> {
+        let mut agents = Vec::new();
+        if let Some(done) = step.completed {
+            let index = self.phase_index(done)?;
+            // Checked before the manifests are recorded, which a completed phase would accept.
+            self.check_move(index, PhaseStatus::Completed)?;
+            self.record_files(done, &step.files, now)?;
+            self.record_downstream(done, &step.downstream, now)?;
+            self.complete_phase(done, now)?;
+            self.append_phase_section(done, PhaseReport::default(), now)?;
+            agents.clone_from(&self.state.phases[index].agents);
+        } else if step.files != FileChanges::default()
+            || step.downstream != DownstreamContext::default()
+        {
+            return Err(OrchestrationError::NothingToDo {
+                reason: "files and downstream context belong to the phase that completed: name it"
+                    .into(),
+            });
+        }
+        if let Some(tokens) = step.tokens {
+            if agents.is_empty() {
+                agents.push("unknown".to_owned());
+            }
+            let share = u64::try_from(agents.len()).unwrap_or(1);
+            for agent in &agents {
+                let counts = TokenCounts {
+                    input: tokens.input / share,
+                    output: tokens.output / share,
+                    cached: tokens.cached / share,
+                };
+                self.record_tokens(agent, counts, now)?;
+            }
+        }
+        let mut started = Vec::new();
+        for id in step.next {
+            let index = self.phase_index(id)?;
+            if self.state.phases[index].status != PhaseStatus::InProgress {
+                self.start_phase(id, &[], now)?;
+                started.push(id);
+            }
+        }
+        if let Some(batch) = step.batch {
+            self.state.current_batch = non_blank(Some(batch));
+        }
+        self.touch(now);
+        Ok(started)
     }
 
     /// pending → in_progress, or failed → in_progress (a retry: counted, and refused once
@@ -543,6 +710,40 @@ fn error_record(error: NewError, now: Timestamp) -> Result<ErrorRecord, Orchestr
         resolved: false,
         extra: Map::new(),
     })
+}
+
+/// The phases' ids: the ones given (positive, distinct), or 1..=n when none is given.
+fn phase_ids(phases: &[NewPhase]) -> Result<Vec<PhaseId>, OrchestrationError> {
+    let given = phases.iter().filter(|p| p.id.is_some()).count();
+    if given == 0 {
+        return (1..=phases.len())
+            .map(|n| {
+                PhaseId::try_from(n).map_err(|_| OrchestrationError::InvalidPhases {
+                    reason: "too many phases".into(),
+                })
+            })
+            .collect();
+    }
+    if given != phases.len() {
+        return Err(OrchestrationError::InvalidPhases {
+            reason: "give every phase an id, or none (they are then numbered 1, 2, …)".into(),
+        });
+    }
+    let mut ids: Vec<PhaseId> = Vec::with_capacity(phases.len());
+    for id in phases.iter().filter_map(|p| p.id) {
+        if id == 0 {
+            return Err(OrchestrationError::InvalidPhases {
+                reason: "phase ids start at 1".into(),
+            });
+        }
+        if ids.contains(&id) {
+            return Err(OrchestrationError::InvalidPhases {
+                reason: format!("two phases have the id {id}"),
+            });
+        }
+        ids.push(id);
+    }
+    Ok(ids)
 }
 
 fn extend_names(list: &mut Vec<String>, new: &[String]) {

@@ -427,6 +427,7 @@ impl Orch<'_> {
             None => WorkflowMode::Express,
         };
         Ok(NewSession {
+            id: None,
             task: args.task.unwrap_or_else(|| args.topic.clone()),
             topic: args.topic,
             workflow_mode,

@@ -37,6 +37,8 @@ pub fn parse_spec(spec: &str, position: usize) -> Result<NewPhase, Failure> {
         return Err(bad("too many `:` (a phase name cannot contain one)".into()));
     }
     Ok(NewPhase {
+        id: None,
+        files: Vec::new(),
         name: name.to_owned(),
         agents,
         parallel: false,
@@ -83,6 +85,8 @@ pub fn parse_plan(text: &str, file: &str) -> Result<Vec<NewPhase>, Failure> {
                 return Err(bad(line_no, format!("phase {expected} has no name")));
             }
             phases.push(NewPhase {
+                id: None,
+                files: Vec::new(),
                 name: name.to_owned(),
                 agents: Vec::new(),
                 parallel: false,
