@@ -10,6 +10,7 @@ mod interop;
 mod json_shapes;
 mod lifecycle;
 mod mcp;
+mod mcp_wings;
 mod merge;
 mod orch;
 mod plan;

@@ -12,14 +12,14 @@ use crate::support::{Repo, cairn_command};
 
 type Client = RunningService<RoleClient, ()>;
 
-async fn connect(repo: &Repo) -> Client {
+pub(crate) async fn connect(repo: &Repo) -> Client {
     let command = tokio::process::Command::from(cairn_command(repo.root(), &["mcp"]));
     let transport = TokioChildProcess::new(command).expect("spawn cairn mcp");
     ().serve(transport).await.expect("initialize")
 }
 
 /// Calls `name`; returns whether it was a tool error, and the JSON of its text.
-async fn call(client: &Client, name: &str, args: Value) -> (bool, Value) {
+pub(crate) async fn call(client: &Client, name: &str, args: Value) -> (bool, Value) {
     let Value::Object(args) = args else {
         panic!("arguments are an object")
     };
@@ -32,19 +32,19 @@ async fn call(client: &Client, name: &str, args: Value) -> (bool, Value) {
     (result.is_error == Some(true), value)
 }
 
-async fn ok(client: &Client, name: &str, args: Value) -> Value {
+pub(crate) async fn ok(client: &Client, name: &str, args: Value) -> Value {
     let (failed, value) = call(client, name, args).await;
     assert!(!failed, "{name} failed: {value}");
     value
 }
 
-async fn error(client: &Client, name: &str, args: Value) -> Value {
+pub(crate) async fn error(client: &Client, name: &str, args: Value) -> Value {
     let (failed, value) = call(client, name, args).await;
     assert!(failed, "{name} should have failed: {value}");
     value["error"].clone()
 }
 
-fn runtime() -> tokio::runtime::Runtime {
+pub(crate) fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

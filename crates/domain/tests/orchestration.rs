@@ -1242,7 +1242,9 @@ fn a_caller_given_session_id_and_phase_ids_are_kept() {
 
 #[test]
 fn caller_phase_ids_must_be_all_or_none_distinct_positive_and_blockers_earlier() {
-    let cases: Vec<(Vec<Option<PhaseId>>, Vec<PhaseId>, &str)> = vec![
+    // (the ids given, what every phase after the first is blocked by, the refusal)
+    type Case = (Vec<Option<PhaseId>>, Vec<PhaseId>, &'static str);
+    let cases: Vec<Case> = vec![
         (vec![Some(1), None], vec![], "every phase an id"),
         (vec![Some(2), Some(2)], vec![], "two phases have the id 2"),
         (vec![Some(0), Some(1)], vec![], "start at 1"),

@@ -19,6 +19,7 @@
 //! and the hook, and errors carry the CLI's kind and hint through the [`Classify`] function the
 //! CLI hands in (one mapping from error to kind, not two).
 
+mod orch;
 pub mod page;
 mod project;
 pub mod render;
@@ -27,6 +28,7 @@ pub mod tools;
 use std::sync::Arc;
 
 use cairn_domain::Error;
+use cairn_domain::orchestration::OrchestrationService;
 use cairn_domain::project::service::ProjectService;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorData,
@@ -55,6 +57,8 @@ pub struct Wings {
     /// `cairn --project ID mcp`: the project the tools work on; otherwise the one
     /// [`ProjectService::resolve`] picks, resolved at each call (projects come and go).
     pub project_id: Option<String>,
+    /// The orchestration session of the repository (seed 004's tools).
+    pub orchestration: OrchestrationService,
     pub classify: Classify,
 }
 
@@ -151,6 +155,7 @@ impl CairnServer {
         };
         match spec.wing {
             tools::Wing::Project => project::call(&self.wings, name, args).await,
+            tools::Wing::Orchestration => orch::call(&self.wings, name, args).await,
         }
     }
 

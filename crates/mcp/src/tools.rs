@@ -13,6 +13,7 @@ use serde_json::{Map, Value, json};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Wing {
     Project,
+    Orchestration,
 }
 
 /// What a tool does to the state, for the annotations.
@@ -154,6 +155,96 @@ fn claim() -> Value {
     )
 }
 
+/// A phase id: seed 004 takes numbers or strings of digits.
+fn phase_id() -> Value {
+    json!({"type": ["integer", "string"]})
+}
+
+fn phase_ids() -> Value {
+    json!({"type": "array", "items": phase_id()})
+}
+
+fn session_only() -> Value {
+    object(&[("session_id", string())], &["session_id"])
+}
+
+fn create_session() -> Value {
+    let phase = object(
+        &[
+            ("id", phase_id()),
+            ("name", string()),
+            ("agent", string()),
+            ("parallel", boolean()),
+            ("blocked_by", phase_ids()),
+            ("files", strings()),
+        ],
+        &["id", "name", "agent"],
+    );
+    object(
+        &[
+            ("session_id", string()),
+            ("task", string()),
+            ("phases", json!({"type": "array", "items": phase})),
+            ("design_document", string()),
+            ("implementation_plan", string()),
+            ("task_complexity", one_of(&["simple", "medium", "complex"])),
+            ("workflow_mode", one_of(&["express", "standard"])),
+        ],
+        &["session_id", "task", "phases"],
+    )
+}
+
+fn session_status() -> Value {
+    object(&[("session_id", string())], &[])
+}
+
+fn update_session() -> Value {
+    object(
+        &[
+            ("session_id", string()),
+            ("execution_mode", one_of(&["parallel", "sequential"])),
+            ("current_batch", json!({"type": ["string", "integer"]})),
+        ],
+        &["session_id"],
+    )
+}
+
+fn transition_phase() -> Value {
+    let context = object(
+        &[
+            ("key_interfaces_introduced", strings()),
+            ("patterns_established", strings()),
+            ("integration_points", strings()),
+            ("assumptions", strings()),
+            ("warnings", strings()),
+        ],
+        &[],
+    );
+    let tokens = object(
+        &[
+            ("input", integer()),
+            ("output", integer()),
+            ("cached", integer()),
+        ],
+        &[],
+    );
+    object(
+        &[
+            ("session_id", string()),
+            ("completed_phase_id", phase_id()),
+            ("next_phase_id", phase_id()),
+            ("next_phase_ids", phase_ids()),
+            ("downstream_context", context),
+            ("files_created", strings()),
+            ("files_modified", strings()),
+            ("files_deleted", strings()),
+            ("token_usage", tokens),
+            ("batch_id", json!({"type": ["string", "integer"]})),
+        ],
+        &[],
+    )
+}
+
 /// Every tool, in the order `tools/list` gives them.
 pub const SPECS: &[Spec] = &[
     Spec {
@@ -239,6 +330,41 @@ pub const SPECS: &[Spec] = &[
         effect: Effect::Write,
         description: "Claim a task (default: the next) for an agent; lease like 30m.",
         schema: claim,
+    },
+    Spec {
+        name: "create_session",
+        wing: Wing::Orchestration,
+        effect: Effect::Write,
+        description: "Start an orchestration session; every phase pending.",
+        schema: create_session,
+    },
+    Spec {
+        name: "get_session_status",
+        wing: Wing::Orchestration,
+        effect: Effect::Read,
+        description: "The active orchestration session, or exists:false.",
+        schema: session_status,
+    },
+    Spec {
+        name: "update_session",
+        wing: Wing::Orchestration,
+        effect: Effect::Idempotent,
+        description: "Set the session's execution mode or current batch.",
+        schema: update_session,
+    },
+    Spec {
+        name: "transition_phase",
+        wing: Wing::Orchestration,
+        effect: Effect::Write,
+        description: "Complete a phase (files, context, tokens) and start the next one(s), atomically.",
+        schema: transition_phase,
+    },
+    Spec {
+        name: "archive_session",
+        wing: Wing::Orchestration,
+        effect: Effect::Destructive,
+        description: "Archive the finished session with its design and plan.",
+        schema: session_only,
     },
 ];
 

@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use cairn_domain::orchestration::OrchestrationService;
 use cairn_domain::project::service::ProjectService;
 use cairn_domain::{DomainError, Error};
 use cairn_mcp::{CairnServer, Classified, Wings};
@@ -29,9 +30,12 @@ pub fn serve(ctx: &Ctx) -> Result<Report, Failure> {
     let clock = crate::clock::from_env()?;
     let store =
         super::open_project_store(&ctx.root, ctx.global.store.as_deref(), Arc::clone(&clock))?;
+    let lock_timeout = super::lock_timeout_from_env()?;
+    let (orchestration, _) = crate::wiring::open_orchestration_store(&ctx.root, lock_timeout);
     let wings = Wings {
-        project: ProjectService::new(store, clock),
+        project: ProjectService::new(store, Arc::clone(&clock)),
         project_id: ctx.global.project.clone(),
+        orchestration: OrchestrationService::new(orchestration, clock),
         classify: Arc::new(classify),
     };
     CairnServer::new(wings)
