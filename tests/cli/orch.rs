@@ -634,3 +634,89 @@ fn a_handoff_records_downstream_context_on_a_phase_that_ran() {
     assert_eq!(context["assumptions"][0], "one tenant");
     assert_eq!(context["warnings"][0], "ids are case-sensitive");
 }
+
+/// `cairn orch transition` is seed 004's transition_phase: one write completes a phase with its
+/// files, context and tokens and starts a parallel batch; a refused step changes nothing.
+#[test]
+fn transition_completes_a_phase_and_starts_a_batch_in_one_write() {
+    let repo = Repo::new();
+    ok_at(
+        &repo,
+        0,
+        &[
+            "orch",
+            "start",
+            "--topic",
+            "Auth rewrite",
+            "--id",
+            "auth-run",
+            "--phase",
+            "schema:coder",
+            "--phase",
+            "api:coder:1",
+            "--phase",
+            "docs:writer:1",
+        ],
+    );
+    let out = ok_at(&repo, 1, &["orch", "transition", "--next", "1"]);
+    assert!(out.contains("Started phase(s)"), "{out}");
+    // 2 waits on 1: refused, and the file is as it was.
+    let before = active(&repo);
+    let refused = at(
+        &repo,
+        2,
+        &["orch", "transition", "--complete", "1", "--next", "2,9"],
+    );
+    assert_eq!(refused.code, code::NOT_FOUND, "{}", refused.stderr);
+    assert_eq!(active(&repo), before);
+    let wrong = at(
+        &repo,
+        2,
+        &["orch", "transition", "--session", "other", "--next", "2"],
+    );
+    assert_eq!(wrong.code, code::REFUSED, "{}", wrong.stderr);
+    assert!(
+        wrong.stderr.contains("the active session is auth-run"),
+        "{}",
+        wrong.stderr
+    );
+    let nothing = at(&repo, 2, &["orch", "transition"]);
+    assert_eq!(nothing.code, code::INVALID, "{}", nothing.stderr);
+    assert_eq!(active(&repo), before);
+
+    let state = repo.json(&[
+        "orch",
+        "transition",
+        "--session",
+        "auth-run",
+        "--complete",
+        "1",
+        "--next",
+        "2,3",
+        "--created",
+        "src/schema.rs",
+        "--interface",
+        "Schema::load",
+        "--input",
+        "900",
+        "--output",
+        "100",
+        "--batch",
+        "b2",
+    ]);
+    assert_eq!(state["session_id"], "auth-run");
+    assert_eq!(state["current_batch"], "b2");
+    assert_eq!(state["phases"][0]["status"], "completed");
+    assert_eq!(
+        state["phases"][0]["files_created"],
+        serde_json::json!(["src/schema.rs"])
+    );
+    assert_eq!(state["phases"][1]["status"], "in_progress");
+    assert_eq!(state["phases"][2]["status"], "in_progress");
+    assert_eq!(state["token_usage"]["by_agent"]["coder"]["input"], 900);
+    assert!(
+        active(&repo).contains("## Phase 1: schema"),
+        "{}",
+        active(&repo)
+    );
+}

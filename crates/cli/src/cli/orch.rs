@@ -79,6 +79,18 @@ phases with the same blockers form a parallel batch. A plan file gives one phase
   cairn --json orch resume | jq .outside_manifest")]
     Resume,
 
+    /// One orchestration step in one write (seed 004's transition_phase): complete a phase with
+    /// its files, downstream context and tokens, and start the next phase or parallel batch
+    #[command(after_help = "Examples:
+  cairn orch transition --next 1
+  cairn orch transition --complete 1 --next 2,3 --batch b2 --created src/auth.rs \\
+      --interface \"AuthService::login\" --input 1200 --output 300
+  cairn orch transition --session 2026-03-14-auth --complete 3
+
+Nothing changes unless every part is accepted. Tokens are shared among the completed phase's
+agents; a phase in --next already in progress is left as it is, a failed one is retried.")]
+    Transition(OrchTransitionArgs),
+
     /// List the active session and every archived one
     #[command(after_help = "Examples:
   cairn orch list
@@ -91,6 +103,10 @@ pub struct OrchStartArgs {
     /// The design topic: becomes the session id (YYYY-MM-DD-slug) and the log title
     #[arg(long, value_name = "TEXT")]
     pub topic: String,
+
+    /// The session id, instead of YYYY-MM-DD-slug of the topic (letters, digits, - and _)
+    #[arg(long, value_name = "ID")]
+    pub id: Option<String>,
 
     /// The user's original task description (default: the topic)
     #[arg(long, value_name = "TEXT")]
@@ -116,6 +132,38 @@ pub struct OrchStartArgs {
     /// Workflow mode (default: standard with --design, else express)
     #[arg(long, value_enum)]
     pub mode: Option<OrchMode>,
+}
+
+#[derive(Debug, Args)]
+pub struct OrchTransitionArgs {
+    /// The session the step is for (refused when another one is active)
+    #[arg(long, value_name = "ID")]
+    pub session: Option<String>,
+    /// The phase that finished: in_progress → completed, its log section appended
+    #[arg(long, value_name = "ID")]
+    pub complete: Option<u32>,
+    /// The phases to start: one, or a parallel batch (comma-separated)
+    #[arg(long, value_name = "IDS", value_delimiter = ',')]
+    pub next: Vec<u32>,
+    /// Files the completed phase created
+    #[arg(long, value_name = "FILE", num_args = 1..)]
+    pub created: Vec<String>,
+    #[arg(long, value_name = "FILE", num_args = 1..)]
+    pub modified: Vec<String>,
+    #[arg(long, value_name = "FILE", num_args = 1..)]
+    pub deleted: Vec<String>,
+    #[command(flatten)]
+    pub context: OrchContextArgs,
+    /// Tokens the completed phase used (input, output, cached)
+    #[arg(long, value_name = "N")]
+    pub input: Option<u64>,
+    #[arg(long, value_name = "N")]
+    pub output: Option<u64>,
+    #[arg(long, value_name = "N")]
+    pub cached: Option<u64>,
+    /// The parallel batch now being dispatched
+    #[arg(long, value_name = "ID")]
+    pub batch: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -217,6 +265,13 @@ pub struct OrchHandoffArgs {
     /// The phase handing on (one that ran: not pending, not skipped)
     #[arg(long, value_name = "ID")]
     pub phase: u32,
+    #[command(flatten)]
+    pub context: OrchContextArgs,
+}
+
+/// A Handoff Report's part 2: what a phase hands on to the phases after it.
+#[derive(Debug, Args)]
+pub struct OrchContextArgs {
     /// A key interface the phase introduced (repeat for more)
     #[arg(long = "interface", value_name = "TEXT")]
     pub interfaces: Vec<String>,

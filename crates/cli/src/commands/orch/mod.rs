@@ -12,16 +12,16 @@ use cairn_domain::orchestration::resume::{
 };
 use cairn_domain::orchestration::{
     AgentOutput, ArchiveOutcome, DownstreamContext, ErrorKind, FileChanges, NewError, NewSession,
-    OrchestrationService, Phase, PhaseId, PhaseReport, PhaseStatus, Session, SessionState,
-    TokenCounts, UserDecision, WorkflowMode,
+    OrchestrationService, Phase, PhaseId, PhaseReport, PhaseStatus, PhaseTransition, Session,
+    SessionId, SessionState, SessionStatus, TokenCounts, UserDecision, WorkflowMode,
 };
-use cairn_domain::{Entity, Error, StoreError};
+use cairn_domain::{DomainError, Entity, Error, StoreError};
 use serde_json::{Value, json};
 
 use super::{Ctx, Report};
 use crate::cli::{
-    OrchArchiveArgs, OrchCommand, OrchErrorKind, OrchMode, OrchPhaseCommand, OrchReportArgs,
-    OrchStartArgs, PageArgs,
+    OrchArchiveArgs, OrchCommand, OrchContextArgs, OrchErrorKind, OrchMode, OrchPhaseCommand,
+    OrchReportArgs, OrchStartArgs, OrchTransitionArgs, PageArgs,
 };
 use crate::exit::{Code, Failure};
 use crate::output::{Cell, Style, Table};
@@ -107,14 +107,7 @@ impl Orch<'_> {
                 })
             }
             OrchCommand::Handoff(args) => {
-                let context = DownstreamContext {
-                    key_interfaces_introduced: args.interfaces,
-                    patterns_established: args.patterns,
-                    integration_points: args.integrations,
-                    assumptions: args.assumptions,
-                    warnings: args.warnings,
-                    extra: Default::default(),
-                };
+                let context = downstream(args.context);
                 if context.labelled().iter().all(|(_, items)| items.is_empty()) {
                     return Err(Failure::new(Code::Usage, "nothing to hand on")
                         .with_hint("name it with --interface, --pattern, --integration, --assumption or --warning"));
@@ -189,6 +182,7 @@ impl Orch<'_> {
             OrchCommand::Archive(args) => self.archive(args),
             OrchCommand::Resume => self.resume(),
             OrchCommand::List(args) => self.list(&args),
+            OrchCommand::Transition(args) => self.transition(args),
         }
     }
 
@@ -366,6 +360,55 @@ impl Orch<'_> {
         Ok(out.into())
     }
 
+    fn transition(&self, args: OrchTransitionArgs) -> Result<Report, Failure> {
+        let id = args
+            .session
+            .map(SessionId::parse)
+            .transpose()
+            .map_err(DomainError::from)?;
+        let tokens =
+            (args.input.is_some() || args.output.is_some() || args.cached.is_some()).then(|| {
+                TokenCounts {
+                    input: args.input.unwrap_or(0),
+                    output: args.output.unwrap_or(0),
+                    cached: args.cached.unwrap_or(0),
+                }
+            });
+        let step = PhaseTransition {
+            completed: args.complete,
+            files: FileChanges {
+                created: args.created,
+                modified: args.modified,
+                deleted: args.deleted,
+            },
+            downstream: downstream(args.context),
+            tokens,
+            next: args.next,
+            batch: args.batch,
+        };
+        let (session, started) = self.ctx.block_on(self.service.transition(id, step))?;
+        self.emit_session(&session, |style| {
+            let mut out = String::new();
+            if let Some(done) = args.complete {
+                let _ = writeln!(out, "Phase {done} completed");
+            }
+            if !started.is_empty() {
+                let _ = writeln!(out, "Started phase(s) {}", dash_list(&started));
+            }
+            let _ = writeln!(out, "Current phase: {}", session.state.current_phase);
+            let next = if session.state.status == SessionStatus::Completed {
+                "cairn orch archive".to_owned()
+            } else {
+                format!(
+                    "cairn orch transition --complete {}",
+                    session.state.current_phase
+                )
+            };
+            out.push_str(&style.next_step(&next));
+            out
+        })
+    }
+
     fn active(&self) -> Result<Session, Failure> {
         self.ctx
             .block_on(self.service.active())?
@@ -426,8 +469,13 @@ impl Orch<'_> {
             None if design_document.is_some() => WorkflowMode::Standard,
             None => WorkflowMode::Express,
         };
+        let id = args
+            .id
+            .map(SessionId::parse)
+            .transpose()
+            .map_err(DomainError::from)?;
         Ok(NewSession {
-            id: None,
+            id,
             task: args.task.unwrap_or_else(|| args.topic.clone()),
             topic: args.topic,
             workflow_mode,
@@ -479,6 +527,17 @@ fn no_session() -> Failure {
 
 fn phase_of(session: &Session, id: PhaseId) -> Option<&Phase> {
     session.phase(id)
+}
+
+fn downstream(args: OrchContextArgs) -> DownstreamContext {
+    DownstreamContext {
+        key_interfaces_introduced: args.interfaces,
+        patterns_established: args.patterns,
+        integration_points: args.integrations,
+        assumptions: args.assumptions,
+        warnings: args.warnings,
+        extra: Default::default(),
+    }
 }
 
 fn error_kind(kind: OrchErrorKind) -> ErrorKind {
