@@ -208,3 +208,101 @@ fn orchestration_tools_refuse_bad_input_and_change_nothing() {
         client.cancel().await.unwrap();
     });
 }
+
+/// The `plan` tool makes the calls `cairn plan …` makes; approving is refused (a person's act)
+/// and leaves the plan in PLAN.
+#[test]
+fn the_plan_tool_through_rmcps_client() {
+    let repo = Repo::new();
+    runtime().block_on(async {
+        let client = connect(&repo).await;
+        let none = error(&client, "plan", json!({"action": "status"})).await;
+        assert_eq!(none["kind"], "no_active_plan", "{none}");
+        assert_eq!(none["next"][0]["args"]["action"], "new", "{none}");
+
+        let new = ok(
+            &client,
+            "plan",
+            json!({"action": "new", "goal": "Faster startup"}),
+        )
+        .await;
+        assert_eq!(new["state"], "EXPLORE");
+        assert_eq!(new["goal"], "Faster startup");
+        assert!(
+            new["next"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|n| n["args"]["action"] == "go"),
+            "{new}"
+        );
+        ok(
+            &client,
+            "plan",
+            json!({"action": "finding", "text": "startup reads 40 files"}),
+        )
+        .await;
+        let moved = ok(
+            &client,
+            "plan",
+            json!({"action": "go", "state": "plan", "reason": "enough explored"}),
+        )
+        .await;
+        assert_eq!(moved["to"], "PLAN");
+        let decided = ok(
+            &client,
+            "plan",
+            json!({"action": "decide", "text": "cache the index"}),
+        )
+        .await;
+        assert_eq!(decided["id"], "D-002", "{decided}");
+
+        let refused = error(&client, "plan", json!({"action": "approve"})).await;
+        assert_eq!(refused["kind"], "approval_needs_a_person", "{refused}");
+        assert_eq!(
+            repo.json(&["plan", "status"])["state"],
+            "PLAN",
+            "never approved"
+        );
+
+        let budget = ok(
+            &client,
+            "plan",
+            json!({"action": "budget", "estimate": 120}),
+        )
+        .await;
+        assert_eq!(budget["scope_estimate"], 120, "{budget}");
+        let listed = ok(&client, "plan", json!({"action": "list"})).await;
+        assert_eq!(listed["total"], 1);
+        let resume = ok(&client, "plan", json!({"action": "resume"})).await;
+        assert!(
+            resume["resume"]
+                .as_str()
+                .unwrap()
+                .contains("Faster startup"),
+            "{resume}"
+        );
+        let status = ok(&client, "plan", json!({"action": "status"})).await;
+        assert_eq!(status["state"], "PLAN");
+
+        // Bad input: no such action or state, a missing field, an unknown one; a refused move.
+        for (args, kind) in [
+            (json!({"action": "fly"}), "usage"),
+            (
+                json!({"action": "go", "state": "DONE", "reason": "x"}),
+                "usage",
+            ),
+            (json!({"action": "go", "state": "EXECUTE"}), "usage"),
+            (json!({"action": "status", "colour": "red"}), "usage"),
+            (
+                json!({"action": "go", "state": "CLOSE", "reason": "x"}),
+                "illegal_transition",
+            ),
+        ] {
+            let e = error(&client, "plan", args.clone()).await;
+            assert_eq!(e["kind"], kind, "{args}: {e}");
+        }
+        assert_eq!(repo.json(&["plan", "status"])["state"], "PLAN");
+        client.cancel().await.unwrap();
+    });
+}

@@ -21,6 +21,7 @@
 
 mod orch;
 pub mod page;
+mod plan;
 mod project;
 pub mod render;
 pub mod tools;
@@ -29,6 +30,7 @@ use std::sync::Arc;
 
 use cairn_domain::Error;
 use cairn_domain::orchestration::OrchestrationService;
+use cairn_domain::plan::PlanService;
 use cairn_domain::project::service::ProjectService;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorData,
@@ -59,6 +61,8 @@ pub struct Wings {
     pub project_id: Option<String>,
     /// The orchestration session of the repository (seed 004's tools).
     pub orchestration: OrchestrationService,
+    /// The repository's plans (`cairn plan`).
+    pub plan: PlanService,
     pub classify: Classify,
 }
 
@@ -156,6 +160,7 @@ impl CairnServer {
         match spec.wing {
             tools::Wing::Project => project::call(&self.wings, name, args).await,
             tools::Wing::Orchestration => orch::call(&self.wings, name, args).await,
+            tools::Wing::Plan => plan::call(&self.wings, args).await,
         }
     }
 

@@ -14,6 +14,10 @@ fn call(tool: &str, args: Value) -> Value {
     json!({"tool": tool, "args": args})
 }
 
+fn plan(args: Value) -> Value {
+    call("plan", args)
+}
+
 fn bare(tool: &str) -> Value {
     json!({"tool": tool})
 }
@@ -36,6 +40,21 @@ pub fn tool_call(step: &NextStep) -> Value {
         NextStep::AddTaskToPhase { phase } => call("add", json!({"title": FILL, "phase": phase})),
         NextStep::ClaimNext => call("claim", json!({"agent": FILL})),
         NextStep::ShowProject { .. } => bare("status"),
+        NextStep::PlanNew { .. } => plan(json!({"action": "new", "goal": FILL})),
+        NextStep::PlanStatus => plan(json!({"action": "status"})),
+        NextStep::PlanResume => plan(json!({"action": "resume"})),
+        NextStep::PlanList => plan(json!({"action": "list"})),
+        NextStep::PlanGo { to } => {
+            plan(json!({"action": "go", "state": to.as_str(), "reason": FILL}))
+        }
+        NextStep::PlanGoOneOf { to } => plan(json!({
+            "action": "go",
+            "state": to.iter().map(|s| s.as_str()).collect::<Vec<_>>().join("|"),
+            "reason": FILL,
+        })),
+        NextStep::PlanDecide => plan(json!({"action": "decide", "text": FILL})),
+        NextStep::PlanFinding => plan(json!({"action": "finding", "text": FILL})),
+        NextStep::PlanClose => plan(json!({"action": "close", "reason": FILL})),
         other => json!({"step": step_name(other)}),
     }
 }
@@ -56,6 +75,8 @@ fn step_name(step: &NextStep) -> &'static str {
         NextStep::ListTasks => "list_tasks",
         NextStep::SetProjectStatus { .. } => "set_project_status",
         NextStep::ListInProgress => "list_in_progress",
+        // The user's act: no tool may carry it out.
+        NextStep::PlanApprove => "user_approves_plan",
         _ => "see_cli",
     }
 }

@@ -14,6 +14,7 @@ use serde_json::{Map, Value, json};
 pub enum Wing {
     Project,
     Orchestration,
+    Plan,
 }
 
 /// What a tool does to the state, for the annotations.
@@ -245,6 +246,28 @@ fn transition_phase() -> Value {
     )
 }
 
+fn plan() -> Value {
+    object(
+        &[
+            ("action", one_of(crate::plan::ACTIONS)),
+            ("goal", string()),
+            ("force", boolean()),
+            ("state", string()),
+            ("reason", string()),
+            ("step", string()),
+            ("note", string()),
+            ("area", string()),
+            ("text", string()),
+            ("file", string()),
+            ("estimate", integer()),
+            ("abstraction", string()),
+            ("offset", integer()),
+            ("limit", integer()),
+        ],
+        &["action"],
+    )
+}
+
 /// Every tool, in the order `tools/list` gives them.
 pub const SPECS: &[Spec] = &[
     Spec {
@@ -365,6 +388,13 @@ pub const SPECS: &[Spec] = &[
         effect: Effect::Destructive,
         description: "Archive the finished session with its design and plan.",
         schema: session_only,
+    },
+    Spec {
+        name: "plan",
+        wing: Wing::Plan,
+        effect: Effect::Write,
+        description: "The active plan, as `cairn plan ACTION` (approve is the user's, refused).",
+        schema: plan,
     },
 ];
 

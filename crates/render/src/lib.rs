@@ -6,6 +6,7 @@
 //! steps as tool calls instead, and does not use this crate.
 
 mod plan;
+pub mod plan_json;
 pub use plan::{plan_duties, plan_rereads, plan_resume};
 
 use cairn_domain::NextStep;

@@ -36,6 +36,7 @@ pub fn serve(ctx: &Ctx) -> Result<Report, Failure> {
         project: ProjectService::new(store, Arc::clone(&clock)),
         project_id: ctx.global.project.clone(),
         orchestration: OrchestrationService::new(orchestration, clock),
+        plan: super::plan::service(ctx)?,
         classify: Arc::new(classify),
     };
     CairnServer::new(wings)
