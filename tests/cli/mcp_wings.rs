@@ -306,3 +306,94 @@ fn the_plan_tool_through_rmcps_client() {
         client.cancel().await.unwrap();
     });
 }
+
+/// The `session` tool runs an execution session in waves, making the calls `cairn session …`
+/// makes: the CLI sees the same live session and the same task statuses.
+#[test]
+fn the_session_tool_through_rmcps_client() {
+    let repo = Repo::with_project();
+    for n in 1..=3 {
+        repo.add(&[&format!("Task number {n}")]);
+    }
+    repo.ok(&["task", "depend", "T-003", "--on", "T-001"]);
+    runtime().block_on(async {
+        let client = connect(&repo).await;
+        assert_eq!(
+            ok(&client, "session", json!({"action": "status"})).await,
+            json!(null)
+        );
+        let refused = error(&client, "session", json!({"action": "done", "id": "T-001"})).await;
+        assert_eq!(refused["kind"], "execution", "{refused}");
+
+        let started = ok(
+            &client,
+            "session",
+            json!({"action": "start", "max_parallel": 2}),
+        )
+        .await;
+        assert_eq!(started["waves"].as_array().unwrap().len(), 2, "{started}");
+        assert_eq!(
+            started["next"],
+            json!([{"tool": "session", "args": {"action": "task_start", "id": "T-001"}}])
+        );
+        let cli = repo.json(&["session", "status"]);
+        assert_eq!(cli["session"], started["session"]);
+
+        let step = ok(
+            &client,
+            "session",
+            json!({"action": "task_start", "id": "T-001"}),
+        )
+        .await;
+        assert_eq!(step["active"][0]["subject"], "Task number 1", "{step}");
+        assert_eq!(repo.status_of("T-001"), "IN_PROGRESS");
+        ok(
+            &client,
+            "session",
+            json!({"action": "context", "id": "T-001", "text": "uses serde"}),
+        )
+        .await;
+        let done = ok(
+            &client,
+            "session",
+            json!({"action": "done", "id": "T-001", "duration": "2m 5s", "tokens": 1200}),
+        )
+        .await;
+        assert_eq!(done["completed"][0]["subject"], "Task number 1", "{done}");
+        assert_eq!(repo.status_of("T-001"), "COMPLETE");
+        ok(
+            &client,
+            "session",
+            json!({"action": "task_start", "id": "T-002"}),
+        )
+        .await;
+        ok(&client, "session", json!({"action": "skip", "id": "T-002"})).await;
+        assert_eq!(repo.status_of("T-002"), "PENDING");
+
+        // Bad input: a missing task id, a bad duration, an unknown action; nothing changes.
+        for (args, kind) in [
+            (json!({"action": "done"}), "usage"),
+            (
+                json!({"action": "done", "id": "T-003", "duration": "soon"}),
+                "invalid",
+            ),
+            (json!({"action": "jump"}), "usage"),
+            (json!({"action": "start", "colour": 1}), "usage"),
+        ] {
+            let e = error(&client, "session", args.clone()).await;
+            assert_eq!(e["kind"], kind, "{args}: {e}");
+        }
+        assert_eq!(repo.status_of("T-003"), "PENDING");
+
+        let wave = ok(&client, "session", json!({"action": "wave_next"})).await;
+        assert_eq!(wave["wave"]["current"], 2, "{wave}");
+        let finished = ok(&client, "session", json!({"action": "finish"})).await;
+        assert_eq!(finished["tally"]["pass"], 1, "{finished}");
+        let listed = ok(&client, "session", json!({"action": "list"})).await;
+        assert_eq!(listed["total"], 1, "{listed}");
+        let recover = ok(&client, "session", json!({"action": "recover"})).await;
+        assert_eq!(recover["recovered"], false);
+        client.cancel().await.unwrap();
+    });
+    assert_eq!(repo.json(&["session", "status"]), json!(null));
+}

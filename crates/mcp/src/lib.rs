@@ -24,11 +24,13 @@ pub mod page;
 mod plan;
 mod project;
 pub mod render;
+mod session;
 pub mod tools;
 
 use std::sync::Arc;
 
 use cairn_domain::Error;
+use cairn_domain::execution::service::ExecutionService;
 use cairn_domain::orchestration::OrchestrationService;
 use cairn_domain::plan::PlanService;
 use cairn_domain::project::service::ProjectService;
@@ -63,6 +65,8 @@ pub struct Wings {
     pub orchestration: OrchestrationService,
     /// The repository's plans (`cairn plan`).
     pub plan: PlanService,
+    /// The repository's execution sessions (`cairn session`), run with [`Self::project`].
+    pub execution: ExecutionService,
     pub classify: Classify,
 }
 
@@ -161,6 +165,7 @@ impl CairnServer {
             tools::Wing::Project => project::call(&self.wings, name, args).await,
             tools::Wing::Orchestration => orch::call(&self.wings, name, args).await,
             tools::Wing::Plan => plan::call(&self.wings, args).await,
+            tools::Wing::Session => session::call(&self.wings, args).await,
         }
     }
 

@@ -100,7 +100,7 @@ struct ClaimArgs {
 }
 
 /// A value parsed by the domain's own parser, its refusal rendered like any other.
-fn parse<T: FromStr<Err = DomainError>>(w: &Wings, text: &str) -> Result<T, ToolError> {
+pub(crate) fn parse<T: FromStr<Err = DomainError>>(w: &Wings, text: &str) -> Result<T, ToolError> {
     text.parse().map_err(|e: DomainError| w.fail(e.into()))
 }
 

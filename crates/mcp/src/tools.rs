@@ -15,6 +15,7 @@ pub enum Wing {
     Project,
     Orchestration,
     Plan,
+    Session,
 }
 
 /// What a tool does to the state, for the annotations.
@@ -268,6 +269,27 @@ fn plan() -> Value {
     )
 }
 
+fn session() -> Value {
+    object(
+        &[
+            ("action", one_of(crate::session::ACTIONS)),
+            ("id", string()),
+            ("group", string()),
+            ("max_parallel", integer()),
+            ("tasks", strings()),
+            ("ready", boolean()),
+            ("force", boolean()),
+            ("duration", string()),
+            ("tokens", integer()),
+            ("note", string()),
+            ("text", string()),
+            ("offset", integer()),
+            ("limit", integer()),
+        ],
+        &["action"],
+    )
+}
+
 /// Every tool, in the order `tools/list` gives them.
 pub const SPECS: &[Spec] = &[
     Spec {
@@ -395,6 +417,13 @@ pub const SPECS: &[Spec] = &[
         effect: Effect::Write,
         description: "The active plan, as `cairn plan ACTION` (approve is the user's, refused).",
         schema: plan,
+    },
+    Spec {
+        name: "session",
+        wing: Wing::Session,
+        effect: Effect::Write,
+        description: "The execution session in waves, as `cairn session ACTION` (id: a task).",
+        schema: session,
     },
 ];
 

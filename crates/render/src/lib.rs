@@ -7,6 +7,7 @@
 
 mod plan;
 pub mod plan_json;
+pub mod session_json;
 pub use plan::{plan_duties, plan_rereads, plan_resume};
 
 use cairn_domain::NextStep;

@@ -37,6 +37,7 @@ pub fn serve(ctx: &Ctx) -> Result<Report, Failure> {
         project_id: ctx.global.project.clone(),
         orchestration: OrchestrationService::new(orchestration, clock),
         plan: super::plan::service(ctx)?,
+        execution: super::session::execution_service(ctx)?,
         classify: Arc::new(classify),
     };
     CairnServer::new(wings)

@@ -5,17 +5,16 @@ use std::fmt::Write as _;
 use std::io::Read as _;
 use std::path::PathBuf;
 
+use cairn_domain::execution::ExecutionError;
 use cairn_domain::execution::duration::{format_duration, parse_duration};
 use cairn_domain::execution::lock::LockDecision;
-use cairn_domain::execution::progress::{ActiveTask, Progress, WaveProgress};
+use cairn_domain::execution::progress::{Progress, WaveProgress};
 use cairn_domain::execution::run::{
-    Recovered, Selection, SessionRunner, SessionStart, TaskEnd, TaskEndReport, TaskStep, WavePlan,
+    Recovered, Selection, SessionRunner, SessionStart, TaskEnd, TaskEndReport, TaskStep,
 };
 use cairn_domain::execution::service::{ExecutionService, LockHolder};
 use cairn_domain::execution::state::Tally;
-use cairn_domain::execution::{ExecutionError, LockFile};
 use cairn_domain::project::TaskId;
-use cairn_domain::time::format_rfc3339;
 use cairn_domain::{DomainError, Entity, Error, StoreError};
 use serde_json::{Value, json};
 
@@ -26,6 +25,9 @@ use crate::cli::{
 };
 use crate::exit::{Code, Failure};
 use crate::output::Style;
+use cairn_render::session_json::{
+    archive_json, lock_word, recovered_json, status_json, step_json, tally_json, wave_json,
+};
 
 pub fn run(ctx: &Ctx, command: SessionCommand) -> Result<Report, Failure> {
     let execution = execution_service(ctx)?;
@@ -103,26 +105,7 @@ pub fn run(ctx: &Ctx, command: SessionCommand) -> Result<Report, Failure> {
         }
         SessionCommand::List(page) => {
             let archives = ctx.block_on(execution.archives())?;
-            let rows: Vec<Value> = archives
-                .iter()
-                .map(|a| {
-                    let tally = a
-                        .summary
-                        .as_ref()
-                        .map(|s| s.tally())
-                        .or(a.state.as_ref().map(|s| s.tally))
-                        .unwrap_or_default();
-                    json!({
-                        "dir": a.dir,
-                        "interrupted": a.interrupted,
-                        "session": a.state.as_ref().map(|s| s.id.clone()).filter(|id| !id.is_empty()),
-                        "wave": wave_json(a.state.as_ref().and_then(|s| s.wave)),
-                        "started_at": a.state.as_ref().and_then(|s| s.started_at).as_ref().map(format_rfc3339),
-                        "finished_at": a.summary.as_ref().and_then(|s| s.finished).as_ref().map(format_rfc3339),
-                        "tally": tally_json(&tally),
-                    })
-                })
-                .collect();
+            let rows: Vec<Value> = archives.iter().map(archive_json).collect();
             ctx.emit_page(
                 rows,
                 &page,
@@ -231,7 +214,7 @@ fn start(
                 selection,
                 force: args.force,
             },
-            render_plan,
+            cairn_render::session_json::execution_plan,
         ))
         .map_err(session_failure)?;
 
@@ -312,39 +295,6 @@ fn start(
     })
 }
 
-/// `execution_plan.md`: the waves as the session will run them.
-pub fn render_plan(plan: &WavePlan) -> String {
-    let mut out = String::from("# Execution Plan\n\n");
-    let _ = writeln!(out, "Project: {}", plan.project);
-    if let Some(group) = &plan.group {
-        let _ = writeln!(out, "Group: {group}");
-    }
-    let _ = writeln!(
-        out,
-        "Tasks: {} in {} waves (max parallel {})",
-        plan.task_count(),
-        plan.waves.len(),
-        plan.max_parallel
-    );
-    for (n, wave) in plan.waves.iter().enumerate() {
-        let _ = write!(out, "\n## Wave {}\n", n + 1);
-        for task in wave {
-            let _ = writeln!(
-                out,
-                "- [{}] {} ({})",
-                task.list_id,
-                one_line(&task.title),
-                task.id
-            );
-        }
-    }
-    out
-}
-
-fn one_line(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
 fn status(ctx: &Ctx, execution: &ExecutionService) -> Result<Report, Failure> {
     let status = ctx.block_on(execution.status())?;
     let Some(status) = status else {
@@ -356,17 +306,7 @@ fn status(ctx: &Ctx, execution: &ExecutionService) -> Result<Report, Failure> {
         });
     };
     let state = &status.state;
-    let value = json!({
-        "session": state.id,
-        "phase": state.phase.to_string(),
-        "wave": wave_json(state.wave),
-        "max_parallel": state.max_parallel,
-        "started_at": state.started_at.as_ref().map(format_rfc3339),
-        "active": status.active.iter().map(active_json).collect::<Vec<_>>(),
-        "tally": tally_json(&state.tally),
-        "lock": status.lock.as_ref().map(lock_json),
-        "stale": status.stale,
-    });
+    let value = status_json(&status);
     ctx.emit(&value, |style| {
         let name = if state.id.is_empty() {
             "(unnamed session)"
@@ -450,24 +390,6 @@ fn end(
     )))
 }
 
-fn step_json(step: &TaskStep) -> Value {
-    json!({
-        "task": step.task,
-        "list_id": step.list_id,
-        "title": step.title,
-        "status": step.status,
-        "attempts": step.attempts.map(|a| format!("{}/{}", a.used, a.max)),
-        "wave": wave_json(step.progress.wave),
-        "active": step.progress.active.iter().map(active_json).collect::<Vec<_>>(),
-        "completed": step.progress.completed.iter().map(|t| json!({
-            "id": t.id,
-            "subject": t.subject,
-            "result": t.result.to_string(),
-            "duration": t.duration.map(format_duration),
-        })).collect::<Vec<_>>(),
-    })
-}
-
 fn step_text(style: &Style, step: &TaskStep) -> String {
     let mut out = format!(
         "{} {}: {}",
@@ -492,49 +414,11 @@ fn progress_line(progress: &Progress) -> String {
     )
 }
 
-fn active_json(task: &ActiveTask) -> Value {
-    json!({"id": task.id, "subject": task.subject, "phase": task.phase})
-}
-
-fn lock_json(lock: &LockFile) -> Value {
-    json!({
-        "session": lock.task_execution_id,
-        "timestamp": lock.timestamp.as_ref().map(format_rfc3339),
-        "pid": lock.pid,
-        "host": lock.host,
-    })
-}
-
-fn lock_word(lock: &LockDecision) -> &'static str {
-    match lock {
-        LockDecision::Proceed => "free",
-        LockDecision::Stale { .. } => "stale",
-        LockDecision::Forced { .. } => "forced",
-        LockDecision::Refuse { .. } => "refused",
-    }
-}
-
-fn wave_json(wave: Option<WaveProgress>) -> Value {
-    wave.map_or(
-        Value::Null,
-        |w| json!({"current": w.current, "total": w.total}),
-    )
-}
-
 fn wave_text(wave: Option<WaveProgress>) -> String {
     match wave {
         Some(w) => format!("wave {} of {}", w.current, w.total),
         None => "no wave yet".to_owned(),
     }
-}
-
-fn tally_json(tally: &Tally) -> Value {
-    json!({
-        "pass": tally.pass,
-        "partial": tally.partial,
-        "fail": tally.fail,
-        "task_time": format_duration(tally.task_time),
-    })
 }
 
 fn tally_text(tally: &Tally) -> String {
@@ -552,15 +436,6 @@ fn tally_text_json(tally: &Value) -> String {
         "{} PASS, {} PARTIAL, {} FAIL",
         tally["pass"], tally["partial"], tally["fail"]
     )
-}
-
-fn recovered_json(r: &Recovered) -> Value {
-    json!({
-        "archive": r.archive,
-        "reset": r.reset,
-        "completed": r.completed,
-        "claimed": r.claimed.iter().map(|(task, agent)| json!({"task": task, "agent": agent})).collect::<Vec<_>>(),
-    })
 }
 
 fn recovered_text(style: &Style, r: &Recovered) -> String {
