@@ -256,6 +256,35 @@ const RESULT_BUDGET: usize = 8_000;
 /// Every reading tool on a 10,000-task project answers in at most 8,000 cl100k tokens.
 #[test]
 fn no_result_exceeds_the_budget_on_ten_thousand_tasks() {
+    let repo = ten_thousand_tasks();
+    let bpe = tiktoken_cl100k();
+    runtime().block_on(async {
+        let client = connect(&repo).await;
+        for (tool, args) in [
+            ("status", json!({})),
+            ("next", json!({})),
+            ("ready", json!({"limit": 100_000})),
+            ("show", json!({"id": "T-5000"})),
+        ] {
+            let (failed, value) = call(&client, tool, args).await;
+            assert!(!failed, "{tool}: {value}");
+            let tokens = bpe.encode_with_special_tokens(&value.to_string()).len();
+            println!("{tool}: {tokens} tokens");
+            assert!(tokens <= RESULT_BUDGET, "{tool} answered {tokens} tokens");
+            if tool == "ready" {
+                assert_eq!(value["total"], 5_000);
+                assert!(
+                    value["next_offset"].as_u64().is_some(),
+                    "a capped page says where the next starts"
+                );
+            }
+        }
+        client.cancel().await.unwrap();
+    });
+}
+
+/// A project of 10,000 tasks, every second one waiting on the one before.
+pub(crate) fn ten_thousand_tasks() -> Repo {
     let repo = Repo::with_project();
     repo.add(&["Seed task"]);
     // Written directly: adding 10,000 tasks one call at a time would test the setup.
@@ -283,32 +312,9 @@ fn no_result_exceeds_the_budget_on_ten_thousand_tasks() {
         .collect();
     doc["tasks"] = json!(tasks);
     std::fs::write(repo.tasks_file(), serde_json::to_vec(&doc).unwrap()).unwrap();
-    let bpe = tiktoken_cl100k();
-    runtime().block_on(async {
-        let client = connect(&repo).await;
-        for (tool, args) in [
-            ("status", json!({})),
-            ("next", json!({})),
-            ("ready", json!({"limit": 100_000})),
-            ("show", json!({"id": "T-5000"})),
-        ] {
-            let (failed, value) = call(&client, tool, args).await;
-            assert!(!failed, "{tool}: {value}");
-            let tokens = bpe.encode_with_special_tokens(&value.to_string()).len();
-            println!("{tool}: {tokens} tokens");
-            assert!(tokens <= RESULT_BUDGET, "{tool} answered {tokens} tokens");
-            if tool == "ready" {
-                assert_eq!(value["total"], 5_000);
-                assert!(
-                    value["next_offset"].as_u64().is_some(),
-                    "a capped page says where the next starts"
-                );
-            }
-        }
-        client.cancel().await.unwrap();
-    });
+    repo
 }
 
-fn tiktoken_cl100k() -> tiktoken_rs::CoreBPE {
+pub(crate) fn tiktoken_cl100k() -> tiktoken_rs::CoreBPE {
     tiktoken_rs::cl100k_base().expect("cl100k ships with tiktoken-rs")
 }

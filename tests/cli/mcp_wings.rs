@@ -331,7 +331,8 @@ fn the_session_tool_through_rmcps_client() {
             json!({"action": "start", "max_parallel": 2}),
         )
         .await;
-        assert_eq!(started["waves"].as_array().unwrap().len(), 2, "{started}");
+        assert_eq!(started["wave_sizes"], json!([2, 1]), "{started}");
+        assert_eq!(started["wave_1"]["items"][0]["id"], "T-001", "{started}");
         assert_eq!(
             started["next"],
             json!([{"tool": "session", "args": {"action": "task_start", "id": "T-001"}}])
@@ -396,4 +397,26 @@ fn the_session_tool_through_rmcps_client() {
         client.cancel().await.unwrap();
     });
     assert_eq!(repo.json(&["session", "status"]), json!(null));
+}
+
+/// On a 10,000-task project the session tool's answers stay within a result's budget.
+#[test]
+fn session_results_fit_the_budget_on_ten_thousand_tasks() {
+    let repo = crate::mcp::ten_thousand_tasks();
+    let bpe = crate::mcp::tiktoken_cl100k();
+    runtime().block_on(async {
+        let client = connect(&repo).await;
+        for args in [
+            json!({"action": "start", "max_parallel": 50}),
+            json!({"action": "status"}),
+            json!({"action": "task_start", "id": "T-001"}),
+            json!({"action": "done", "id": "T-001"}),
+        ] {
+            let value = ok(&client, "session", args.clone()).await;
+            let tokens = bpe.encode_with_special_tokens(&value.to_string()).len();
+            println!("session {}: {tokens} tokens", args["action"]);
+            assert!(tokens <= 8_000, "{args}: {tokens} tokens");
+        }
+        client.cancel().await.unwrap();
+    });
 }

@@ -111,10 +111,22 @@ pub(crate) async fn call(w: &Wings, raw: Value) -> Outcome {
                 .map_err(fail)?;
             let outcome = &started.outcome;
             let plan = &started.plan;
+            // The waves by size, and the first wave's tasks (paged): on a 10,000-task project
+            // every wave's tasks would be far over a result's budget; `execution_plan.md` has all.
+            let first: Vec<Value> = plan
+                .waves
+                .first()
+                .map(|w| {
+                    w.iter()
+                        .map(|t| json!({"id": t.id, "title": t.title}))
+                        .collect()
+                })
+                .unwrap_or_default();
             let mut value = json!({
                 "session": outcome.session_id,
                 "project": project,
-                "waves": plan.waves.iter().map(|w| w.iter().map(|t| json!({"id": t.id, "title": t.title})).collect::<Vec<_>>()).collect::<Vec<_>>(),
+                "wave_sizes": plan.waves.iter().map(Vec::len).collect::<Vec<_>>(),
+                "wave_1": page::envelope(&first, 0, None),
                 "max_parallel": plan.max_parallel,
                 "lock": lock_word(&outcome.lock),
                 "recovered": recovered_json(&started.recovered),
@@ -134,7 +146,7 @@ pub(crate) async fn call(w: &Wings, raw: Value) -> Outcome {
             let project = project().await?;
             let id = need_id(w, action, a.id.as_deref())?;
             let step = runner.start_task(&project, &id).await.map_err(fail)?;
-            let mut value = step_json(&step);
+            let mut value = capped(step_json(&step));
             value["next"] = json!([{"tool": "session", "args": {"action": "done", "id": id}}]);
             Ok(value)
         }
@@ -214,3 +226,19 @@ pub(crate) async fn call(w: &Wings, raw: Value) -> Outcome {
         )),
     }
 }
+
+/// The tasks a step's answer lists as completed this session: the last [`COMPLETED_ROWS`] and the
+/// count, since a long session completes thousands.
+fn capped(mut step: Value) -> Value {
+    if let Some(completed) = step["completed"].as_array_mut() {
+        let total = completed.len();
+        if total > COMPLETED_ROWS {
+            completed.drain(..total - COMPLETED_ROWS);
+        }
+        step["completed_total"] = json!(total);
+    }
+    step
+}
+
+/// How many completed tasks a step's answer lists.
+const COMPLETED_ROWS: usize = 20;
