@@ -13,8 +13,9 @@ const POLICY: &[(&str, &[&str])] = &[
     ("cairn-render", &["cairn-domain"]),
     ("cairn-storage-fs", &["cairn-domain"]),
     // The MCP server is a driving adapter like the CLI, but names no store: the CLI's wiring
-    // hands it the services.
-    ("cairn-mcp", &["cairn-domain"]),
+    // hands it the services. It answers with the JSON shapes `cairn --json plan|session` prints,
+    // which live in the renderer so that there is one of each.
+    ("cairn-mcp", &["cairn-domain", "cairn-render"]),
     // Other tools' formats: pure text ⇄ domain values, like the renderer.
     ("cairn-interop", &["cairn-domain"]),
     // The PostgreSQL adapter validates with the filesystem adapter's schemas and exports and
