@@ -421,7 +421,9 @@ pub const SPECS: &[Spec] = &[
     Spec {
         name: "session",
         wing: Wing::Session,
-        effect: Effect::Write,
+        // `recover` resets a dead session's tasks and `start` with `force` takes over a live
+        // lock: the tool as a whole may overwrite state, so clients should ask first.
+        effect: Effect::Destructive,
         description: "The execution session in waves, as `cairn session ACTION` (id: a task).",
         schema: session,
     },

@@ -134,3 +134,24 @@ fn one_plan_tool_with_an_action_costs_less_than_one_tool_per_command() {
     println!("plan wing: one tool with an action {one} tokens, one tool per command {per_command}");
     assert!(one < per_command, "{one} vs {per_command}");
 }
+
+#[test]
+fn the_wing_tools_carry_the_right_hints() {
+    let hints = |name: &str| {
+        let tool = tools::find(name).expect(name).tool();
+        let a = tool.annotations.expect("annotations");
+        (
+            a.read_only_hint == Some(true),
+            a.destructive_hint == Some(true),
+            a.idempotent_hint == Some(true),
+        )
+    };
+    // (read only, destructive, idempotent)
+    assert_eq!(hints("get_session_status"), (true, false, true));
+    assert_eq!(hints("update_session"), (false, false, true));
+    assert_eq!(hints("create_session"), (false, false, false));
+    assert_eq!(hints("transition_phase"), (false, false, false));
+    assert_eq!(hints("archive_session"), (false, true, false));
+    assert_eq!(hints("plan"), (false, false, false));
+    assert_eq!(hints("session"), (false, true, false));
+}
