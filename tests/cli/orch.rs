@@ -658,6 +658,14 @@ fn transition_completes_a_phase_and_starts_a_batch_in_one_write() {
             "docs:writer:1",
         ],
     );
+    let bad_id = at(
+        &repo,
+        0,
+        &[
+            "orch", "start", "--topic", "x", "--id", "../x", "--phase", "a:b",
+        ],
+    );
+    assert_eq!(bad_id.code, code::INVALID, "{}", bad_id.stderr);
     let out = ok_at(&repo, 1, &["orch", "transition", "--next", "1"]);
     assert!(out.contains("Started phase(s)"), "{out}");
     // 2 waits on 1: refused, and the file is as it was.
