@@ -95,11 +95,14 @@ pub fn refusals(report: &PullReport) -> String {
     );
     for r in report.refused.iter().take(REFUSALS_LISTED) {
         let task = r.task.as_ref().map(|t| format!("{t} ")).unwrap_or_default();
+        let says = if r.fields.is_empty() {
+            format!("says {}", r.wanted.as_str())
+        } else {
+            format!("edits its {}", r.fields.join(" and "))
+        };
         out.push_str(&format!(
-            "\n- {task}(list task {} says {}): {}",
-            r.list_task,
-            r.wanted.as_str(),
-            r.reason
+            "\n- {task}(list task {} {says}): {}",
+            r.list_task, r.reason
         ));
     }
     if n > REFUSALS_LISTED {
