@@ -204,7 +204,10 @@ fn subjects_and_descriptions_edited_in_the_list_are_pulled_and_clashes_refused()
                 .stdout
                 .contains("refused T-002 (2.json edits its subject)")
             && human.stdout.contains("\"Wire the CLI flags\"")
-            && human.stdout.contains("\"Wire the CLI commands\""),
+            && human.stdout.contains("\"Wire the CLI commands\"")
+            && human
+                .stdout
+                .contains("`cairn task edit T-002` takes the list's value"),
         "{}",
         human.stdout
     );

@@ -98,7 +98,10 @@ pub fn refusals(report: &PullReport) -> String {
         let says = if r.fields.is_empty() {
             format!("says {}", r.wanted.as_str())
         } else {
-            format!("edits its {}", r.fields.join(" and "))
+            format!(
+                "edits its {}; `cairn task edit` takes the list's value",
+                r.fields.join(" and ")
+            )
         };
         out.push_str(&format!(
             "\n- {task}(list task {} {says}): {}",

@@ -243,6 +243,12 @@ fn pull(style: &Style, r: &PullReport) -> String {
             f.list_task,
             f.reason
         );
+        if let (Some(task), false) = (&f.task, f.fields.is_empty()) {
+            let _ = writeln!(
+                out,
+                "    `cairn task edit {task}` takes the list's value, `cairn tasklist push` writes the project's"
+            );
+        }
     }
     ignored(&mut out, &r.ignored);
     problems(&mut out, style, &r.problems);

@@ -285,9 +285,8 @@ impl TextChanges {
             })
             .collect();
         format!(
-            "changed in both the list and the project since the last sync: {}; the project \
-             keeps its own — `cairn task edit {task}` takes the list's, `cairn tasklist push` \
-             writes the project's into the list",
+            "{task} changed in both the list and the project since the last sync: {}; the \
+             project keeps its own",
             fields.join(", ")
         )
     }
