@@ -122,6 +122,38 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_refused_list_edit_is_told_as_an_edit_with_how_to_settle_it() {
+        use cairn_domain::tasklist::{ClaudeTaskStatus, ListId, ListIdSource, Refusal};
+        let refusal = |fields: Vec<&'static str>| Refusal {
+            list_task: "2".into(),
+            task: Some(cairn_domain::project::TaskId::from_number(2)),
+            wanted: ClaudeTaskStatus::Pending,
+            fields,
+            left_at: None,
+            reason: "changed on both sides".into(),
+        };
+        let report = PullReport {
+            project: "demo".parse().unwrap(),
+            list: ListId::parse("demo").unwrap(),
+            list_source: ListIdSource::Session,
+            moved: Vec::new(),
+            edited: Vec::new(),
+            created: Vec::new(),
+            refused: vec![refusal(vec!["subject"]), refusal(Vec::new())],
+            unchanged: 0,
+            ignored: Vec::new(),
+            problems: Vec::new(),
+        };
+        let message = refusals(&report);
+        assert!(
+            message.contains(
+                "T-002 (list task 2 edits its subject; `cairn task edit` takes the list's value)"
+            ) && message.contains("T-002 (list task 2 says pending)"),
+            "{message}"
+        );
+    }
+
+    #[test]
     fn setup_registers_exactly_these_tools() {
         assert_eq!(TASK_TOOLS.join("|"), crate::setup::TASK_TOOLS_MATCHER);
     }
