@@ -98,7 +98,7 @@ pub fn binaries() -> &'static Path {
     CHECKED.get_or_init(|| {
         let dir = profile_dir();
         let root = workspace_root();
-        let cairn_sources = ["cli", "domain", "render", "storage-fs", "hooks"]
+        let cairn_sources = ["cli", "domain", "render", "storage-fs", "hooks", "mcp"]
             .map(|c| root.join("crates").join(c).join("src"));
         for (name, sources) in [
             ("cairn", cairn_sources.to_vec()),
@@ -404,6 +404,20 @@ impl Scratch {
         args: &[&str],
         cairn_on_path: bool,
     ) -> Session {
+        self.claude_with(dir, api, prompt, args, cairn_on_path, &[])
+    }
+
+    /// [`Scratch::claude_in`] with `env` added to the session's environment (a switch of
+    /// Claude Code's, say).
+    pub fn claude_with(
+        &self,
+        dir: &Path,
+        api: &FakeApi,
+        prompt: &str,
+        args: &[&str],
+        cairn_on_path: bool,
+        env: &[(&str, &str)],
+    ) -> Session {
         let mut cmd = Command::new(claude_binary());
         let extra: Vec<&Path> = if cairn_on_path {
             vec![binaries()]
@@ -425,7 +439,8 @@ impl Scratch {
             .env("DISABLE_TELEMETRY", "1")
             .env("DISABLE_AUTOUPDATER", "1")
             .env("DISABLE_ERROR_REPORTING", "1")
-            .env("DISABLE_BUG_COMMAND", "1");
+            .env("DISABLE_BUG_COMMAND", "1")
+            .envs(env.iter().copied());
         let out = bounded(cmd, SESSION_DEADLINE, "claude -p");
         let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
         let result: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {

@@ -99,7 +99,8 @@ fn push_then_edit_like_claude_code_then_pull() {
             "id": "2", "subject": "Wire the CLI", "description": "", "activeForm": "Wire the CLI",
             "status": "pending", "blocks": [], "blockedBy": ["1"],
             "metadata": {"cairn": {"project": "web", "task": "T-002", "status": "PENDING",
-                "level": "task", "priority": "MEDIUM"}}
+                "level": "task", "priority": "MEDIUM", "subject": "Wire the CLI",
+                "description": ""}}
         })
     );
     assert_eq!(b.file("web", "1")["blocks"], json!(["2"]));
@@ -169,6 +170,70 @@ fn push_then_edit_like_claude_code_then_pull() {
         "{}",
         human.stdout
     );
+}
+
+/// A subject and description edited in the list (TaskUpdate) come into the project as a
+/// logged edit; a title changed on both sides since the push is refused, both values named,
+/// until `cairn task edit` settles it.
+#[test]
+fn subjects_and_descriptions_edited_in_the_list_are_pulled_and_clashes_refused() {
+    let b = Bridge::new();
+    b.json(&["tasklist", "push"]);
+    let mut one = b.file("web", "1");
+    one["subject"] = json!("Write the YAML parser");
+    one["description"] = json!("Streaming, no DOM");
+    b.write("web", "1", &one);
+    let mut two = b.file("web", "2");
+    two["subject"] = json!("Wire the CLI flags");
+    b.write("web", "2", &two);
+    let edited = b.run(&["task", "edit", "T-002", "--title", "Wire the CLI commands"]);
+    assert_eq!(edited.code, code::OK, "{}", edited.stderr);
+
+    let status = b.json(&["tasklist", "status"]);
+    assert_eq!(status["pull_would_edit"][0]["task"], "T-001", "{status}");
+    assert_eq!(status["edit_clashes"][0]["task"], "T-002", "{status}");
+
+    let human = b.run(&["tasklist", "pull"]);
+    assert_eq!(human.code, code::OK, "a refusal is reported, not an error");
+    assert!(
+        human.stdout.contains("1 edited")
+            && human
+                .stdout
+                .contains("T-001 title: Write the parser → Write the YAML parser")
+            && human
+                .stdout
+                .contains("refused T-002 (2.json edits its subject)")
+            && human.stdout.contains("\"Wire the CLI flags\"")
+            && human.stdout.contains("\"Wire the CLI commands\"")
+            && human
+                .stdout
+                .contains("`cairn task edit T-002` takes the list's value"),
+        "{}",
+        human.stdout
+    );
+    let one = b.repo.task("T-001");
+    assert_eq!(one["title"], "Write the YAML parser");
+    assert_eq!(one["description"], "Streaming, no DOM");
+    assert_eq!(b.repo.task("T-002")["title"], "Wire the CLI commands");
+    let log = b.run(&["log", "--event", "TASK_UPDATED", "--task", "T-001"]);
+    assert!(
+        log.stdout.contains("TASK_UPDATED") && log.stdout.contains("Write the YAML parser"),
+        "the edit is logged like any edit:\n{}",
+        log.stdout
+    );
+
+    let again = b.json(&["tasklist", "pull"]);
+    assert_eq!(again["edited"], json!([]), "{again}");
+    assert_eq!(again["refused"][0]["fields"], json!(["subject"]), "{again}");
+
+    // The project takes the list's title: nothing left to pull, push records it.
+    let settle = b.run(&["task", "edit", "T-002", "--title", "Wire the CLI flags"]);
+    assert_eq!(settle.code, code::OK, "{}", settle.stderr);
+    let settled = b.json(&["tasklist", "pull"]);
+    assert_eq!(settled["refused"], json!([]), "{settled}");
+    b.json(&["tasklist", "push"]);
+    let status = b.json(&["tasklist", "status"]);
+    assert_eq!(status["in_sync"], 2, "{status}");
 }
 
 #[test]

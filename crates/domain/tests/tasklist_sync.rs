@@ -6,7 +6,9 @@ use std::sync::Arc;
 use cairn_domain::ports::{FixedClock, Fresh};
 use cairn_domain::project::memory::MemoryProjectStore;
 use cairn_domain::project::service::{InitProject, ProjectService};
-use cairn_domain::project::{MoveDetail, NewTask, ProjectId, ProjectType, TaskId, TaskStatus};
+use cairn_domain::project::{
+    MoveDetail, NewTask, ProjectId, ProjectType, TaskEdit, TaskId, TaskStatus,
+};
 use cairn_domain::tasklist::memory::MemoryTaskListStore;
 use cairn_domain::tasklist::{
     ClaudeTaskStatus, Holder, ListId, ListIdSources, TaskListService, TaskListStore,
@@ -122,7 +124,8 @@ async fn push_mirrors_the_project_and_a_second_push_writes_nothing() {
     );
     assert_eq!(
         read.tasks[1].metadata.as_ref().unwrap()["cairn"],
-        json!({"project": "demo", "task": "T-002", "status": "PENDING", "level": "task", "priority": "MEDIUM"})
+        json!({"project": "demo", "task": "T-002", "status": "PENDING", "level": "task", "priority": "MEDIUM",
+            "subject": "Wire the CLI", "description": "After the parser"})
     );
 
     let again = bridge.push(&demo(), &sources()).await.unwrap();
@@ -165,6 +168,137 @@ async fn pull_completes_through_the_state_machine_and_keeps_project_changes() {
     let status = bridge.status(&demo(), &sources()).await.unwrap();
     assert_eq!(status.push_would_write.len(), 1);
     assert_eq!(status.push_would_write[0].fields, ["status", "metadata"]);
+}
+
+async fn task_of(projects: &ProjectService, id: u64) -> cairn_domain::project::Task {
+    projects
+        .load(&demo())
+        .await
+        .unwrap()
+        .tasks
+        .get(&t(id))
+        .unwrap()
+        .clone()
+}
+
+/// Claude Code's `TaskUpdate` of list task `n`: rewrites the file with `change` applied.
+async fn update_in_list(
+    lists: &MemoryTaskListStore,
+    n: usize,
+    change: impl FnOnce(&mut cairn_domain::tasklist::ClaudeTask),
+) {
+    let mut task = lists.load(&list()).await.unwrap().tasks[n - 1].clone();
+    change(&mut task);
+    lists.write_task(&list(), &task).await.unwrap();
+}
+
+#[tokio::test]
+async fn subjects_and_descriptions_edited_in_the_list_come_into_the_project() {
+    let (projects, lists) = setup().await;
+    let bridge = TaskListService::new(&projects, lists.clone());
+    bridge.push(&demo(), &sources()).await.unwrap();
+    update_in_list(&lists, 1, |task| {
+        task.subject = "Write the YAML parser".into();
+        task.description = "Streaming, no DOM".into();
+    })
+    .await;
+    // Task 2: a new subject together with a status change.
+    update_in_list(&lists, 2, |task| {
+        task.subject = "Wire the CLI flags".into();
+        task.status = ClaudeTaskStatus::InProgress;
+    })
+    .await;
+    let status = bridge.status(&demo(), &sources()).await.unwrap();
+    assert_eq!(status.pull_would_edit.len(), 2, "{status:?}");
+    assert_eq!(status.pull_would_edit[0].changes[0].field, "title");
+    assert!(!status.is_in_sync());
+
+    let report = bridge.pull(&demo(), &sources()).await.unwrap();
+    assert_eq!(report.edited.len(), 2, "{report:?}");
+    let fields: Vec<&str> = report.edited[0].changes.iter().map(|c| c.field).collect();
+    assert_eq!(fields, ["title", "description"]);
+    let one = task_of(&projects, 1).await;
+    assert_eq!(
+        (one.title.as_str(), one.description.as_deref()),
+        ("Write the YAML parser", Some("Streaming, no DOM"))
+    );
+    // Task 2 waits on task 1: its status change is refused, its subject still comes in.
+    assert_eq!(task_of(&projects, 2).await.title, "Wire the CLI flags");
+    assert_eq!(report.refused.len(), 1, "{report:?}");
+    assert!(
+        report.refused[0].fields.is_empty(),
+        "the status was refused"
+    );
+    assert_eq!(status_of(&projects, 2).await, TaskStatus::Pending);
+
+    let again = bridge.pull(&demo(), &sources()).await.unwrap();
+    assert!(again.edited.is_empty(), "taken once: {again:?}");
+    assert_eq!(again.refused.len(), 1, "the status refusal is seen again");
+    let push = bridge.push(&demo(), &sources()).await.unwrap();
+    let pushed: Vec<_> = push.written.iter().map(|w| w.fields.clone()).collect();
+    assert_eq!(
+        pushed,
+        [vec!["status"]],
+        "only task 2's refused status goes back to the list: {push:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_project_edit_is_not_undone_and_an_edit_on_both_sides_is_refused() {
+    let (projects, lists) = setup().await;
+    let bridge = TaskListService::new(&projects, lists.clone());
+    bridge.push(&demo(), &sources()).await.unwrap();
+    let retitle = |title: &str| TaskEdit {
+        title: Some(title.into()),
+        ..TaskEdit::default()
+    };
+    projects
+        .edit_task(&demo(), &t(1), retitle("Write the parser, fast"))
+        .await
+        .unwrap();
+    let quiet = bridge.pull(&demo(), &sources()).await.unwrap();
+    assert!(
+        quiet.edited.is_empty() && quiet.refused.is_empty(),
+        "{quiet:?}"
+    );
+    assert_eq!(task_of(&projects, 1).await.title, "Write the parser, fast");
+
+    update_in_list(&lists, 1, |task| task.subject = "Write the lexer".into()).await;
+    let report = bridge.pull(&demo(), &sources()).await.unwrap();
+    assert!(report.edited.is_empty(), "{report:?}");
+    assert_eq!(report.refused.len(), 1, "{report:?}");
+    assert_eq!(report.refused[0].fields, ["subject"]);
+    let reason = &report.refused[0].reason;
+    assert!(
+        reason.contains("Write the lexer") && reason.contains("Write the parser, fast"),
+        "{reason}"
+    );
+    assert_eq!(task_of(&projects, 1).await.title, "Write the parser, fast");
+    let status = bridge.status(&demo(), &sources()).await.unwrap();
+    assert_eq!(status.edit_clashes.len(), 1, "{status:?}");
+    assert!(status.pull_would_edit.is_empty());
+    let again = bridge.pull(&demo(), &sources()).await.unwrap();
+    assert_eq!(again.refused.len(), 1, "reported until someone settles it");
+
+    // Taking the list's value in the project settles it.
+    projects
+        .edit_task(&demo(), &t(1), retitle("Write the lexer"))
+        .await
+        .unwrap();
+    let settled = bridge.pull(&demo(), &sources()).await.unwrap();
+    assert!(
+        settled.refused.is_empty() && settled.edited.is_empty(),
+        "{settled:?}"
+    );
+    let push = bridge.push(&demo(), &sources()).await.unwrap();
+    assert_eq!(push.written.len(), 1, "the synced subject is recorded");
+    assert!(
+        bridge
+            .status(&demo(), &sources())
+            .await
+            .unwrap()
+            .is_in_sync()
+    );
 }
 
 #[tokio::test]

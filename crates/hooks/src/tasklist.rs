@@ -95,11 +95,17 @@ pub fn refusals(report: &PullReport) -> String {
     );
     for r in report.refused.iter().take(REFUSALS_LISTED) {
         let task = r.task.as_ref().map(|t| format!("{t} ")).unwrap_or_default();
+        let says = if r.fields.is_empty() {
+            format!("says {}", r.wanted.as_str())
+        } else {
+            format!(
+                "edits its {}; `cairn task edit` takes the list's value",
+                r.fields.join(" and ")
+            )
+        };
         out.push_str(&format!(
-            "\n- {task}(list task {} says {}): {}",
-            r.list_task,
-            r.wanted.as_str(),
-            r.reason
+            "\n- {task}(list task {} {says}): {}",
+            r.list_task, r.reason
         ));
     }
     if n > REFUSALS_LISTED {
@@ -114,6 +120,38 @@ pub fn refusals(report: &PullReport) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_refused_list_edit_is_told_as_an_edit_with_how_to_settle_it() {
+        use cairn_domain::tasklist::{ClaudeTaskStatus, ListId, ListIdSource, Refusal};
+        let refusal = |fields: Vec<&'static str>| Refusal {
+            list_task: "2".into(),
+            task: Some(cairn_domain::project::TaskId::from_number(2)),
+            wanted: ClaudeTaskStatus::Pending,
+            fields,
+            left_at: None,
+            reason: "changed on both sides".into(),
+        };
+        let report = PullReport {
+            project: "demo".parse().unwrap(),
+            list: ListId::parse("demo").unwrap(),
+            list_source: ListIdSource::Session,
+            moved: Vec::new(),
+            edited: Vec::new(),
+            created: Vec::new(),
+            refused: vec![refusal(vec!["subject"]), refusal(Vec::new())],
+            unchanged: 0,
+            ignored: Vec::new(),
+            problems: Vec::new(),
+        };
+        let message = refusals(&report);
+        assert!(
+            message.contains(
+                "T-002 (list task 2 edits its subject; `cairn task edit` takes the list's value)"
+            ) && message.contains("T-002 (list task 2 says pending)"),
+            "{message}"
+        );
+    }
 
     #[test]
     fn setup_registers_exactly_these_tools() {

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use cairn_domain::execution::ExecutionError;
 use cairn_domain::tasklist::{
     Conflict, FileProblem, Holder, Ignored, ListIdSource, ListIdSources, ListWrite, PointerState,
-    PullReport, PushReport, StatusReport, TaskListService,
+    ProjectEdit, PullReport, PushReport, StatusReport, TaskListService,
 };
 use cairn_domain::{DomainError, Error};
 
@@ -200,8 +200,9 @@ fn pull(style: &Style, r: &PullReport) -> String {
     );
     let _ = writeln!(
         out,
-        "  {} moved, {} created, {} refused, {} unchanged",
+        "  {} moved, {} edited, {} created, {} refused, {} unchanged",
         r.moved.len(),
+        r.edited.len(),
         r.created.len(),
         r.refused.len(),
         r.unchanged
@@ -218,6 +219,7 @@ fn pull(style: &Style, r: &PullReport) -> String {
             m.wanted.as_str()
         );
     }
+    edits(&mut out, &r.edited);
     for c in &r.created {
         let task = c.task.as_ref().map(ToString::to_string).unwrap_or_default();
         let status = c.status.map(|s| style.status(s)).unwrap_or_default();
@@ -229,14 +231,24 @@ fn pull(style: &Style, r: &PullReport) -> String {
     }
     for f in &r.refused {
         let task = f.task.as_ref().map(|t| format!("{t} ")).unwrap_or_default();
+        let says = if f.fields.is_empty() {
+            format!("says {}", f.wanted.as_str())
+        } else {
+            format!("edits its {}", f.fields.join(" and "))
+        };
         let _ = writeln!(
             out,
-            "  {} {task}({}.json says {}): {}",
+            "  {} {task}({}.json {says}): {}",
             style.red("refused"),
             f.list_task,
-            f.wanted.as_str(),
             f.reason
         );
+        if let (Some(task), false) = (&f.task, f.fields.is_empty()) {
+            let _ = writeln!(
+                out,
+                "    `cairn task edit {task}` takes the list's value, `cairn tasklist push` writes the project's"
+            );
+        }
     }
     ignored(&mut out, &r.ignored);
     problems(&mut out, style, &r.problems);
@@ -263,7 +275,10 @@ fn status(style: &Style, r: &StatusReport) -> String {
             let _ = writeln!(out, "  remove {file}.json");
         }
     }
-    if !r.pull_would_move.is_empty() || !r.pull_would_create.is_empty() {
+    if !r.pull_would_move.is_empty()
+        || !r.pull_would_edit.is_empty()
+        || !r.pull_would_create.is_empty()
+    {
         let _ = writeln!(out, "list → project (`cairn tasklist pull`):");
         for m in &r.pull_would_move {
             let path: Vec<&str> = m.to.iter().map(|s| s.as_str()).collect();
@@ -277,6 +292,7 @@ fn status(style: &Style, r: &StatusReport) -> String {
                 m.wanted.as_str()
             );
         }
+        edits(&mut out, &r.pull_would_edit);
         for c in &r.pull_would_create {
             let _ = writeln!(
                 out,
@@ -286,6 +302,14 @@ fn status(style: &Style, r: &StatusReport) -> String {
                 c.wanted.as_str()
             );
         }
+    }
+    if !r.edit_clashes.is_empty() {
+        let _ = writeln!(
+            out,
+            "changed on both sides since the last sync (pull refuses; `cairn task edit` takes \
+             the list's, push writes the project's):"
+        );
+        edits(&mut out, &r.edit_clashes);
     }
     conflicts(&mut out, style, &r.conflicts);
     ignored(&mut out, &r.ignored);
@@ -304,4 +328,13 @@ fn status(style: &Style, r: &StatusReport) -> String {
         None => {}
     }
     out
+}
+
+/// One line per changed field: `T-001 title: old → new (list 1.json)`.
+fn edits(out: &mut String, edits: &[ProjectEdit]) {
+    for e in edits {
+        for c in &e.changes {
+            let _ = writeln!(out, "  {} {c} (list {}.json)", e.task, e.list_task);
+        }
+    }
 }

@@ -20,7 +20,7 @@ pub use store::{
     is_safe_task_id, written_by_cairn,
 };
 pub use sync::{
-    Conflict, Holder, Ignored, ListIdSource, ListIdSources, ListWrite, ProjectCreate, ProjectMove,
-    PullReport, PushReport, Refusal, StatusReport, TaskListService,
+    Conflict, Holder, Ignored, ListIdSource, ListIdSources, ListWrite, ProjectCreate, ProjectEdit,
+    ProjectMove, PullReport, PushReport, Refusal, StatusReport, TaskListService,
 };
 pub use task::{ClaudeTask, ClaudeTaskStatus, TaskFileWarning, TaskParse, parse_task};

@@ -21,6 +21,15 @@
 //! legal path (through IN_PROGRESS from a not-started task), `in_progress` → IN_PROGRESS,
 //! `pending` → PENDING (a reset); each step is a [`ProjectService::move_task`], so the rules
 //! decide, and a refusal is reported, never forced.
+//!
+//! **Subjects and descriptions.** `metadata.cairn` also keeps the `subject` and `description`
+//! last synced, the base of the same three-way comparison: a field the list changed and the
+//! project did not is pulled into the task's title or description as one
+//! [`ProjectService::edit_task`] (logged TASK_UPDATED like any edit); a field changed on both
+//! sides, differently, is refused and reported with both values — the project keeps its own, the
+//! base stays, so every pull reports it again until someone settles it (`cairn task edit` takes
+//! the list's, `cairn tasklist push` writes the project's over it). Without a synced value (a
+//! file from an older cairn) the project's own is taken as the base, as for the status.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -35,7 +44,9 @@ use super::task::{ClaudeTask, ClaudeTaskStatus};
 use crate::Error;
 use crate::execution::ExecutionError;
 use crate::project::service::ProjectService;
-use crate::project::{MoveDetail, NewTask, ProjectId, ProjectState, Task, TaskId, TaskStatus};
+use crate::project::{
+    FieldChange, MoveDetail, NewTask, ProjectId, ProjectState, Task, TaskEdit, TaskId, TaskStatus,
+};
 
 /// Where the list id came from, in the order they are tried.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -167,11 +178,186 @@ fn linked(task: &ClaudeTask, project: &ProjectId, of: &Task) -> ClaudeTask {
             "status": of.status,
             "level": of.level,
             "priority": of.priority,
+            "subject": of.title,
+            "description": of.description.as_deref().unwrap_or_default(),
         }),
     );
     ClaudeTask {
         metadata: Some(metadata),
         ..task.clone()
+    }
+}
+
+/// A text field the bridge carries both ways: its name in the list file, in the project.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TextField {
+    Subject,
+    Description,
+}
+
+impl TextField {
+    const ALL: [TextField; 2] = [TextField::Subject, TextField::Description];
+
+    fn list_name(self) -> &'static str {
+        match self {
+            Self::Subject => "subject",
+            Self::Description => "description",
+        }
+    }
+
+    fn project_name(self) -> &'static str {
+        match self {
+            Self::Subject => "title",
+            Self::Description => "description",
+        }
+    }
+
+    fn in_list(self, file: &ClaudeTask) -> String {
+        match self {
+            Self::Subject => file.subject.trim().to_owned(),
+            Self::Description => file.description.trim().to_owned(),
+        }
+    }
+
+    fn in_project(self, task: &Task) -> String {
+        match self {
+            Self::Subject => task.title.clone(),
+            Self::Description => task.description.clone().unwrap_or_default(),
+        }
+    }
+
+    /// The value last synced, from the file's `metadata.cairn`.
+    fn synced(self, file: &ClaudeTask) -> Option<String> {
+        file.metadata
+            .as_ref()?
+            .get(CAIRN_METADATA_KEY)?
+            .get(self.list_name())?
+            .as_str()
+            .map(|v| v.trim().to_owned())
+    }
+}
+
+/// One text field that differs between a linked file and its task.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct TextDiff {
+    field: TextField,
+    project: String,
+    list: String,
+}
+
+/// The text fields a linked file changed since the last sync: those the project left alone
+/// (`take`, pulled) and those the project changed too, differently (`clash`, refused).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct TextChanges {
+    take: Vec<TextDiff>,
+    clash: Vec<TextDiff>,
+}
+
+impl TextChanges {
+    fn is_empty(&self) -> bool {
+        self.take.is_empty() && self.clash.is_empty()
+    }
+
+    /// The edit that takes the list's values.
+    fn edit(&self) -> TaskEdit {
+        let mut edit = TaskEdit::default();
+        for d in &self.take {
+            match d.field {
+                TextField::Subject => edit.title = Some(d.list.clone()),
+                TextField::Description => edit.description = Some(d.list.clone()),
+            }
+        }
+        edit
+    }
+
+    /// Why the clashing fields were not pulled, with both values.
+    fn clash_reason(&self, task: &TaskId) -> String {
+        let fields: Vec<String> = self
+            .clash
+            .iter()
+            .map(|d| {
+                format!(
+                    "{} (list {:?}, project {:?})",
+                    d.field.list_name(),
+                    d.list,
+                    d.project
+                )
+            })
+            .collect();
+        format!(
+            "{task} changed in both the list and the project since the last sync: {}; the \
+             project keeps its own",
+            fields.join(", ")
+        )
+    }
+}
+
+fn text_changes(file: &ClaudeTask, task: &Task) -> TextChanges {
+    let mut out = TextChanges::default();
+    for field in TextField::ALL {
+        let list = field.in_list(file);
+        let project = field.in_project(task);
+        if list == project {
+            continue;
+        }
+        let synced = field.synced(file).unwrap_or_else(|| project.clone());
+        if list == synced {
+            // Only the project changed: push's to send.
+            continue;
+        }
+        let diff = TextDiff {
+            field,
+            project: project.clone(),
+            list,
+        };
+        if project == synced {
+            out.take.push(diff);
+        } else {
+            out.clash.push(diff);
+        }
+    }
+    out
+}
+
+/// [`linked`], keeping the synced values of `clash`ing fields as they were in `file`, so the
+/// clash is seen again on the next pull instead of passing for a list edit.
+fn relinked(file: &ClaudeTask, project: &ProjectId, of: &Task, clash: &[TextDiff]) -> ClaudeTask {
+    let mut out = linked(file, project, of);
+    let Some(cairn) = out
+        .metadata
+        .as_mut()
+        .and_then(|m| m.get_mut(CAIRN_METADATA_KEY))
+        .and_then(Value::as_object_mut)
+    else {
+        return out;
+    };
+    for d in clash {
+        match d.field.synced(file) {
+            Some(old) => cairn.insert(d.field.list_name().to_owned(), Value::String(old)),
+            None => cairn.remove(d.field.list_name()),
+        };
+    }
+    out
+}
+
+/// Puts back the synced status `file` had: a status change pull refused must be seen again.
+fn restore_synced_status(task: &mut ClaudeTask, file: &ClaudeTask) {
+    let old = file
+        .metadata
+        .as_ref()
+        .and_then(|m| m.get(CAIRN_METADATA_KEY))
+        .and_then(|c| c.get("status"))
+        .cloned();
+    if let Some(cairn) = task
+        .metadata
+        .as_mut()
+        .and_then(|m| m.get_mut(CAIRN_METADATA_KEY))
+        .and_then(Value::as_object_mut)
+    {
+        match old {
+            Some(old) => cairn.insert("status".to_owned(), old),
+            None => cairn.remove("status"),
+        };
     }
 }
 
@@ -270,13 +456,28 @@ pub struct ProjectCreate {
     pub status: Option<TaskStatus>,
 }
 
+/// A subject or description edited in the list that pull took (or would take) into the
+/// project task's title or description.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ProjectEdit {
+    pub list_task: String,
+    pub task: TaskId,
+    /// Project field (`title`, `description`): old → new.
+    pub changes: Vec<FieldChange>,
+}
+
 /// A list change the project's rules refused; nothing was forced.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Refusal {
     pub list_task: String,
     /// `None` when creating the task itself was refused.
     pub task: Option<TaskId>,
+    /// The list file's status (what it asks for, when the refusal is of a status change).
     pub wanted: ClaudeTaskStatus,
+    /// The list fields (`subject`, `description`) whose edit was refused; empty when the
+    /// refusal is of a status change or of creating the task.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fields: Vec<&'static str>,
     /// The status the task was left in (after any steps that did go through).
     pub left_at: Option<TaskStatus>,
     pub reason: String,
@@ -289,6 +490,8 @@ pub struct PullReport {
     pub list: ListId,
     pub list_source: ListIdSource,
     pub moved: Vec<ProjectMove>,
+    /// Subjects and descriptions edited in the list, taken into the project.
+    pub edited: Vec<ProjectEdit>,
     pub created: Vec<ProjectCreate>,
     pub refused: Vec<Refusal>,
     pub unchanged: usize,
@@ -310,6 +513,11 @@ pub struct StatusReport {
     pub push_would_remove: Vec<String>,
     /// List status changes pull would apply.
     pub pull_would_move: Vec<ProjectMove>,
+    /// Subjects and descriptions edited in the list that pull would take (full values).
+    pub pull_would_edit: Vec<ProjectEdit>,
+    /// Subjects and descriptions changed on both sides since the last sync, which pull refuses
+    /// (each change: the project's value → the list's).
+    pub edit_clashes: Vec<ProjectEdit>,
     /// List tasks pull would add to the project.
     pub pull_would_create: Vec<ProjectCreate>,
     pub conflicts: Vec<Conflict>,
@@ -324,6 +532,8 @@ impl StatusReport {
         self.push_would_write.is_empty()
             && self.push_would_remove.is_empty()
             && self.pull_would_move.is_empty()
+            && self.pull_would_edit.is_empty()
+            && self.edit_clashes.is_empty()
             && self.pull_would_create.is_empty()
             && self.conflicts.is_empty()
     }
@@ -563,12 +773,15 @@ enum PullStep<'a> {
 }
 
 struct PullPlan<'a> {
+    /// Text edits first: a status step after one writes the file's new synced values.
+    edits: Vec<(&'a ClaudeTask, &'a Task, TextChanges)>,
     steps: Vec<PullStep<'a>>,
     unchanged: usize,
 }
 
 fn plan_pull<'a>(state: &'a ProjectState, index: &Index<'a>) -> PullPlan<'a> {
     let mut plan = PullPlan {
+        edits: Vec::new(),
         steps: Vec::new(),
         unchanged: 0,
     };
@@ -579,12 +792,23 @@ fn plan_pull<'a>(state: &'a ProjectState, index: &Index<'a>) -> PullPlan<'a> {
             .tasks
             .get(id)
             .expect("the index links known tasks only");
+        let text = text_changes(file, task);
+        let edits = !text.is_empty();
+        let takes = !text.take.is_empty();
+        if edits {
+            plan.edits.push((file, task, text));
+        }
         let base = index.bases.get(&file.id).copied().flatten();
         // Without a synced status, the project's own is the best guess of what was pushed.
         let synced = base.unwrap_or(task.status);
         if list_status(synced) == Some(file.status) {
-            // The list did not change since the sync; a project change since is push's to send.
-            plan.unchanged += 1;
+            // The list did not change the status since the sync; a project change since is
+            // push's to send. A text edit taken still has its synced values to record.
+            if takes {
+                plan.steps.push(PullStep::Rebase { file, task });
+            } else if !edits {
+                plan.unchanged += 1;
+            }
             continue;
         }
         let path = path_to(task.status, file.status);
@@ -711,25 +935,82 @@ impl<'a> TaskListService<'a> {
             list: list.clone(),
             list_source,
             moved: Vec::new(),
+            edited: Vec::new(),
             created: Vec::new(),
             refused: Vec::new(),
             unchanged: plan.unchanged,
             ignored: Vec::new(),
             problems: Vec::new(),
         };
+        // Per list file: the task as the edit left it, and the clashing fields whose synced
+        // values must stay.
+        let mut after_edit: HashMap<&str, Task> = HashMap::new();
+        let mut clashes: HashMap<&str, &[TextDiff]> = HashMap::new();
+        for (file, task, text) in &plan.edits {
+            if !text.clash.is_empty() {
+                clashes.insert(file.id.as_str(), &text.clash);
+                report.refused.push(Refusal {
+                    list_task: file.id.clone(),
+                    task: Some(task.id.clone()),
+                    wanted: file.status,
+                    fields: text.clash.iter().map(|d| d.field.list_name()).collect(),
+                    left_at: Some(task.status),
+                    reason: text.clash_reason(&task.id),
+                });
+            }
+            if text.take.is_empty() {
+                continue;
+            }
+            match self
+                .projects
+                .edit_task(project, &task.id, text.edit())
+                .await
+            {
+                Ok(edited) => {
+                    report.edited.push(ProjectEdit {
+                        list_task: file.id.clone(),
+                        task: task.id.clone(),
+                        changes: edited.changes,
+                    });
+                    after_edit.insert(file.id.as_str(), edited.task);
+                }
+                Err(Error::Domain(e)) => report.refused.push(Refusal {
+                    list_task: file.id.clone(),
+                    task: Some(task.id.clone()),
+                    wanted: file.status,
+                    fields: text.take.iter().map(|d| d.field.list_name()).collect(),
+                    left_at: Some(task.status),
+                    reason: e.to_string(),
+                }),
+                Err(e) => return Err(e),
+            }
+        }
+        let taken: HashSet<&str> = plan
+            .edits
+            .iter()
+            .filter(|(_, _, text)| !text.take.is_empty())
+            .map(|(file, _, _)| file.id.as_str())
+            .collect();
+        let clash_of = |file: &ClaudeTask| clashes.get(file.id.as_str()).copied().unwrap_or(&[]);
         for step in plan.steps {
             match step {
                 PullStep::Rebase { file, task } => {
+                    let edited = after_edit.get(file.id.as_str());
                     self.lists
-                        .write_task(&list, &linked(file, project, task))
+                        .write_task(
+                            &list,
+                            &relinked(file, project, edited.unwrap_or(task), clash_of(file)),
+                        )
                         .await?;
-                    report.unchanged += 1;
+                    if !taken.contains(file.id.as_str()) {
+                        report.unchanged += 1;
+                    }
                 }
                 PullStep::Move { file, task, path } => {
                     let (reached, refusal) = self.walk(project, task, &path).await?;
                     if let Some(reached) = &reached {
                         self.lists
-                            .write_task(&list, &linked(file, project, reached))
+                            .write_task(&list, &relinked(file, project, reached, clash_of(file)))
                             .await?;
                         if refusal.is_none() {
                             report.moved.push(ProjectMove {
@@ -740,12 +1021,19 @@ impl<'a> TaskListService<'a> {
                                 to: vec![reached.status],
                             });
                         }
+                    } else if let Some(edited) = after_edit.get(file.id.as_str()) {
+                        // The status was refused but the edit went through: record its values,
+                        // keeping the old synced status so the refusal is seen again.
+                        let mut kept = relinked(file, project, edited, clash_of(file));
+                        restore_synced_status(&mut kept, file);
+                        self.lists.write_task(&list, &kept).await?;
                     }
                     if let Some(reason) = refusal {
                         report.refused.push(Refusal {
                             list_task: file.id.clone(),
                             task: Some(task.id.clone()),
                             wanted: file.status,
+                            fields: Vec::new(),
                             left_at: Some(reached.map_or(task.status, |t| t.status)),
                             reason,
                         });
@@ -770,6 +1058,7 @@ impl<'a> TaskListService<'a> {
                                 list_task: file.id.clone(),
                                 task: None,
                                 wanted: file.status,
+                                fields: Vec::new(),
                                 left_at: None,
                                 reason: e.to_string(),
                             });
@@ -790,6 +1079,7 @@ impl<'a> TaskListService<'a> {
                             list_task: file.id.clone(),
                             task: Some(now.id.clone()),
                             wanted: file.status,
+                            fields: Vec::new(),
                             left_at: Some(now.status),
                             reason,
                         });
@@ -865,11 +1155,35 @@ impl<'a> TaskListService<'a> {
                 }),
             }
         }
+        let as_edit = |file: &ClaudeTask, task: &Task, diffs: &[TextDiff]| ProjectEdit {
+            list_task: file.id.clone(),
+            task: task.id.clone(),
+            changes: diffs
+                .iter()
+                .map(|d| FieldChange {
+                    field: d.field.project_name(),
+                    from: d.project.clone(),
+                    to: d.list.clone(),
+                })
+                .collect(),
+        };
+        let mut pull_would_edit = Vec::new();
+        let mut edit_clashes = Vec::new();
+        for (file, task, text) in &pull.edits {
+            if !text.take.is_empty() {
+                pull_would_edit.push(as_edit(file, task, &text.take));
+            }
+            if !text.clash.is_empty() {
+                edit_clashes.push(as_edit(file, task, &text.clash));
+            }
+        }
         let differing: HashSet<&TaskId> = push
             .writes
             .iter()
             .map(|(w, _)| &w.task)
             .chain(pull_would_move.iter().map(|m| &m.task))
+            .chain(pull_would_edit.iter().map(|e| &e.task))
+            .chain(edit_clashes.iter().map(|e| &e.task))
             .chain(push.conflicts.iter().map(|c| &c.task))
             .collect();
         let in_sync = state
@@ -886,6 +1200,8 @@ impl<'a> TaskListService<'a> {
             push_would_write: push.writes.into_iter().map(|(w, _)| w).collect(),
             push_would_remove: push.removals,
             pull_would_move,
+            pull_would_edit,
+            edit_clashes,
             pull_would_create,
             conflicts: push.conflicts,
             ignored: index.ignored,
