@@ -172,9 +172,19 @@ impl FsOrchestrationStore {
         };
         parse_session(&text)
             .map(Some)
-            .map_err(|detail| StoreError::Corrupt {
-                path: path.display().to_string(),
-                detail,
+            .map_err(|mut detail| {
+                if text.trim().is_empty() {
+                    // Nothing to rebuild from (cairn never leaves it empty: one atomic write):
+                    // name the ways out rather than refuse every command, `orch start` included.
+                    detail = format!(
+                        "the file is empty: restore it from git (`git checkout -- {0}`), or remove {0} and start another session with `cairn orch start`",
+                        path.display()
+                    );
+                }
+                StoreError::Corrupt {
+                    path: path.display().to_string(),
+                    detail,
+                }
             })
     }
 
