@@ -160,8 +160,15 @@ impl FsExecutionSessionStore {
     /// Takes the sidecar lock and finishes what a crashed command left in its intent, so every
     /// writer starts from files that agree.
     fn lock(&self) -> Result<lock::LockGuard, StoreError> {
-        std::fs::create_dir_all(&self.sessions)
-            .map_err(io_error("create sessions directory", &self.sessions))?;
+        if !self.sessions.is_dir() {
+            std::fs::create_dir_all(&self.sessions)
+                .map_err(io_error("create sessions directory", &self.sessions))?;
+            // A new directory's entry is durable only once its parent is fsynced: without this
+            // the power-loss test lost a whole acknowledged session (`.claude/sessions/` gone).
+            for dir in self.sessions.ancestors().skip(1).take(2) {
+                fsync_dir(dir)?;
+            }
+        }
         let guard =
             lock::lock_exclusive(&self.sessions.join(SESSIONS_LOCK_FILE), self.lock_timeout)?;
         intent::replay(INTENT_AREA, &self.temp_dir(), &self.sessions)?;

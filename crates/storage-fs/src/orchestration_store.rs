@@ -160,7 +160,14 @@ impl FsOrchestrationStore {
 
     fn lock(&self) -> Result<lock::LockGuard, StoreError> {
         let state = self.state_dir.join("state");
-        std::fs::create_dir_all(&state).map_err(io_error("create state directory", &state))?;
+        if !state.is_dir() {
+            std::fs::create_dir_all(&state).map_err(io_error("create state directory", &state))?;
+            // New directories' entries are durable only once their parents are fsynced (the
+            // session store's power-loss history lost a whole new directory without it).
+            for dir in state.ancestors().skip(1).take(3) {
+                fsync_dir(dir)?;
+            }
+        }
         lock::lock_exclusive(&self.state_dir.join(ORCH_LOCK_FILE), self.lock_timeout)
     }
 

@@ -244,7 +244,7 @@ async fn session_project(root: &Path) {
     }
 }
 
-fn session_runner(root: &Path, projects: &ProjectService) -> SessionRunner<'_> {
+fn session_runner<'a>(root: &Path, projects: &'a ProjectService) -> SessionRunner<'a> {
     let execution = ExecutionService::new(
         Arc::new(FsExecutionSessionStore::new(root)),
         Arc::new(SystemClock),
@@ -636,6 +636,10 @@ struct SimFs {
     seen: BTreeMap<PathBuf, usize>,
     durable: BTreeMap<PathBuf, usize>,
     fds: HashMap<i64, OpenFile>,
+    /// The durable entries inside a directory whose own durable entry went away (renamed, or
+    /// replaced), by the directory's inode, relative to it: they belong to the directory, not
+    /// to its old path, and come back wherever its entry next becomes durable.
+    detached: HashMap<usize, Vec<(PathBuf, usize)>>,
 }
 
 impl SimFs {
@@ -649,6 +653,7 @@ impl SimFs {
             seen: BTreeMap::new(),
             durable: BTreeMap::new(),
             fds: HashMap::new(),
+            detached: HashMap::new(),
         };
         fs.seen.insert(root.to_path_buf(), 0);
         fs.durable.insert(root.to_path_buf(), 0);
@@ -771,12 +776,42 @@ impl SimFs {
                         .map(|(p, _)| p.clone())
                         .expect("a directory with a name");
                     // The directory's own entries become what the process sees.
-                    self.durable
-                        .retain(|p, _| p.parent() != Some(dir.as_path()));
-                    for (path, &i) in &self.seen {
-                        if path.parent() == Some(dir.as_path()) {
-                            self.durable.insert(path.clone(), i);
+                    let old: Vec<(PathBuf, usize)> = self
+                        .durable
+                        .iter()
+                        .filter(|(p, _)| p.parent() == Some(dir.as_path()))
+                        .map(|(p, &i)| (p.clone(), i))
+                        .collect();
+                    let new: BTreeMap<PathBuf, usize> = self
+                        .seen
+                        .iter()
+                        .filter(|(p, _)| p.parent() == Some(dir.as_path()))
+                        .map(|(p, &i)| (p.clone(), i))
+                        .collect();
+                    for (path, inode) in old {
+                        self.durable.remove(&path);
+                        if new.get(&path) != Some(&inode) && self.inodes[inode].dir {
+                            // A subdirectory's durable contents travel with it (a rename), and
+                            // a new directory at its old path does not inherit them.
+                            let inside: Vec<(PathBuf, usize)> = self
+                                .durable
+                                .iter()
+                                .filter(|(p, _)| p.starts_with(&path) && **p != path)
+                                .map(|(p, &i)| (p.strip_prefix(&path).expect("inside").into(), i))
+                                .collect();
+                            for (rel, _) in &inside {
+                                self.durable.remove(&path.join(rel));
+                            }
+                            self.detached.entry(inode).or_default().extend(inside);
                         }
+                    }
+                    for (path, inode) in new {
+                        if let Some(inside) = self.detached.remove(&inode) {
+                            for (rel, i) in inside {
+                                self.durable.insert(path.join(rel), i);
+                            }
+                        }
+                        self.durable.insert(path, inode);
                     }
                 } else {
                     let node = &mut self.inodes[inode];
@@ -986,6 +1021,11 @@ fn trace_and_cut<'a>(
     let root = work.path().join("repo");
     std::fs::create_dir(&root).expect("root");
     setup(&root);
+    // What exists before the trace is durable at its start; adopted now, before the writer
+    // runs (adopting it afterwards would start every cut from the writer's final files).
+    let canonical = root.canonicalize().expect("canonical root");
+    let mut fs = SimFs::new(&canonical);
+    fs.adopt_tree(&canonical);
     let trace = work.path().join("trace.txt");
     let child = child_command(role, &root, arg);
     let mut command = Command::new("strace");
@@ -1013,9 +1053,6 @@ fn trace_and_cut<'a>(
         support::describe(&output)
     );
     let ops = parse_trace(&std::fs::read_to_string(&trace).expect("trace"));
-    let canonical = root.canonicalize().expect("canonical root");
-    let mut fs = SimFs::new(&canonical);
-    fs.adopt_tree(&canonical);
     let mut cuts = 0;
     for (k, op) in ops.iter().enumerate() {
         if let Op::Ack(line) = op {
