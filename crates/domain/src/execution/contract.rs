@@ -448,7 +448,7 @@ pub async fn project_moves_are_recorded_with_the_session_write(
     );
     assert_eq!(
         store.project_moves().await.unwrap(),
-        [done.clone()],
+        vec![done.clone()],
         "a refused update records no move"
     );
     store
@@ -466,7 +466,7 @@ pub async fn project_moves_are_recorded_with_the_session_write(
     store.forget_project_move(&done).await.unwrap();
     assert_eq!(
         store.project_moves().await.unwrap(),
-        [skipped.clone()],
+        vec![skipped.clone()],
         "forgetting one move keeps the others"
     );
     store.forget_project_move(&skipped).await.unwrap();
