@@ -4,6 +4,7 @@ mod agent_output;
 mod board;
 mod claims;
 mod concurrency;
+mod durable;
 mod errors;
 mod everyday;
 mod interop;

@@ -55,7 +55,7 @@ fn main() -> ExitCode {
 
 fn print_help() {
     eprintln!(
-        "usage: cargo xtask <job>\n\n  ci       fmt check, tidy, clippy -D warnings, all tests\n  tidy     dependency directions, adapter confinement, code map, exit codes, unused deps, docs: cargo xtask tidy [--no-doc]\n  test     all tests\n  bench    benchmarks (ratios to a floor measured in the same run)\n  crash    long crash-safety run: cargo xtask crash [--kills N]\n  fuzz     fuzz every parser: cargo xtask fuzz [--minutes N | --seconds S] (default 10 minutes)\n  plugin   build the Claude Code plugin: cargo xtask plugin [--out DIR] [--no-build] [--bin-dir DIR]\n  claude-code  install the pinned Claude Code CLI the tests/claude suite runs\n  demo     run a real cairn session on a scratch repository: cargo xtask demo [--keep DIR]"
+        "usage: cargo xtask <job>\n\n  ci       fmt check, tidy, clippy -D warnings, all tests\n  tidy     dependency directions, adapter confinement, code map, exit codes, unused deps, docs: cargo xtask tidy [--no-doc]\n  test     all tests\n  bench    benchmarks (ratios to a floor measured in the same run)\n  crash    long crash-safety run: cargo xtask crash [--kills N] | --power HISTORIES\n  fuzz     fuzz every parser: cargo xtask fuzz [--minutes N | --seconds S] (default 10 minutes)\n  plugin   build the Claude Code plugin: cargo xtask plugin [--out DIR] [--no-build] [--bin-dir DIR]\n  claude-code  install the pinned Claude Code CLI the tests/claude suite runs\n  demo     run a real cairn session on a scratch repository: cargo xtask demo [--keep DIR]"
     );
 }
 

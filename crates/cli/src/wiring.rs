@@ -94,6 +94,17 @@ pub fn open_execution_store(
     })
 }
 
+/// Did an execution session record a project move the project may not hold yet (a `session task
+/// done|fail|skip` that died between its two stores)? One `stat`, for every command.
+/// An unfinished session intent may hold one, so it counts too.
+pub fn session_moves_recorded(root: &Path) -> bool {
+    let sessions = root.join(cairn_storage_fs::execution_store::SESSIONS_DIR);
+    sessions
+        .join(cairn_storage_fs::execution_store::PROJECT_MOVES_FILE)
+        .exists()
+        || cairn_storage_fs::intent::pending(&sessions)
+}
+
 /// The plan store of the repository at `root`.
 pub fn open_plan_store(root: &Path, lock_timeout: Option<Duration>) -> Arc<dyn PlanStore> {
     let store = FsPlanStore::new(root);

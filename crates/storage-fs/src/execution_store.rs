@@ -28,6 +28,9 @@
 //! the merged context and the task contexts it consumed) writes them through a write-ahead
 //! intent, `.claude/sessions/.cairn-journal` (see [`intent`]), outside the session directory so
 //! no reader of the session's files ever sees it: whoever takes the lock next finishes it.
+//! A task's end also records the project move it implies in `.claude/sessions/.cairn-project-moves`
+//! within the same intent, so the session's write is the commit point of the whole end; the move
+//! is forgotten once the project holds it (`SessionRunner::settle`, issue #16).
 //! Readers take no lock: every file and directory changes by rename; a reader that finds an
 //! intent takes the lock (which finishes it) first.
 
@@ -39,9 +42,10 @@ use async_trait::async_trait;
 use cairn_domain::execution::naming::{
     LIVE_SESSION_DIR, check_path_segment, check_store_segment as check_segment,
 };
+use cairn_domain::execution::progress::{CompletedTask, ProgressStatus};
 use cairn_domain::execution::store::{
-    ContextUpdate, Decide, ExecutionSessionStore, Finale, NewSession, StartPlan, Started,
-    TaskRecord,
+    ContextUpdate, Decide, ExecutionSessionStore, Finale, NewSession, ProjectMove, StartPlan,
+    Started, TaskRecord,
 };
 use cairn_domain::execution::{LiveSession, Progress, TaskContext};
 use cairn_domain::{Entity, Error, StoreError};
@@ -78,6 +82,45 @@ const TASK_CONTEXT_PREFIX: &str = "context-task-";
 const TASK_CONTEXT_SUFFIX: &str = ".md";
 /// The session store's failpoints around its write-ahead intents: `session:journal-…`.
 const INTENT_AREA: &str = "session";
+/// The project moves recorded with a task's end and not yet known to be made, in the sessions
+/// directory (outside any session, so archiving never carries one away).
+pub const PROJECT_MOVES_FILE: &str = ".cairn-project-moves";
+const PROJECT_MOVES_VERSION: u32 = 1;
+
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ProjectMoves {
+    version: u32,
+    moves: Vec<ProjectMove>,
+}
+
+/// The bytes of the project-moves file.
+fn encode_moves(moves: &[ProjectMove]) -> String {
+    let record = ProjectMoves {
+        version: PROJECT_MOVES_VERSION,
+        moves: moves.to_vec(),
+    };
+    let mut text = serde_json::to_string(&record).expect("project moves are always serializable");
+    text.push('\n');
+    text
+}
+
+/// Reads the project-moves file back. Blank (as a power cut could leave a file no fsync
+/// covered) reads as no moves: `session recover` still settles the tasks from the task log.
+pub fn parse_project_moves(text: &str) -> Result<Vec<ProjectMove>, String> {
+    if text.trim().is_empty() {
+        return Ok(Vec::new());
+    }
+    let record: ProjectMoves =
+        serde_json::from_str(text).map_err(|e| format!("not a project-moves record: {e}"))?;
+    if record.version != PROJECT_MOVES_VERSION {
+        return Err(format!(
+            "version {} (this cairn writes {PROJECT_MOVES_VERSION})",
+            record.version
+        ));
+    }
+    Ok(record.moves)
+}
 
 /// The filesystem adapter of [`ExecutionSessionStore`].
 #[derive(Debug, Clone)]
@@ -117,8 +160,15 @@ impl FsExecutionSessionStore {
     /// Takes the sidecar lock and finishes what a crashed command left in its intent, so every
     /// writer starts from files that agree.
     fn lock(&self) -> Result<lock::LockGuard, StoreError> {
-        std::fs::create_dir_all(&self.sessions)
-            .map_err(io_error("create sessions directory", &self.sessions))?;
+        if !self.sessions.is_dir() {
+            std::fs::create_dir_all(&self.sessions)
+                .map_err(io_error("create sessions directory", &self.sessions))?;
+            // A new directory's entry is durable only once its parent is fsynced: without this
+            // the power-loss test lost a whole acknowledged session (`.claude/sessions/` gone).
+            for dir in self.sessions.ancestors().skip(1).take(2) {
+                fsync_dir(dir)?;
+            }
+        }
         let guard =
             lock::lock_exclusive(&self.sessions.join(SESSIONS_LOCK_FILE), self.lock_timeout)?;
         intent::replay(INTENT_AREA, &self.temp_dir(), &self.sessions)?;
@@ -128,14 +178,48 @@ impl FsExecutionSessionStore {
     /// Replaces the live session's `writes` (paths relative to the live directory) all together
     /// or, after a crash, finished together by the next [`Self::lock`]. The caller holds the lock.
     fn write_live(&self, writes: Vec<FileWrite>) -> Result<(), StoreError> {
-        let writes: Vec<FileWrite> = writes
+        self.write_live_moving(writes, None)
+    }
+
+    /// [`Self::write_live`], adding `project_move` to the recorded project moves in the same
+    /// intent, so the session's files and the move they imply land together.
+    fn write_live_moving(
+        &self,
+        writes: Vec<FileWrite>,
+        project_move: Option<ProjectMove>,
+    ) -> Result<(), StoreError> {
+        let mut writes: Vec<FileWrite> = writes
             .into_iter()
             .map(|w| FileWrite {
                 path: format!("{LIVE_SESSION_DIR}/{}", w.path),
                 text: w.text,
             })
             .collect();
-        intent::write_all(INTENT_AREA, &self.temp_dir(), &self.sessions, &writes)
+        let moving = project_move.is_some();
+        if let Some(project_move) = project_move {
+            let mut moves = self.read_project_moves()?;
+            moves.push(project_move);
+            writes.push(FileWrite::new(PROJECT_MOVES_FILE, encode_moves(&moves)));
+        }
+        intent::write_all(INTENT_AREA, &self.temp_dir(), &self.sessions, &writes)?;
+        if moving {
+            failpoint("session:after-move-recorded");
+        }
+        Ok(())
+    }
+
+    /// The recorded project moves, as the file holds them now.
+    fn read_project_moves(&self) -> Result<Vec<ProjectMove>, StoreError> {
+        let path = self.sessions.join(PROJECT_MOVES_FILE);
+        let Some(text) = read_optional(&path)? else {
+            return Ok(Vec::new());
+        };
+        parse_project_moves(&text).map_err(|detail| StoreError::Corrupt {
+            path: path.display().to_string(),
+            detail: format!(
+                "{detail}; it lists the project moves of task ends not yet made: remove it, then run `cairn session recover` to settle the session's tasks from its task log"
+            ),
+        })
     }
 
     fn write(&self, target: &Path, text: &str) -> Result<(), StoreError> {
@@ -263,6 +347,7 @@ fn read_session(dir: &Path) -> Result<LiveSession, StoreError> {
         names.push(entry.file_name().to_string_lossy().into_owned());
     }
     names.sort();
+    let mut blank_progress = false;
     for name in names {
         let path = dir.join(&name);
         if path.is_dir() {
@@ -277,6 +362,7 @@ fn read_session(dir: &Path) -> Result<LiveSession, StoreError> {
             PLAN_FILE => session.execution_plan = Some(text),
             CONTEXT_FILE => session.context = Some(parse_context(&text)),
             TASK_LOG_FILE => session.task_log = Some(parse_task_log(&text)),
+            PROGRESS_FILE if text.trim().is_empty() => blank_progress = true,
             PROGRESS_FILE => session.progress = Some(parse_progress(&text)),
             SUMMARY_FILE => session.summary = Some(parse_session_summary(&text)),
             _ => match task_context_id(&name) {
@@ -289,7 +375,35 @@ fn read_session(dir: &Path) -> Result<LiveSession, StoreError> {
             },
         }
     }
+    if blank_progress && session.lock.is_some() {
+        session.progress = Some(rebuilt_progress(&session));
+    }
     Ok(session)
+}
+
+/// The progress of a session whose `progress.md` is empty (emptied by hand or by a tool; cairn
+/// never leaves one): running, with the results its task log holds, so the session carries on
+/// instead of reading as never begun and refusing every task command. The next write of the
+/// progress puts the whole file back; the active tasks and the wave are what it cannot know.
+fn rebuilt_progress(session: &LiveSession) -> Progress {
+    let mut completed: Vec<CompletedTask> = Vec::new();
+    for row in session.task_log.iter().flat_map(|l| l.rows.iter()) {
+        completed.retain(|t| t.id != row.task_id);
+        completed.push(CompletedTask {
+            id: row.task_id.clone(),
+            subject: row.subject.clone(),
+            result: row.status,
+            duration: row.duration,
+        });
+    }
+    Progress {
+        status: ProgressStatus::Executing,
+        wave: None,
+        max_parallel: None,
+        updated: None,
+        active: Vec::new(),
+        completed,
+    }
 }
 
 /// The task id of a `context-task-{id}.md` file name.
@@ -383,6 +497,48 @@ impl ExecutionSessionStore for FsExecutionSessionStore {
         Ok(progress)
     }
 
+    async fn update_progress_moving(
+        &self,
+        decide: Decide<'_, Progress>,
+        project_move: ProjectMove,
+    ) -> Result<Progress, Error> {
+        let _guard = self.lock()?;
+        let live = self.live_session()?;
+        let progress = decide(&live)?;
+        self.write_live_moving(
+            vec![FileWrite::new(PROGRESS_FILE, render_progress(&progress))],
+            Some(project_move),
+        )?;
+        Ok(progress)
+    }
+
+    async fn project_moves(&self) -> Result<Vec<ProjectMove>, StoreError> {
+        // One `stat` when nothing is recorded: every command asks.
+        if !self.sessions.join(PROJECT_MOVES_FILE).exists() && !intent::pending(&self.sessions) {
+            return Ok(Vec::new());
+        }
+        let _guard = self.lock()?;
+        self.read_project_moves()
+    }
+
+    async fn forget_project_move(&self, done: &ProjectMove) -> Result<(), StoreError> {
+        failpoint("session:before-forget-move");
+        let _guard = self.lock()?;
+        let mut moves = self.read_project_moves()?;
+        let before = moves.len();
+        moves.retain(|m| m != done);
+        if moves.len() == before {
+            return Ok(());
+        }
+        let path = self.sessions.join(PROJECT_MOVES_FILE);
+        if moves.is_empty() {
+            std::fs::remove_file(&path).map_err(io_error("remove", &path))?;
+            fsync_dir(&self.sessions)
+        } else {
+            self.write(&path, &encode_moves(&moves))
+        }
+    }
+
     async fn record_task(&self, decide: Decide<'_, TaskRecord>) -> Result<TaskRecord, Error> {
         let _guard = self.lock()?;
         let live = self.live_session()?;
@@ -394,11 +550,15 @@ impl ExecutionSessionStore for FsExecutionSessionStore {
             text.push('\n');
         }
         text.push_str(&render_row(&record.row));
-        // The row and the progress that counts it land together (issue #16).
-        self.write_live(vec![
-            FileWrite::new(TASK_LOG_FILE, text),
-            FileWrite::new(PROGRESS_FILE, render_progress(&record.progress)),
-        ])?;
+        // The row, the progress that counts it and the project move it implies land together
+        // (issue #16).
+        self.write_live_moving(
+            vec![
+                FileWrite::new(TASK_LOG_FILE, text),
+                FileWrite::new(PROGRESS_FILE, render_progress(&record.progress)),
+            ],
+            record.project_move.clone(),
+        )?;
         Ok(record)
     }
 

@@ -32,6 +32,8 @@
 //! | `session:after-build` | a new session is built under `.claude/sessions/.session-temp/`; leftovers not yet moved |
 //! | `session:before-archive-rename` | a session is about to be renamed to its archive (finish, recovery, start over leftovers) |
 //! | `session:after-archive-rename` | the session is archived; the empty live directory not yet recreated |
+//! | `session:after-move-recorded` | a task's end is in the session's files with its project move recorded; the project not yet moved |
+//! | `session:before-forget-move` | the project holds a recorded move; the record not yet forgotten |
 //! | `session:before-live-rename` | the built session is about to be renamed into `__live_session__/` |
 //!
 //! Other modules (and the adapters built on this crate) add their own names by calling

@@ -160,7 +160,14 @@ impl FsOrchestrationStore {
 
     fn lock(&self) -> Result<lock::LockGuard, StoreError> {
         let state = self.state_dir.join("state");
-        std::fs::create_dir_all(&state).map_err(io_error("create state directory", &state))?;
+        if !state.is_dir() {
+            std::fs::create_dir_all(&state).map_err(io_error("create state directory", &state))?;
+            // New directories' entries are durable only once their parents are fsynced (the
+            // session store's power-loss history lost a whole new directory without it).
+            for dir in state.ancestors().skip(1).take(3) {
+                fsync_dir(dir)?;
+            }
+        }
         lock::lock_exclusive(&self.state_dir.join(ORCH_LOCK_FILE), self.lock_timeout)
     }
 
@@ -172,9 +179,19 @@ impl FsOrchestrationStore {
         };
         parse_session(&text)
             .map(Some)
-            .map_err(|detail| StoreError::Corrupt {
-                path: path.display().to_string(),
-                detail,
+            .map_err(|mut detail| {
+                if text.trim().is_empty() {
+                    // Nothing to rebuild from (cairn never leaves it empty: one atomic write):
+                    // name the ways out rather than refuse every command, `orch start` included.
+                    detail = format!(
+                        "the file is empty: restore it from git (`git checkout -- {0}`), or remove {0} and start another session with `cairn orch start`",
+                        path.display()
+                    );
+                }
+                StoreError::Corrupt {
+                    path: path.display().to_string(),
+                    detail,
+                }
             })
     }
 

@@ -122,7 +122,38 @@ impl FsPlanStore {
     fn load_from(&self, id: &PlanId, dir: &Path) -> Result<PlanRecord, StoreError> {
         let path = dir.join(STATE_FILE);
         let text = read_optional(&path)?.ok_or_else(|| StoreError::not_found(Entity::Plan, id))?;
+        if text.trim().is_empty() {
+            return Err(self.empty_state(dir, &path));
+        }
         parse_state(id, &text).map_err(|e| corrupt(&path, &e))
+    }
+
+    /// An empty `state.md` (cairn never leaves one: emptied by a tool or by hand) says nothing
+    /// to rebuild it from, so the error names the ways out: the newest checkpoint's copy, git,
+    /// or setting the plan aside.
+    fn empty_state(&self, dir: &Path, path: &Path) -> StoreError {
+        let checkpoints = dir.join(CHECKPOINTS_DIR);
+        let newest = list_names(&checkpoints).ok().and_then(|mut names| {
+            names.sort_by_key(|n| highest_checkpoint(std::slice::from_ref(n)));
+            names
+                .into_iter()
+                .rev()
+                .map(|n| checkpoints.join(n).join(STATE_FILE))
+                .find(|p| p.is_file())
+        });
+        let restore = match newest {
+            Some(copy) => format!("copy the newest checkpoint's {} over it, ", copy.display()),
+            None => String::new(),
+        };
+        let pointer = self.claude.join(POINTER_FILE);
+        StoreError::Corrupt {
+            path: path.display().to_string(),
+            detail: format!(
+                "the file is empty: {restore}restore it from git (`git checkout -- {}`), or set the plan aside by removing {} and start another with `cairn plan new`",
+                path.display(),
+                pointer.display()
+            ),
+        }
     }
 
     /// The directory of an existing plan, with what a crashed command left unfinished there

@@ -82,6 +82,7 @@ async fn record(store: &FsExecutionSessionStore, id: &str) {
             Ok(TaskRecord {
                 row: row(id),
                 progress,
+                project_move: None,
             })
         }))
         .await

@@ -302,6 +302,18 @@ fn intent_journal() {
     });
 }
 
+#[test]
+fn project_moves_record() {
+    const MOVES: &[u8] = br#"{"version":1,"moves":[{"project":"demo","task":"T-001","session":"exec-session-20260115-093000","before":"{\"id\":\"T-001\"}","steps":[{"to":"COMPLETE","actual_minutes":3}]}]}"#;
+    fuzz(".cairn-project-moves", input(MOVES), |bytes| {
+        // Any bytes: a list of moves or a typed refusal, never a panic.
+        let _ = cairn_storage_fs::execution_store::parse_project_moves(&String::from_utf8_lossy(
+            &bytes,
+        ));
+        Ok(())
+    });
+}
+
 /// Fixed inputs, not fuzz targets (`cargo xtask fuzz` gives its budget to the tests outside this
 /// module): the corpus itself, and what the fuzzer found, kept as regressions.
 mod pinned {

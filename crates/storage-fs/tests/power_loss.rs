@@ -28,10 +28,18 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 
+use cairn_domain::execution::ExecutionService;
+use cairn_domain::execution::TaskOutcome;
+use cairn_domain::execution::run::{
+    Selection, SessionRunner, SessionStart, TaskEnd, TaskEndReport,
+};
 use cairn_domain::plan::{DecisionDraft, PlanId, PlanRecord, PlanState, PlanStore, UserApproval};
 use cairn_domain::project::service::{InitProject, ProjectService};
 use cairn_domain::project::{MoveDetail, NewTask, ProjectId, ProjectType, TaskId, TaskStatus};
-use cairn_storage_fs::{FsPlanStore, FsProjectStore, SystemClock, progress_log};
+use cairn_storage_fs::execution_store::{PROJECT_MOVES_FILE, SESSIONS_DIR, parse_project_moves};
+use cairn_storage_fs::{
+    FsExecutionSessionStore, FsPlanStore, FsProjectStore, SystemClock, intent, progress_log,
+};
 use chrono::{TimeZone, Utc};
 
 mod support;
@@ -53,6 +61,7 @@ fn child_process_entry() {
     match role.as_str() {
         "history" => block_on(history(&dir, arg.parse().expect("a seed"))),
         "plan-history" => block_on(plan_history(&dir)),
+        "session-history" => block_on(session_history(&dir)),
         other => panic!("unknown role {other}"),
     }
 }
@@ -199,6 +208,171 @@ fn check_plan_cut(dir: &Path, acked: usize, what: &str) -> Result<(), String> {
         if step < acked && !strike {
             return Err(format!("{what}: acknowledged step {step} is lost"));
         }
+    }
+    Ok(())
+}
+
+// A session writer (issue #16): `session start`, task starts and ends of every kind, a task's
+// learnings merged into the shared context, `finish` — each end one unit across the session and
+// the project.
+
+/// The tasks of the session history and how each ends.
+const SESSION_ENDS: [(&str, TaskEnd); 4] = [
+    ("T-001", TaskEnd::Done),
+    ("T-002", TaskEnd::Failed),
+    ("T-003", TaskEnd::Done),
+    ("T-004", TaskEnd::Skipped),
+];
+
+/// A project with the session history's four independent tasks, written before the trace.
+async fn session_project(root: &Path) {
+    let service = ProjectService::new(Arc::new(FsProjectStore::new(root)), Arc::new(SystemClock));
+    service
+        .init(InitProject {
+            id: project_id(),
+            name: "Power".into(),
+            goal: "Survive a power cut".into(),
+            kind: ProjectType::Software,
+        })
+        .await
+        .expect("init");
+    for (n, _) in SESSION_ENDS.iter().enumerate() {
+        service
+            .add_task(&project_id(), NewTask::titled(format!("task {n}")))
+            .await
+            .expect("add");
+    }
+}
+
+fn session_runner<'a>(root: &Path, projects: &'a ProjectService) -> SessionRunner<'a> {
+    let execution = ExecutionService::new(
+        Arc::new(FsExecutionSessionStore::new(root)),
+        Arc::new(SystemClock),
+    );
+    SessionRunner::new(execution, projects)
+}
+
+async fn session_history(root: &Path) {
+    let projects = ProjectService::new(Arc::new(FsProjectStore::new(root)), Arc::new(SystemClock));
+    let runner = session_runner(root, &projects);
+    let project = project_id();
+    let start = SessionStart {
+        project: project.clone(),
+        group: None,
+        max_parallel: 4,
+        selection: Selection::All,
+        force: false,
+    };
+    runner
+        .start(start, |_| "# Plan\n".to_owned())
+        .await
+        .expect("session start");
+    say("ACK START");
+    for (task, end) in SESSION_ENDS {
+        let id: TaskId = task.parse().expect("id");
+        runner.start_task(&project, &id).await.expect("task start");
+        say(&format!("ACK STARTED {task}"));
+        if end == TaskEnd::Done && task == "T-003" {
+            runner
+                .add_context(&id, "- learned something\n")
+                .await
+                .expect("context add");
+            say(&format!("ACK CONTEXT {task}"));
+        }
+        let report = TaskEndReport {
+            end,
+            duration: None,
+            tokens: None,
+            note: None,
+        };
+        runner
+            .end_task(&project, &id, report)
+            .await
+            .expect("task end");
+        say(&format!("ACK END {task}"));
+    }
+    runner.finish().await.expect("finish");
+    say("ACK FINISH");
+}
+
+/// After a cut: the intents parse, the next command's settling runs, and then the session and
+/// the project agree on every task the session logged, with every acknowledged step there.
+fn check_session_cut(dir: &Path, acks: &[String], what: &str) -> Result<(), String> {
+    let sessions = dir.join(SESSIONS_DIR);
+    if let Ok(bytes) = std::fs::read(sessions.join(intent::INTENT_FILE)) {
+        intent::parse(&bytes).map_err(|e| format!("{what}: the intent does not parse: {e}"))?;
+    }
+    if let Ok(text) = std::fs::read_to_string(sessions.join(PROJECT_MOVES_FILE)) {
+        parse_project_moves(&text).map_err(|e| format!("{what}: the moves do not parse: {e}"))?;
+    }
+    let projects = ProjectService::new(Arc::new(FsProjectStore::new(dir)), Arc::new(SystemClock));
+    let runner = session_runner(dir, &projects);
+    block_on(runner.settle()).map_err(|e| format!("{what}: the next command fails: {e}"))?;
+    let state = block_on(projects.load(&project_id()))
+        .map_err(|e| format!("{what}: the project does not load: {e}"))?;
+    let execution = runner.execution();
+    let mut seen = vec![block_on(execution.live()).map_err(|e| format!("{what}: {e}"))?];
+    let archives = block_on(execution.archives()).map_err(|e| format!("{what}: {e}"))?;
+    for archive in &archives {
+        seen.push(block_on(execution.archived(&archive.dir)).map_err(|e| format!("{what}: {e}"))?);
+    }
+    let acked = |line: &str| acks.iter().any(|a| a == line);
+    for (task, end) in SESSION_ENDS {
+        let id: TaskId = task.parse().expect("id");
+        let status = state.tasks.get(&id).map(|t| t.status);
+        let list_id = &task[2..].trim_start_matches('0').to_owned();
+        let rows: Vec<TaskOutcome> = seen
+            .iter()
+            .filter_map(|s| s.task_log.as_ref())
+            .flat_map(|l| l.rows.iter().filter(|r| &r.task_id == list_id))
+            .map(|r| r.status)
+            .collect();
+        let expected_row = match end {
+            TaskEnd::Done => Some(TaskOutcome::Pass),
+            TaskEnd::Failed => Some(TaskOutcome::Fail),
+            TaskEnd::Skipped => None,
+        };
+        let ended = match expected_row {
+            Some(row) => {
+                if rows.len() > 1 || rows.iter().any(|r| *r != row) {
+                    return Err(format!("{what}: {task} rows {rows:?}"));
+                }
+                rows.len() == 1
+            }
+            // A skip logs no row: it shows as the task leaving the active ones.
+            None => status == Some(TaskStatus::Pending) && acked(&format!("ACK STARTED {task}")),
+        };
+        let after = match end {
+            TaskEnd::Done => TaskStatus::Complete,
+            _ => TaskStatus::Pending,
+        };
+        if ended && status != Some(after) {
+            return Err(format!(
+                "{what}: the session ended {task} but the project holds {status:?}"
+            ));
+        }
+        if acked(&format!("ACK END {task}")) && !ended {
+            return Err(format!("{what}: the acknowledged end of {task} is lost"));
+        }
+        if acked(&format!("ACK STARTED {task}")) && status == Some(TaskStatus::Pending) && !ended {
+            return Err(format!("{what}: the acknowledged start of {task} is lost"));
+        }
+    }
+    if acked("ACK CONTEXT T-003") {
+        let kept = seen.iter().any(|s| {
+            s.task_contexts.contains_key("3")
+                || s.context
+                    .as_ref()
+                    .is_some_and(|c| format!("{c:?}").contains("learned something"))
+        });
+        if !kept {
+            return Err(format!(
+                "{what}: the acknowledged learnings of T-003 are lost"
+            ));
+        }
+    }
+    if acked("ACK FINISH") && !archives.iter().any(|a| a.summary.is_some()) {
+        return Err(format!("{what}: the acknowledged finish is lost"));
     }
     Ok(())
 }
@@ -462,6 +636,10 @@ struct SimFs {
     seen: BTreeMap<PathBuf, usize>,
     durable: BTreeMap<PathBuf, usize>,
     fds: HashMap<i64, OpenFile>,
+    /// The durable entries inside a directory whose own durable entry went away (renamed, or
+    /// replaced), by the directory's inode, relative to it: they belong to the directory, not
+    /// to its old path, and come back wherever its entry next becomes durable.
+    detached: HashMap<usize, Vec<(PathBuf, usize)>>,
 }
 
 impl SimFs {
@@ -475,6 +653,7 @@ impl SimFs {
             seen: BTreeMap::new(),
             durable: BTreeMap::new(),
             fds: HashMap::new(),
+            detached: HashMap::new(),
         };
         fs.seen.insert(root.to_path_buf(), 0);
         fs.durable.insert(root.to_path_buf(), 0);
@@ -597,12 +776,42 @@ impl SimFs {
                         .map(|(p, _)| p.clone())
                         .expect("a directory with a name");
                     // The directory's own entries become what the process sees.
-                    self.durable
-                        .retain(|p, _| p.parent() != Some(dir.as_path()));
-                    for (path, &i) in &self.seen {
-                        if path.parent() == Some(dir.as_path()) {
-                            self.durable.insert(path.clone(), i);
+                    let old: Vec<(PathBuf, usize)> = self
+                        .durable
+                        .iter()
+                        .filter(|(p, _)| p.parent() == Some(dir.as_path()))
+                        .map(|(p, &i)| (p.clone(), i))
+                        .collect();
+                    let new: BTreeMap<PathBuf, usize> = self
+                        .seen
+                        .iter()
+                        .filter(|(p, _)| p.parent() == Some(dir.as_path()))
+                        .map(|(p, &i)| (p.clone(), i))
+                        .collect();
+                    for (path, inode) in old {
+                        self.durable.remove(&path);
+                        if new.get(&path) != Some(&inode) && self.inodes[inode].dir {
+                            // A subdirectory's durable contents travel with it (a rename), and
+                            // a new directory at its old path does not inherit them.
+                            let inside: Vec<(PathBuf, usize)> = self
+                                .durable
+                                .iter()
+                                .filter(|(p, _)| p.starts_with(&path) && **p != path)
+                                .map(|(p, &i)| (p.strip_prefix(&path).expect("inside").into(), i))
+                                .collect();
+                            for (rel, _) in &inside {
+                                self.durable.remove(&path.join(rel));
+                            }
+                            self.detached.entry(inode).or_default().extend(inside);
                         }
+                    }
+                    for (path, inode) in new {
+                        if let Some(inside) = self.detached.remove(&inode) {
+                            for (rel, i) in inside {
+                                self.durable.insert(path.join(rel), i);
+                            }
+                        }
+                        self.durable.insert(path, inode);
                     }
                 } else {
                     let node = &mut self.inodes[inode];
@@ -812,6 +1021,11 @@ fn trace_and_cut<'a>(
     let root = work.path().join("repo");
     std::fs::create_dir(&root).expect("root");
     setup(&root);
+    // What exists before the trace is durable at its start; adopted now, before the writer
+    // runs (adopting it afterwards would start every cut from the writer's final files).
+    let canonical = root.canonicalize().expect("canonical root");
+    let mut fs = SimFs::new(&canonical);
+    fs.adopt_tree(&canonical);
     let trace = work.path().join("trace.txt");
     let child = child_command(role, &root, arg);
     let mut command = Command::new("strace");
@@ -839,9 +1053,6 @@ fn trace_and_cut<'a>(
         support::describe(&output)
     );
     let ops = parse_trace(&std::fs::read_to_string(&trace).expect("trace"));
-    let canonical = root.canonicalize().expect("canonical root");
-    let mut fs = SimFs::new(&canonical);
-    fs.adopt_tree(&canonical);
     let mut cuts = 0;
     for (k, op) in ops.iter().enumerate() {
         if let Op::Ack(line) = op {
@@ -903,4 +1114,29 @@ fn a_plan_transaction_cut_anywhere_leaves_state_and_decisions_agreeing() {
         cuts >= 10 * PLAN_STEPS,
         "{cuts} cuts is too few to mean much"
     );
+}
+
+/// Issue #16 for execution sessions: a session writer cut after any syscall leaves files that
+/// parse, and once the next command has settled, a session and a project that agree on every
+/// task, with every acknowledged step present.
+#[test]
+fn a_session_cut_anywhere_leaves_session_and_project_agreeing() {
+    if Command::new("strace").arg("-V").output().is_err() {
+        eprintln!("skipped: strace is not installed");
+        return;
+    }
+    let acks = std::cell::RefCell::new(Vec::new());
+    let cuts = trace_and_cut(
+        "session-history",
+        "",
+        |root| block_on(session_project(root)),
+        |line| acks.borrow_mut().push(line.to_owned()),
+        |dir, what| check_session_cut(dir, &acks.borrow(), what),
+    );
+    eprintln!("{cuts} power cuts over a session's start, task ends and finish, every one clean");
+    assert!(
+        acks.borrow().iter().any(|a| a == "ACK FINISH"),
+        "the whole history ran"
+    );
+    assert!(cuts >= 100, "{cuts} cuts is too few to mean much");
 }

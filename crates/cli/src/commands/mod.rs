@@ -182,6 +182,7 @@ fn execute(cli: Cli, recoveries: &mut Vec<Recovery>) -> Result<Report, Failure> 
         style: Style::detect(),
         root,
     };
+    session::settle_recorded_moves(&ctx);
     let result = dispatch(&ctx, cli.command);
     recoveries.extend(ctx.service.take_recoveries());
     result

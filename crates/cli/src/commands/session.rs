@@ -136,6 +136,34 @@ pub fn run(ctx: &Ctx, command: SessionCommand) -> Result<Report, Failure> {
     }
 }
 
+/// Finishes, before any command of either wing runs, the project moves a `session task
+/// done|fail|skip` recorded in the session but died before making, so `task next`, `session
+/// status` and the rest see both stores agree without `session recover`. Best effort: a
+/// failure is reported on stderr and the move stays recorded for the next command.
+pub(super) fn settle_recorded_moves(ctx: &Ctx) {
+    if !crate::wiring::session_moves_recorded(&ctx.root) {
+        return;
+    }
+    let settled = execution_service(ctx)
+        .map_err(|f| f.to_string())
+        .and_then(|execution| {
+            let runner = SessionRunner::new(execution, &ctx.service);
+            ctx.block_on(runner.settle())
+                .map_err(|e| session_failure(e).to_string())
+        });
+    match settled {
+        Ok(moved) if moved.is_empty() => {}
+        Ok(moved) => {
+            let ids: Vec<String> = moved.iter().map(ToString::to_string).collect();
+            eprintln!(
+                "cairn: finished the project side of an interrupted session task end: {}",
+                ids.join(", ")
+            );
+        }
+        Err(e) => eprintln!("cairn: the session's recorded project moves wait: {e}"),
+    }
+}
+
 /// The execution service over this repository's sessions; its locks name this process and host.
 pub(super) fn execution_service(ctx: &Ctx) -> Result<ExecutionService, Failure> {
     let store = crate::wiring::open_execution_store(&ctx.root, super::lock_timeout_from_env()?);

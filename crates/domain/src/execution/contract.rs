@@ -121,6 +121,7 @@ macro_rules! execution_session_store_contract {
             start_archives_leftovers_when_told,
             progress_updates_are_read_modify_write,
             task_records_append_in_order,
+            project_moves_are_recorded_with_the_session_write,
             context_update_consumes_only_named_task_contexts,
             finish_moves_everything_and_empties_live,
             finish_refuses_an_existing_archive,
@@ -368,6 +369,7 @@ pub async fn task_records_append_in_order(store: Arc<dyn ExecutionSessionStore>)
                 Ok(TaskRecord {
                     row: row(id, subject),
                     progress,
+                    project_move: None,
                 })
             }))
             .await
@@ -402,6 +404,73 @@ pub async fn task_records_append_in_order(store: Arc<dyn ExecutionSessionStore>)
         Some(5),
         "each record must write its progress on top of the previous"
     );
+}
+
+fn project_move(task: &str, to: crate::project::TaskStatus) -> super::store::ProjectMove {
+    super::store::ProjectMove {
+        project: "demo".parse().unwrap(),
+        task: task.parse().unwrap(),
+        session: "s-20260205-140000".into(),
+        before: format!("{{\"id\":\"{task}\"}}"),
+        steps: vec![super::store::MoveStep {
+            to,
+            actual_minutes: Some(3),
+            reason: Some("why".into()),
+        }],
+    }
+}
+
+pub async fn project_moves_are_recorded_with_the_session_write(
+    store: Arc<dyn ExecutionSessionStore>,
+) {
+    use crate::project::TaskStatus;
+    let store: &dyn ExecutionSessionStore = &*store;
+    assert_eq!(store.project_moves().await.unwrap(), []);
+    start(store, "s-20260205-140000", None).await.unwrap();
+    let done = project_move("T-001", TaskStatus::Complete);
+    let skipped = project_move("T-002", TaskStatus::Pending);
+    let moving = done.clone();
+    store
+        .record_task(Box::new(move |live| {
+            Ok(TaskRecord {
+                row: row("1", "One"),
+                progress: live.progress.clone().unwrap(),
+                project_move: Some(moving),
+            })
+        }))
+        .await
+        .unwrap();
+    assert!(
+        store
+            .update_progress_moving(Box::new(|_| Err(refusal())), skipped.clone())
+            .await
+            .is_err()
+    );
+    assert_eq!(
+        store.project_moves().await.unwrap(),
+        vec![done.clone()],
+        "a refused update records no move"
+    );
+    store
+        .update_progress_moving(
+            Box::new(|live| Ok(live.progress.clone().unwrap())),
+            skipped.clone(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        store.project_moves().await.unwrap(),
+        [done.clone(), skipped.clone()]
+    );
+    store.forget_project_move(&done).await.unwrap();
+    store.forget_project_move(&done).await.unwrap();
+    assert_eq!(
+        store.project_moves().await.unwrap(),
+        vec![skipped.clone()],
+        "forgetting one move keeps the others"
+    );
+    store.forget_project_move(&skipped).await.unwrap();
+    assert_eq!(store.project_moves().await.unwrap(), []);
 }
 
 pub async fn context_update_consumes_only_named_task_contexts(
@@ -474,6 +543,7 @@ pub async fn finish_moves_everything_and_empties_live(store: Arc<dyn ExecutionSe
             Ok(TaskRecord {
                 row: row("1", "One"),
                 progress: live.progress.clone().unwrap(),
+                project_move: None,
             })
         }))
         .await

@@ -9,7 +9,8 @@ use super::context::TaskContext;
 use super::naming::{LIVE_SESSION_DIR, check_store_segment as check_segment};
 use super::state::LiveSession;
 use super::store::{
-    ContextUpdate, Decide, ExecutionSessionStore, Finale, StartPlan, Started, TaskRecord,
+    ContextUpdate, Decide, ExecutionSessionStore, Finale, ProjectMove, StartPlan, Started,
+    TaskRecord,
 };
 use super::task_log::TaskLog;
 use crate::error::{Entity, Error, StoreError};
@@ -18,6 +19,7 @@ use crate::error::{Entity, Error, StoreError};
 struct Sessions {
     live: LiveSession,
     archives: BTreeMap<String, LiveSession>,
+    project_moves: Vec<ProjectMove>,
 }
 
 /// Sessions in a `Mutex`: the lock is the critical section the port's contract speaks of.
@@ -108,10 +110,35 @@ impl ExecutionSessionStore for MemoryExecutionSessionStore {
         Ok(progress)
     }
 
+    async fn update_progress_moving(
+        &self,
+        decide: Decide<'_, super::progress::Progress>,
+        project_move: ProjectMove,
+    ) -> Result<super::progress::Progress, Error> {
+        let mut sessions = self.lock();
+        require_live(&sessions)?;
+        let progress = decide(&sessions.live)?;
+        sessions.live.progress = Some(progress.clone());
+        sessions.project_moves.push(project_move);
+        Ok(progress)
+    }
+
+    async fn project_moves(&self) -> Result<Vec<ProjectMove>, StoreError> {
+        Ok(self.lock().project_moves.clone())
+    }
+
+    async fn forget_project_move(&self, done: &ProjectMove) -> Result<(), StoreError> {
+        self.lock().project_moves.retain(|m| m != done);
+        Ok(())
+    }
+
     async fn record_task(&self, decide: Decide<'_, TaskRecord>) -> Result<TaskRecord, Error> {
         let mut sessions = self.lock();
         require_live(&sessions)?;
         let record = decide(&sessions.live)?;
+        if let Some(project_move) = &record.project_move {
+            sessions.project_moves.push(project_move.clone());
+        }
         sessions
             .live
             .task_log

@@ -1,11 +1,14 @@
 //! Running a project's tasks in an execution session: the use cases that span the execution
 //! service and the project service, so a command makes one call.
 //!
-//! The session speaks task-list ids (`7`); the project speaks `T-007`. A task's end is written to
-//! the session first (the `task_log.md` row, then `progress.md`) and to the project second, the
-//! order the seed's recovery relies on: a crash in between leaves an IN_PROGRESS task with a PASS
-//! row, which recovery completes instead of redoing. Every project move is checked on a copy
-//! before the session is touched, so a move the rules refuse writes nothing anywhere.
+//! The session speaks task-list ids (`7`); the project speaks `T-007`. A task's end is one unit
+//! across the two stores: the session's write (the `task_log.md` row, `progress.md`) also records
+//! the project move it implies ([`ProjectMove`]), so that write is the commit point; the project
+//! move follows, and the record is forgotten once the project holds it. A crash in between is
+//! finished by [`SessionRunner::settle`], which the next command of either wing runs first: the
+//! move applies only while the task is exactly as it was checked, so it never lands twice.
+//! Every project move is checked on a copy before the session is touched, so a move the rules
+//! refuse writes nothing anywhere.
 
 use std::time::Duration;
 
@@ -18,11 +21,12 @@ use super::service::{
     ExecutionService, FinishOutcome, StartOutcome, StartRequest, TaskResult, TaskSnapshot,
 };
 use super::state::LiveSession;
+use super::store::{MoveStep, ProjectMove};
 use super::task_log::{Attempts, TaskOutcome};
 use crate::error::{DomainError, Error, StoreError};
 use crate::project::claims::check_actor;
 use crate::project::graph;
-use crate::project::service::ProjectService;
+use crate::project::service::{ProjectService, task_fingerprint};
 use crate::project::{Actor, MoveDetail, ProjectId, Task, TaskDoc, TaskId, TaskStatus};
 use crate::tasklist::{ClaudeTaskStatus, list_task_id, project_task_id};
 
@@ -314,6 +318,48 @@ impl<'a> SessionRunner<'a> {
         Ok(recovered)
     }
 
+    /// Applies the project moves a crashed `task done|fail|skip` recorded in the session but did
+    /// not make, and forgets them; returns the tasks it moved. Idempotent: a move the project
+    /// already holds (or that another agent overtook) changes nothing and is forgotten too.
+    /// A move the rules now refuse is forgotten and reported: retrying cannot make it pass.
+    pub async fn settle(&self) -> Result<Vec<TaskId>, Error> {
+        let mut moved = Vec::new();
+        for project_move in self.execution.project_moves().await? {
+            if self.apply_project_move(&project_move).await?.is_some() {
+                moved.push(project_move.task.clone());
+            }
+        }
+        Ok(moved)
+    }
+
+    /// Makes one recorded project move (if the task is still as it was checked), then forgets it.
+    async fn apply_project_move(
+        &self,
+        project_move: &ProjectMove,
+    ) -> Result<Option<TaskStatus>, Error> {
+        let path = project_move
+            .steps
+            .iter()
+            .map(|step| (step.to, step.detail()))
+            .collect();
+        let applied = self
+            .projects
+            .move_task_path_if_unchanged(
+                &project_move.project,
+                &project_move.task,
+                &project_move.before,
+                path,
+                &session_actor(&project_move.session),
+            )
+            .await;
+        if let Err(Error::Store(_)) = applied {
+            // Kept for the next command: the project may be back by then.
+            return applied.map(|_| None);
+        }
+        self.execution.forget_project_move(project_move).await?;
+        Ok(applied?.map(|moved| moved.task.status))
+    }
+
     /// `task start`: the project task goes IN_PROGRESS (by the session, so another agent's claim
     /// refuses it) and joins the active tasks of the current wave.
     pub async fn start_task(&self, project: &ProjectId, id: &TaskId) -> Result<TaskStep, Error> {
@@ -370,6 +416,23 @@ impl<'a> SessionRunner<'a> {
         let state = self.projects.load(project).await?;
         let task = existing(&state.tasks, id)?;
         let list_id = list_id_of(task)?;
+        let latest = live.task_log.as_ref().and_then(|l| l.latest_for(&list_id));
+        if report.end == TaskEnd::Done
+            && task.status == TaskStatus::Complete
+            && let Some(row) = latest.filter(|r| r.status == TaskOutcome::Pass)
+            && let Some(progress) = &live.progress
+        {
+            // The retry of a `done` that was recorded (and settled) before its process died:
+            // logging a second PASS would count the task twice.
+            return Ok(TaskStep {
+                task: id.clone(),
+                list_id,
+                title: task.title.clone(),
+                status: task.status,
+                attempts: Some(row.attempts),
+                progress: progress.clone(),
+            });
+        }
         let used = live.task_log.as_ref().map_or(0, |l| {
             l.rows.iter().filter(|r| r.task_id == list_id).count()
         });
@@ -432,34 +495,59 @@ impl<'a> SessionRunner<'a> {
             trial.move_task(id, *to, detail.clone(), now)?;
         }
 
+        let project_move = (!path.is_empty()).then(|| ProjectMove {
+            project: project.clone(),
+            task: id.clone(),
+            session: session.clone(),
+            before: task_fingerprint(task),
+            steps: path
+                .into_iter()
+                .map(|(to, detail)| MoveStep::new(to, detail))
+                .collect(),
+        });
         let outcome = match report.end {
             TaskEnd::Done => Some(TaskOutcome::Pass),
             TaskEnd::Failed => Some(TaskOutcome::Fail),
             TaskEnd::Skipped => None,
         };
+        // The commit point: the session's files and the project move they imply, in one write.
         let progress = match outcome {
             Some(outcome) => {
                 self.execution
-                    .record_task_result(TaskResult {
-                        task_id: list_id.clone(),
-                        subject: task.title.clone(),
-                        outcome,
-                        attempts,
-                        duration: report.duration,
-                        token_usage: report.tokens,
-                    })
+                    .record_task_result_moving(
+                        TaskResult {
+                            task_id: list_id.clone(),
+                            subject: task.title.clone(),
+                            outcome,
+                            attempts,
+                            duration: report.duration,
+                            token_usage: report.tokens,
+                        },
+                        project_move.clone(),
+                    )
                     .await?
             }
-            None => self.execution.drop_task(&list_id).await?,
+            None => {
+                self.execution
+                    .drop_task_moving(&list_id, project_move.clone())
+                    .await?
+            }
         };
         let mut status = task.status;
-        for (to, detail) in path {
-            let moved = self
-                .projects
-                .move_task_as(project, id, to, detail, &actor)
+        if let Some(project_move) = &project_move {
+            match self
+                .apply_project_move(project_move)
                 .await
-                .map_err(after_commit)?;
-            status = moved.task.status;
+                .map_err(after_commit)?
+            {
+                Some(moved) => status = moved,
+                // Another writer got there between the check and now: report what it holds.
+                None => {
+                    status = existing(&self.projects.load(project).await?.tasks, id)
+                        .map_err(after_commit)?
+                        .status;
+                }
+            }
         }
         Ok(TaskStep {
             task: id.clone(),

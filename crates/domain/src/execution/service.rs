@@ -11,7 +11,8 @@ use super::naming::{check_path_segment, interrupted_dir_name, most_recent_archiv
 use super::progress::{ActiveTask, CompletedTask, Progress, ProgressStatus, WaveProgress};
 use super::state::{LiveSession, RecoveryPlan, SessionState, SessionSummary, Tally, recovery_plan};
 use super::store::{
-    ContextUpdate, ExecutionSessionStore, Finale, NewSession, StartPlan, TaskRecord,
+    ContextUpdate, Decide, ExecutionSessionStore, Finale, NewSession, ProjectMove, StartPlan,
+    TaskRecord,
 };
 use super::task_log::{Attempts, TaskLogRow, TaskOutcome};
 use crate::error::{DomainError, Error};
@@ -285,17 +286,42 @@ impl ExecutionService {
     /// Takes a task out of the active ones without logging a result (it is skipped for now).
     /// Only while Active; a task that is not active is left alone.
     pub async fn drop_task(&self, task_id: &str) -> Result<Progress, Error> {
+        self.drop_task_moving(task_id, None).await
+    }
+
+    /// [`Self::drop_task`], recording the project side of the skip in the same write.
+    pub async fn drop_task_moving(
+        &self,
+        task_id: &str,
+        project_move: Option<ProjectMove>,
+    ) -> Result<Progress, Error> {
         let now = self.clock.now();
         let task_id = task_id.to_owned();
-        self.store
-            .update_progress(Box::new(move |live| {
-                require_active(live, "skipping a task")?;
-                let mut progress = current_progress(live, now);
-                progress.active.retain(|t| t.id != task_id);
-                progress.updated = Some(now);
-                Ok(progress)
-            }))
-            .await
+        let decide: Decide<'_, Progress> = Box::new(move |live| {
+            require_active(live, "skipping a task")?;
+            let mut progress = current_progress(live, now);
+            progress.active.retain(|t| t.id != task_id);
+            progress.updated = Some(now);
+            Ok(progress)
+        });
+        match project_move {
+            Some(project_move) => {
+                self.store
+                    .update_progress_moving(decide, project_move)
+                    .await
+            }
+            None => self.store.update_progress(decide).await,
+        }
+    }
+
+    /// The project moves recorded with a task's end that the project may not hold yet.
+    pub async fn project_moves(&self) -> Result<Vec<ProjectMove>, Error> {
+        Ok(self.store.project_moves().await?)
+    }
+
+    /// Forgets a recorded project move once the project holds it.
+    pub async fn forget_project_move(&self, done: &ProjectMove) -> Result<(), Error> {
+        Ok(self.store.forget_project_move(done).await?)
     }
 
     /// After a wave: merges the task contexts, then begins the next wave with no task active.
@@ -479,6 +505,15 @@ impl ExecutionService {
     /// Logs a task's end and moves it from Active to Completed in progress (replacing an earlier
     /// completion of the same task, as after a retry). Only while Active.
     pub async fn record_task_result(&self, result: TaskResult) -> Result<Progress, Error> {
+        self.record_task_result_moving(result, None).await
+    }
+
+    /// [`Self::record_task_result`], recording the project side of the end in the same write.
+    pub async fn record_task_result_moving(
+        &self,
+        result: TaskResult,
+        project_move: Option<ProjectMove>,
+    ) -> Result<Progress, Error> {
         if !result.attempts.is_sensible() {
             return Err(DomainError::from(ExecutionError::InvalidAttempts {
                 used: result.attempts.used,
@@ -509,7 +544,11 @@ impl ExecutionService {
                     duration: result.duration,
                     token_usage: result.token_usage,
                 };
-                Ok(TaskRecord { row, progress })
+                Ok(TaskRecord {
+                    row,
+                    progress,
+                    project_move,
+                })
             }))
             .await?;
         Ok(record.progress)

@@ -15,6 +15,7 @@ use super::progress::Progress;
 use super::state::{LiveSession, SessionSummary};
 use super::task_log::TaskLogRow;
 use crate::error::{DomainError, Error, StoreError};
+use crate::project::{MoveDetail, ProjectId, TaskId, TaskStatus};
 
 /// A decision taken on the live session as the adapter holds it.
 pub type Decide<'a, T> = Box<dyn FnOnce(&LiveSession) -> Result<T, DomainError> + Send + 'a>;
@@ -50,6 +51,54 @@ pub struct Started {
 pub struct TaskRecord {
     pub row: TaskLogRow,
     pub progress: Progress,
+    /// The project side of this end, recorded in the same write (see [`ProjectMove`]).
+    pub project_move: Option<ProjectMove>,
+}
+
+/// The project side of a task's end, recorded in the same atomic write as the session's files:
+/// the session is the commit point of `session task done|fail|skip`, and whoever runs next
+/// applies what the project has not got yet ([`crate::execution::run::SessionRunner::settle`]),
+/// so a crash between the two stores never leaves them disagreeing (issue #16).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProjectMove {
+    pub project: ProjectId,
+    pub task: TaskId,
+    /// The session, the agent the moves are made as.
+    pub session: String,
+    /// The task as the project held it when the moves were checked (its JSON). The moves apply
+    /// only while the task is still exactly this, so applying them again after they landed, or
+    /// after another agent moved the task, changes nothing.
+    pub before: String,
+    pub steps: Vec<MoveStep>,
+}
+
+/// One move of a [`ProjectMove`].
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MoveStep {
+    pub to: TaskStatus,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub actual_minutes: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+impl MoveStep {
+    pub fn new(to: TaskStatus, detail: MoveDetail) -> Self {
+        Self {
+            to,
+            actual_minutes: detail.actual_minutes,
+            reason: detail.reason,
+        }
+    }
+
+    pub fn detail(&self) -> MoveDetail {
+        MoveDetail {
+            actual_minutes: self.actual_minutes,
+            reason: self.reason.clone(),
+        }
+    }
 }
 
 /// A context rewrite and the per-task context files it has absorbed.
@@ -98,8 +147,25 @@ pub trait ExecutionSessionStore: std::fmt::Debug + Send + Sync {
     /// Errors: `NotFound` without a live session; `Io`. One write: never `AfterCommit`.
     async fn update_progress(&self, decide: Decide<'_, Progress>) -> Result<Progress, Error>;
 
+    /// [`update_progress`](Self::update_progress), recording `project_move` in the same write.
+    /// Errors: those of `update_progress`.
+    async fn update_progress_moving(
+        &self,
+        decide: Decide<'_, Progress>,
+        project_move: ProjectMove,
+    ) -> Result<Progress, Error>;
+
+    /// The project moves recorded with a task's end and not yet forgotten, oldest first.
+    /// Errors: `Io`; `Corrupt` when the record does not parse.
+    async fn project_moves(&self) -> Result<Vec<ProjectMove>, StoreError>;
+
+    /// Forgets `done` (the project holds it now); moves recorded since stay. Forgetting a move
+    /// that is not recorded does nothing. Errors: `Io`.
+    async fn forget_project_move(&self, done: &ProjectMove) -> Result<(), StoreError>;
+
     /// Appends one row to `task_log.md` (never rewriting earlier rows), then rewrites
-    /// `progress.md`. The log is written first because it is the record recovery trusts.
+    /// `progress.md`. The log is written first because it is the record recovery trusts. The
+    /// record's `project_move`, if any, is recorded in the same write.
     /// Errors: `NotFound` without a live session; `Io`; `AfterCommit` when the row was appended
     /// but the progress could not be written (do not append the row again).
     async fn record_task(&self, decide: Decide<'_, TaskRecord>) -> Result<TaskRecord, Error>;

@@ -314,13 +314,51 @@ impl ProjectService {
         detail: MoveDetail,
         actor: &Actor,
     ) -> Result<Moved, Error> {
+        let moved = self
+            .move_task_path_as(id, task, None, vec![(to, detail)], actor)
+            .await?;
+        moved.ok_or_else(|| ProjectError::UnknownTask { task: task.clone() }.into())
+    }
+
+    /// Moves a task along `path` in one transaction (each move checked as
+    /// [`Self::move_task_as`] checks it), but only while the task is still exactly `before` (its
+    /// JSON, as [`task_fingerprint`] gives it): `None`, and nothing written, when it has changed
+    /// since. So a move recorded ahead of time is applied once however often it is replayed.
+    pub async fn move_task_path_if_unchanged(
+        &self,
+        id: &ProjectId,
+        task: &TaskId,
+        before: &str,
+        path: Vec<(TaskStatus, MoveDetail)>,
+        actor: &Actor,
+    ) -> Result<Option<Moved>, Error> {
+        self.move_task_path_as(id, task, Some(before), path, actor)
+            .await
+    }
+
+    async fn move_task_path_as(
+        &self,
+        id: &ProjectId,
+        task: &TaskId,
+        before: Option<&str>,
+        path: Vec<(TaskStatus, MoveDetail)>,
+        actor: &Actor,
+    ) -> Result<Option<Moved>, Error> {
         let at = self.now();
-        let (committed, (moves, project_status)) = self
+        let (committed, applied) = self
             .transact_with(id, at, |state| {
-                if let Some(current) = state.tasks.get(task) {
-                    claims::check_actor(current, actor, at)?;
+                if let Some(before) = before
+                    && state.tasks.get(task).map(task_fingerprint).as_deref() != Some(before)
+                {
+                    return Ok((Changes::default(), None));
                 }
-                let mut events = state.tasks.move_task(task, to, detail, at)?;
+                let mut events = Vec::new();
+                for (to, detail) in path {
+                    if let Some(current) = state.tasks.get(task) {
+                        claims::check_actor(current, actor, at)?;
+                    }
+                    events.extend(state.tasks.move_task(task, to, detail, at)?);
+                }
                 let moves: Vec<_> = events
                     .iter()
                     .filter_map(|e| match e {
@@ -332,21 +370,24 @@ impl ProjectService {
                     .collect();
                 advance_project(state, at, &mut events);
                 let project_status = phases::settle_project(state, at, &mut events);
-                Ok((finish(state, events, false), (moves, project_status)))
+                Ok((finish(state, events, false), Some((moves, project_status))))
             })
             .await?;
+        let Some((moves, project_status)) = applied else {
+            return Ok(None);
+        };
         if moves.iter().any(|(_, _, to)| *to == TaskStatus::Complete) {
             // The move is saved: a failed refresh must not read as a failed move.
             self.refresh_velocity(id, &committed.state.tasks, at)
                 .await
                 .map_err(StoreError::after_commit)?;
         }
-        Ok(Moved {
+        Ok(Some(Moved {
             task: task_in(&committed.state, task)?,
             changes: moves,
             checkpoint: committed.checkpoint,
             project_status,
-        })
+        }))
     }
 
     /// Claims a task for `agent` until now + `lease`, in one transaction with the choice of
@@ -841,6 +882,12 @@ fn saved_anyway(error: Error) -> Error {
 
 /// Adds the checkpoint decision to a set of events: due after a phase completion or every tenth
 /// completion. Resets the counter so the checkpoint itself records zero.
+/// A task as one string that changes whenever the task does: what
+/// [`ProjectService::move_task_path_if_unchanged`] compares.
+pub fn task_fingerprint(task: &Task) -> String {
+    serde_json::to_string(task).unwrap_or_default()
+}
+
 fn finish(state: &mut ProjectState, events: Vec<ProjectEvent>, phase_completed: bool) -> Changes {
     let checkpoint =
         policy::checkpoint_due(state.tasks.completions_since_checkpoint, phase_completed);
