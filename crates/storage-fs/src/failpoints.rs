@@ -33,6 +33,7 @@
 //! | `session:before-archive-rename` | a session is about to be renamed to its archive (finish, recovery, start over leftovers) |
 //! | `session:after-archive-rename` | the session is archived; the empty live directory not yet recreated |
 //! | `session:before-live-rename` | the built session is about to be renamed into `__live_session__/` |
+//! | `pg:before-commit` | a PostgreSQL transaction wrote its task rows and log entries, not yet committed |
 //!
 //! Other modules (and the adapters built on this crate) add their own names by calling
 //! [`failpoint`] with a `area:step` string.

@@ -703,6 +703,9 @@ impl ProjectStore for PgProjectStore {
                     None
                 };
                 self.write_log(&tx, id, head.log_seq, &entries).await?;
+                // Everything is written and nothing committed: a client dying here must leave
+                // no trace (the crash test of `tests/cli/store.rs`).
+                cairn_storage_fs::failpoint("pg:before-commit");
                 Ok(Committed {
                     state: next,
                     checkpoint,
