@@ -13,8 +13,9 @@ pub enum StoreCommand {
   CAIRN_STORE=postgres://cairn@db.internal/team cairn --json store migrate")]
     Migrate,
 
-    /// Write the store's projects as the files the filesystem store keeps (DIR/.claude/projects/
-    /// <id>/project.json, tasks.json, progress/log.md, checkpoints/, research/, velocity.json)
+    /// Write the store's projects as the files the filesystem store keeps (project.json,
+    /// tasks.json, progress/log.md, checkpoints/, research/, velocity.json under
+    /// DIR/.claude/projects/ID/)
     #[command(after_help = "Examples:
   cairn --store postgres://cairn@db.internal/team store export /tmp/backup
   cairn --store postgres://cairn@db.internal/team --project web store export . --replace
