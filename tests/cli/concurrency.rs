@@ -2,7 +2,7 @@
 
 use std::collections::HashSet;
 
-use crate::support::{Repo, cairn_command};
+use crate::support::{Adapter, Repo, cairn_command};
 
 const WORKERS: usize = 8;
 const TASKS_EACH: usize = 4;
@@ -71,4 +71,44 @@ fn eight_processes_adding_and_completing_tasks_lose_no_update_and_share_no_id() 
     assert_eq!(completions.len(), WORKERS * TASKS_EACH);
     // 32 completions: checkpoints 1-3, one per ten.
     assert_eq!(repo.items(&["checkpoint", "list"]).len(), 3);
+}
+
+crate::support::on_both_adapters!(eight_processes_adding_tasks_at_once_lose_none);
+
+/// 8 processes × 25 `cairn task add` on one store: every task there, each with its own id and
+/// its TASK_CREATED entry. `CAIRN_ADD_RACE=8x200` runs the 1,600 (minutes on a busy
+/// two-core machine, so not by default).
+fn eight_processes_adding_tasks_at_once_lose_none(adapter: Adapter) {
+    let (workers, each) = crate::support::size_from_env("CAIRN_ADD_RACE", (8, 25));
+    let repo = Repo::with_project_on(adapter);
+    std::thread::scope(|scope| {
+        for w in 0..workers {
+            let repo = &repo;
+            scope.spawn(move || {
+                for t in 0..each {
+                    let out = repo
+                        .command(&["task", "add", &format!("worker {w} task {t}")])
+                        .env("CAIRN_LOCK_TIMEOUT_MS", "120000")
+                        .output()
+                        .expect("run cairn");
+                    assert!(
+                        out.status.success(),
+                        "{}",
+                        String::from_utf8_lossy(&out.stderr)
+                    );
+                }
+            });
+        }
+    });
+    let doc: serde_json::Value = serde_json::from_str(&repo.tasks_state()).unwrap();
+    let tasks = doc["tasks"].as_array().unwrap();
+    let ids: HashSet<&str> = tasks.iter().map(|t| t["id"].as_str().unwrap()).collect();
+    let titles: HashSet<&str> = tasks.iter().map(|t| t["title"].as_str().unwrap()).collect();
+    let total = workers * each;
+    assert_eq!(
+        (tasks.len(), ids.len(), titles.len()),
+        (total, total, total)
+    );
+    let created = repo.items(&["log", "--event", "TASK_CREATED"]);
+    assert_eq!(created.len(), total, "one log entry per add");
 }

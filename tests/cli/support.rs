@@ -34,6 +34,15 @@ pub const INIT_WEB: &[&str] = &[
 #[derive(Debug)]
 pub struct Repo {
     dir: tempfile::TempDir,
+    /// The PostgreSQL database every run of this repository uses, if any.
+    db: Option<cairn_storage_pg::testkit::TestDb>,
+}
+
+/// Which project store a test's runs use: one test body, run on both adapters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Adapter {
+    Files,
+    Postgres,
 }
 
 #[derive(Debug)]
@@ -73,7 +82,40 @@ impl Repo {
     pub fn new() -> Self {
         Self {
             dir: tempfile::tempdir().expect("temp dir"),
+            db: None,
         }
+    }
+
+    /// A repository whose runs all use `adapter` (a fresh database for PostgreSQL, dropped with
+    /// the repository).
+    pub fn on(adapter: Adapter) -> Self {
+        let mut repo = Self::new();
+        if adapter == Adapter::Postgres {
+            repo.db = Some(cairn_storage_pg::testkit::TestDb::new());
+        }
+        repo
+    }
+
+    /// [`Self::with_project`] on `adapter`.
+    pub fn with_project_on(adapter: Adapter) -> Self {
+        let repo = Self::on(adapter);
+        repo.ok(INIT_WEB);
+        repo
+    }
+
+    /// A `cairn` command on this repository and its store.
+    pub fn command(&self, args: &[&str]) -> Command {
+        let mut cmd = cairn_command(self.root(), args);
+        if let Some(db) = &self.db {
+            cmd.env("CAIRN_STORE", &db.url);
+        }
+        cmd
+    }
+
+    /// The project's tasks as the store holds them, whichever the store (`export cairn`):
+    /// equal before and after a command that must change nothing.
+    pub fn tasks_state(&self) -> String {
+        self.ok(&["export", "cairn"])
     }
 
     /// A repository with project `web` initialised.
@@ -96,15 +138,11 @@ impl Repo {
     }
 
     pub fn run(&self, args: &[&str]) -> Run {
-        Run::from(
-            cairn_command(self.root(), args)
-                .output()
-                .expect("run cairn"),
-        )
+        Run::from(self.command(args).output().expect("run cairn"))
     }
 
     pub fn run_env(&self, args: &[&str], env: &[(&str, &str)]) -> Run {
-        let mut cmd = cairn_command(self.root(), args);
+        let mut cmd = self.command(args);
         for (k, v) in env {
             cmd.env(k, v);
         }
@@ -216,4 +254,36 @@ impl Repo {
         names.sort();
         names
     }
+}
+
+/// Runs each test body (`fn NAME(adapter: Adapter)`) on both adapters: `mod NAME { files,
+/// postgres }`.
+macro_rules! on_both_adapters {
+    ($($name:ident),* $(,)?) => {$(
+        mod $name {
+            use crate::support::Adapter;
+
+            #[test]
+            fn files() {
+                super::$name(Adapter::Files);
+            }
+
+            #[test]
+            fn postgres() {
+                super::$name(Adapter::Postgres);
+            }
+        }
+    )*};
+}
+pub(crate) use on_both_adapters;
+
+/// The size of a race, `AxB` in the variable `name` (processes × operations), else `default`.
+pub fn size_from_env(name: &str, default: (usize, usize)) -> (usize, usize) {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| {
+            let (a, b) = v.split_once('x')?;
+            Some((a.parse().ok()?, b.parse().ok()?))
+        })
+        .unwrap_or(default)
 }

@@ -1,5 +1,6 @@
 //! `cargo xtask bench [--quick]`: builds the benchmark harness and the real binaries in release
-//! mode, then runs every benchmark beside its floor (see `crates/bench`).
+//! mode, starts a throwaway PostgreSQL for the pg group, then runs every benchmark beside its
+//! floor (see `crates/bench`).
 
 use crate::util;
 
@@ -14,6 +15,8 @@ pub fn run(args: &[String]) -> Result<(), String> {
         "-p",
         "cairn-hooks",
     ])?;
+    // The pg group's server, stopped when the bench ends.
+    let pg = crate::pg::Cluster::start()?;
     let target = util::target_dir()?;
     let exe = |name: &str| util::built_binary(&target, "release", name);
     let mut command = std::process::Command::new(exe("cairn-bench"));
@@ -23,6 +26,8 @@ pub fn run(args: &[String]) -> Result<(), String> {
         .arg(exe("cairn"))
         .arg("--hook")
         .arg(exe("cairn-hook"))
+        .arg("--pg")
+        .arg(&pg.url)
         .args(args);
     let status = command
         .status()

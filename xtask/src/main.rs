@@ -16,6 +16,7 @@ mod claude_code;
 mod crash;
 mod demo;
 mod fuzz;
+mod pg;
 mod plugin;
 mod tidy;
 mod util;
@@ -78,12 +79,15 @@ fn test() -> Result<(), String> {
     // The suite in tests/claude runs cairn inside the real Claude Code; install it first (a
     // no-op when the pinned version is installed).
     claude_code::run(&[])?;
+    // One PostgreSQL for every test process, stopped when this function returns, however.
+    let pg = pg::Cluster::start()?;
+    let env = pg.env();
     if util::has_nextest() {
         // nextest does not run doctests. They run first so that nextest's summary, which counts
         // every test, is the run's closing line.
-        util::cargo(&["test", "--workspace", "--doc"])?;
-        util::cargo(&["nextest", "run", "--workspace", "--no-fail-fast"])
+        util::cargo_with_env(&["test", "--workspace", "--doc"], &env)?;
+        util::cargo_with_env(&["nextest", "run", "--workspace", "--no-fail-fast"], &env)
     } else {
-        util::cargo(&["test", "--workspace", "--no-fail-fast"])
+        util::cargo_with_env(&["test", "--workspace", "--no-fail-fast"], &env)
     }
 }

@@ -12,6 +12,7 @@
 
 mod board;
 mod fixture;
+mod pg;
 mod session;
 mod stats;
 
@@ -28,12 +29,14 @@ use serde::{Deserialize, Serialize};
 
 use stats::Stats;
 
-const USAGE: &str = "usage: cairn-bench all [--cairn PATH] [--hook PATH] [--quick] [--only store|cli|board|session|hook]
+const USAGE: &str = "usage: cairn-bench all [--cairn PATH] [--hook PATH] [--pg URL] [--quick] [--only store|cli|board|session|hook|pg]
        cairn-bench profile N
 
   all       every group, each beside its floor (a process doing the least the operation must);
             --cairn/--hook name the release binaries to measure (`cargo xtask bench` passes them),
-            --quick stops at 10,000 tasks, --only runs one group
+            --quick stops at 10,000 tasks, --only runs one group; --pg names a PostgreSQL server
+            (a URL whose user may create databases) for the pg group, which `cargo xtask bench`
+            starts
   profile   where the time of one store update on N tasks goes";
 
 fn main() -> ExitCode {
@@ -101,7 +104,7 @@ fn all(args: &[String]) -> Result<(), String> {
     // `--only store|cli|board|session|hook` runs one group, for quick iterations on one part.
     let only = flag(args, "--only");
     if let Some(group) = only.as_deref()
-        && !["store", "cli", "board", "session", "hook"].contains(&group)
+        && !["store", "cli", "board", "session", "hook", "pg"].contains(&group)
     {
         return Err(format!("--only {group}: no such group\n{USAGE}"));
     }
@@ -148,6 +151,10 @@ fn all(args: &[String]) -> Result<(), String> {
     let session_cairn = flag(args, "--cairn")
         .map(PathBuf::from)
         .filter(|_| wants("session"));
+    let pg_cairn = flag(args, "--cairn")
+        .map(PathBuf::from)
+        .filter(|_| wants("pg"));
+    let pg_server = flag(args, "--pg");
     // 100,000 tasks is the size at which every command must stay under 500 ms (#16).
     let process_sizes: &[usize] = if quick {
         &[1_000, 10_000]
@@ -155,6 +162,10 @@ fn all(args: &[String]) -> Result<(), String> {
         &[1_000, 10_000, 100_000]
     };
     for &n in process_sizes {
+        // The PostgreSQL rows stop at 10,000 tasks; alone, they need no bigger fixture.
+        if only.as_deref() == Some("pg") && n > 10_000 {
+            continue;
+        }
         let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
         let iters = if n >= 100_000 { 7 } else { 20 };
         let tasks_json = fixture::build(dir.path(), n)?;
@@ -253,6 +264,18 @@ fn all(args: &[String]) -> Result<(), String> {
                 &debounce,
                 None,
             ));
+        }
+        if let (Some(cairn), Some(server)) = (&pg_cairn, &pg_server)
+            && n <= 10_000
+        {
+            rows.extend(pg::measure(
+                cairn,
+                server,
+                n,
+                iters,
+                &floor_read,
+                &floor_write,
+            )?);
         }
         if let Some(cairn) = &session_cairn {
             let done = session::measure(cairn, dir.path(), iters)?;

@@ -23,6 +23,8 @@ mod interop;
 pub use interop::*;
 mod merge;
 pub use merge::*;
+mod store;
+pub use store::*;
 
 const ROOT_HELP: &str = "Examples:
   cairn init --id web-app --name \"Web app\" --goal \"Ship the first public release\"
@@ -309,6 +311,16 @@ merges as a union in time order."
   cairn board                    # prints http://127.0.0.1:PORT/?token=… and serves until Ctrl-C
   cairn board --port 7777 --open # a fixed port, opened in the default browser")]
     Board(BoardArgs),
+
+    /// The project store itself: apply PostgreSQL migrations, copy projects to and from files
+    #[command(
+        subcommand,
+        after_help = "Examples:
+  cairn --store postgres://cairn@db.internal/team store migrate
+  cairn --store postgres://cairn@db.internal/team store import .      # files -> database
+  cairn --store postgres://cairn@db.internal/team store export /tmp/b # database -> files"
+    )]
+    Store(StoreCommand),
 
     /// Print a shell completion script
     #[command(after_help = "Examples:

@@ -146,3 +146,64 @@ pub fn open_board_store(root: &Path, orchestration_state: &Path) -> Vec<PathBuf>
     }
     dirs
 }
+
+/// The filesystem project store of the directory `dir` (`dir/.claude/projects/`): where
+/// `cairn store export` writes and `cairn store import` reads.
+pub fn open_files_store(dir: &Path, clock: Arc<dyn Clock>) -> Arc<dyn ProjectStore> {
+    Arc::new(FsProjectStore::new(dir).with_clock(clock))
+}
+
+/// The run's store for messages: the PostgreSQL URL without its password, else the files' root.
+/// Errors: as [`open_store`].
+pub fn store_name(root: &Path, store: Option<&str>) -> Result<String, String> {
+    Ok(match cairn_storage_pg::choose(store, root)? {
+        StoreChoice::Files => format!("the files under {}", root.display()),
+        StoreChoice::Postgres(url) => cairn_storage_pg::redact(&url),
+    })
+}
+
+/// What `cairn store migrate` did.
+#[derive(Debug, serde::Serialize)]
+pub struct Migrated {
+    /// The database, without its password.
+    pub store: String,
+    /// The migrations this run applied, oldest first (none when the schema was current).
+    pub applied: Vec<AppliedMigration>,
+    /// The schema version the database is at now.
+    pub version: i32,
+}
+
+#[derive(Debug, serde::Serialize)]
+pub struct AppliedMigration {
+    pub version: i32,
+    pub name: &'static str,
+}
+
+/// Applies the migrations the run's PostgreSQL store lacks; `Ok(None)` when the store is the
+/// files, which have no schema to migrate. Errors: a bad store (usage), or the store's error.
+pub async fn migrate_store(
+    root: &Path,
+    store: Option<&str>,
+) -> Result<Option<Migrated>, crate::exit::Failure> {
+    use crate::exit::{Code, Failure};
+    let choice = cairn_storage_pg::choose(store, root)
+        .map_err(|e| Failure::new(Code::Usage, e).with_kind("bad_store"))?;
+    let StoreChoice::Postgres(url) = choice else {
+        return Ok(None);
+    };
+    let pg = PgProjectStore::new(&url)?;
+    let applied = pg.migrate().await?;
+    let migrations = cairn_storage_pg::MIGRATIONS;
+    Ok(Some(Migrated {
+        store: pg.shown_url().to_owned(),
+        applied: migrations
+            .iter()
+            .filter(|m| applied.contains(&m.version))
+            .map(|m| AppliedMigration {
+                version: m.version,
+                name: m.name,
+            })
+            .collect(),
+        version: migrations.last().map_or(0, |m| m.version),
+    }))
+}

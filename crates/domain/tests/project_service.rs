@@ -132,6 +132,12 @@ impl ProjectStore for Mocked {
     async fn health(&self, _: &ProjectId, _: Timestamp) -> Result<StoreHealth, StoreError> {
         Ok(StoreHealth::default())
     }
+    async fn export_project(&self, _: &ProjectId) -> Result<ProjectDump, StoreError> {
+        Err(unexpected("export_project"))
+    }
+    async fn import_project(&self, _: &ProjectDump, _: bool) -> Result<(), StoreError> {
+        Err(unexpected("import_project"))
+    }
 }
 
 fn t0() -> Timestamp {

@@ -35,6 +35,7 @@
 //! | `session:after-move-recorded` | a task's end is in the session's files with its project move recorded; the project not yet moved |
 //! | `session:before-forget-move` | the project holds a recorded move; the record not yet forgotten |
 //! | `session:before-live-rename` | the built session is about to be renamed into `__live_session__/` |
+//! | `pg:before-commit` | a PostgreSQL transaction wrote its task rows and log entries, not yet committed |
 //!
 //! Other modules (and the adapters built on this crate) add their own names by calling
 //! [`failpoint`] with a `area:step` string.

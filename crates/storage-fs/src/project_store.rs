@@ -34,8 +34,8 @@ use cairn_domain::log::LogRecord;
 use cairn_domain::ports::Clock;
 use cairn_domain::project::policy::{CHECKPOINT_RETENTION, DEBRIS_MAX_AGE, Velocity};
 use cairn_domain::project::store::{
-    CheckpointInfo, Committed, DroppedTask, KeptTask, Loaded, LogRead, Mutation, ProjectStore,
-    Recovery, StoreHealth, TaskSource,
+    CheckpointInfo, Committed, DroppedTask, DumpedCheckpoint, DumpedResearch, KeptTask, Loaded,
+    LogRead, Mutation, ProjectDump, ProjectStore, Recovery, StoreHealth, TaskSource,
 };
 use cairn_domain::project::{
     Project, ProjectEvent, ProjectId, ProjectState, Task, TaskDoc, TaskId,
@@ -1115,6 +1115,62 @@ fn append_commit(
     progress_log::append_all(&layout.log_md(), &records)
 }
 
+/// Sets a file's modification time, which is the time this adapter reports for checkpoints
+/// and research briefs: an imported one keeps the time it had in the store it came from.
+fn set_modified(path: &Path, at: Option<Timestamp>) -> Result<(), StoreError> {
+    let Some(at) = at else { return Ok(()) };
+    std::fs::File::options()
+        .write(true)
+        .open(path)
+        .and_then(|f| f.set_modified(std::time::SystemTime::from(at)))
+        .map_err(io_error("set the modification time of", path))
+}
+
+/// Removes every file of `dir` that `keep` accepts (a missing directory has none).
+fn remove_files(dir: &Path, keep: impl Fn(&str) -> bool) -> Result<(), StoreError> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(io_error("list", dir)(e)),
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if keep(&name) {
+            std::fs::remove_file(entry.path()).map_err(io_error("remove", &entry.path()))?;
+        }
+    }
+    Ok(())
+}
+
+/// The research briefs of `layout`, ordered by task id.
+fn read_all_research(layout: &ProjectLayout) -> Result<Vec<DumpedResearch>, StoreError> {
+    let dir = layout.research_dir();
+    let entries = match std::fs::read_dir(&dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(io_error("list", &dir)(e)),
+    };
+    let mut briefs = Vec::new();
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(task) = name
+            .strip_suffix(".md")
+            .and_then(|stem| TaskId::try_from(stem.to_owned()).ok())
+        else {
+            continue;
+        };
+        let path = entry.path();
+        let text = std::fs::read_to_string(&path).map_err(io_error("read", &path))?;
+        briefs.push(DumpedResearch {
+            task,
+            modified_at: modified(&path),
+            text,
+        });
+    }
+    briefs.sort_by(|a, b| a.task.cmp(&b.task));
+    Ok(briefs)
+}
+
 fn modified(path: &Path) -> Option<Timestamp> {
     let time = std::fs::metadata(path).ok()?.modified().ok()?;
     Some(chrono::DateTime::<chrono::Utc>::from(time))
@@ -1576,6 +1632,128 @@ impl ProjectStore for FsProjectStore {
             .into_iter()
             .map(|p| p.display().to_string())
             .collect())
+    }
+
+    async fn export_project(&self, id: &ProjectId) -> Result<ProjectDump, StoreError> {
+        let layout = self.existing(id)?;
+        let _guard = self.lock(&layout)?;
+        let (Loaded { state, .. }, ..) = self.load_state(&layout, true)?;
+        let log = self.read_log(id, None).await?.records;
+        let mut dumped = Vec::new();
+        for checkpoint in checkpoints::list(&layout.checkpoints_dir())? {
+            let bytes =
+                std::fs::read(&checkpoint.path).map_err(io_error("read", &checkpoint.path))?;
+            let mut tasks: TaskDoc =
+                serde_json::from_slice(&bytes).map_err(|e| StoreError::Corrupt {
+                    path: checkpoint.path.display().to_string(),
+                    detail: format!("the checkpoint is not readable: {e}"),
+                })?;
+            // The marker numbers a commit of this log; in another store it would mean nothing.
+            journal::take_marker(&mut tasks.extra);
+            dumped.push(DumpedCheckpoint {
+                number: u32::try_from(checkpoint.number).unwrap_or(u32::MAX),
+                written_at: modified(&checkpoint.path),
+                tasks,
+            });
+        }
+        Ok(ProjectDump {
+            state,
+            log,
+            checkpoints: dumped,
+            research: read_all_research(&layout)?,
+            velocity: self.read_velocity(id).await?,
+        })
+    }
+
+    async fn import_project(&self, dump: &ProjectDump, replace: bool) -> Result<(), StoreError> {
+        let ProjectState { project, tasks } = &dump.state;
+        let layout = self.layout(&project.id)?;
+        layout.create_dirs()?;
+        let _guard = self.lock(&layout)?;
+        if !replace && (layout.project_json().exists() || last_payload(&layout)?.is_some()) {
+            return Err(StoreError::AlreadyExists {
+                entity: Entity::Project,
+                id: project.id.to_string(),
+            });
+        }
+        // Everything is rendered and validated before the first file changes. The imported
+        // state is one commit of a fresh log: its payload resets to the whole state, so the
+        // log alone can rebuild it, like a new project's.
+        let seq = 1;
+        let task_bytes = tasks_bytes(&layout, tasks, seq, None)?;
+        let record = journal::with_marker(
+            to_json_bytes(project, SchemaKind::Project, &layout.project_json())?,
+            seq,
+        );
+        let velocity = dump
+            .velocity
+            .as_ref()
+            .map(|v| to_json_bytes(v, SchemaKind::Velocity, &layout.velocity_json()))
+            .transpose()?;
+        let dir = layout.checkpoints_dir();
+        let snapshots = dump
+            .checkpoints
+            .iter()
+            .map(|c| {
+                let path = dir.join(checkpoints::file_name(u64::from(c.number)));
+                validated_tasks(&c.tasks, SchemaKind::Checkpoint, &path, None)
+                    .map(|bytes| (path, bytes, c.written_at))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let briefs = dump
+            .research
+            .iter()
+            .map(|r| {
+                layout
+                    .research_file(r.task.as_str())
+                    .map(|path| (path, r))
+                    .map_err(|e| StoreError::Invalid {
+                        path: layout.research_dir().display().to_string(),
+                        detail: e.to_string(),
+                    })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let at = dump.log.last().map_or(project.updated_at, |r| r.at);
+        let mut log = String::new();
+        let mut records = dump.log.clone();
+        records.push(LogRecord::new(at, journal::STATE_ENTRY));
+        if let Some(last) = records.last_mut() {
+            let payload = Payload {
+                seq,
+                base: Base::default(),
+                tasks: Some(journal::whole(tasks)),
+                project: Some(project.clone()),
+            };
+            last.fields
+                .push((journal::FIELD.to_owned(), payload.encode()));
+        }
+        for record in &records {
+            log.push_str(
+                &progress_log::render(record).map_err(|e| StoreError::Invalid {
+                    path: layout.log_md().display().to_string(),
+                    detail: e.to_string(),
+                })?,
+            );
+        }
+        let temp = layout.temp_dir();
+        atomic::write_atomic(&temp, &layout.log_md(), log.as_bytes())?;
+        remove_files(&dir, |name| checkpoints::parse_file_name(name).is_some())?;
+        for (path, bytes, written_at) in &snapshots {
+            atomic::write_atomic(&temp, path, bytes)?;
+            set_modified(path, *written_at)?;
+        }
+        remove_files(&layout.research_dir(), |name| name.ends_with(".md"))?;
+        for (path, brief) in &briefs {
+            atomic::write_atomic(&temp, path, brief.text.as_bytes())?;
+            set_modified(path, brief.modified_at)?;
+        }
+        match &velocity {
+            Some(bytes) => atomic::write_atomic(&temp, &layout.velocity_json(), bytes)?,
+            None => remove_files(&layout.progress_dir(), |name| name == "velocity.json")?,
+        }
+        put_tasks(&layout, &task_bytes)?;
+        // project.json last: its existence is what makes the project exist to a reader.
+        atomic::write_atomic(&temp, &layout.project_json(), &record)
     }
 
     async fn health(&self, id: &ProjectId, now: Timestamp) -> Result<StoreHealth, StoreError> {

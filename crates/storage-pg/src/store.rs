@@ -23,7 +23,8 @@ use cairn_domain::log::LogRecord;
 use cairn_domain::ports::Clock;
 use cairn_domain::project::policy::{CHECKPOINT_RETENTION, Velocity};
 use cairn_domain::project::store::{
-    CheckpointInfo, Committed, Loaded, LogRead, Mutation, ProjectStore, StoreHealth,
+    CheckpointInfo, Committed, DumpedCheckpoint, DumpedResearch, Loaded, LogRead, Mutation,
+    ProjectDump, ProjectStore, StoreHealth,
 };
 use cairn_domain::project::{Project, ProjectEvent, ProjectId, ProjectState, TaskDoc, TaskId};
 use cairn_domain::time::{Timestamp, format_rfc3339, parse_rfc3339};
@@ -488,6 +489,23 @@ impl PgProjectStore {
         })
     }
 
+    /// The log entries of `rows` (`at`, `kind`, `fields` as stored), in the rows' order.
+    fn log_records(
+        &self,
+        id: &ProjectId,
+        rows: Vec<(String, String, String)>,
+    ) -> Result<Vec<LogRecord>, StoreError> {
+        rows.into_iter()
+            .map(|(at, kind, fields)| {
+                let at = parse_rfc3339(&at)
+                    .ok_or_else(|| self.corrupt(id, "progress log", format!("bad time {at}")))?;
+                let fields = serde_json::from_str(&fields)
+                    .map_err(|e| self.corrupt(id, "progress log", e.to_string()))?;
+                Ok(LogRecord { at, kind, fields })
+            })
+            .collect()
+    }
+
     /// Logs that a write was refused, in a transaction of its own (the refused one rolled back),
     /// as the filesystem adapter does.
     async fn log_refusal(&self, id: &ProjectId, at: Timestamp, error: &StoreError) {
@@ -685,6 +703,9 @@ impl ProjectStore for PgProjectStore {
                     None
                 };
                 self.write_log(&tx, id, head.log_seq, &entries).await?;
+                // Everything is written and nothing committed: a client dying here must leave
+                // no trace (the crash test of `tests/cli/store.rs`).
+                cairn_storage_fs::failpoint("pg:before-commit");
                 Ok(Committed {
                     state: next,
                     checkpoint,
@@ -732,16 +753,7 @@ impl ProjectStore for PgProjectStore {
                 .map(|r| (r.get(0), r.get(1), r.get(2)))
                 .collect())
         })?;
-        let mut records = rows
-            .into_iter()
-            .map(|(at, kind, fields)| {
-                let at = parse_rfc3339(&at)
-                    .ok_or_else(|| self.corrupt(id, "progress log", format!("bad time {at}")))?;
-                let fields = serde_json::from_str(&fields)
-                    .map_err(|e| self.corrupt(id, "progress log", e.to_string()))?;
-                Ok(LogRecord { at, kind, fields })
-            })
-            .collect::<Result<Vec<_>, StoreError>>()?;
+        let mut records = self.log_records(id, rows)?;
         records.reverse();
         Ok(LogRead {
             records,
@@ -945,6 +957,181 @@ impl ProjectStore for PgProjectStore {
         // A transaction that did not commit left nothing behind: there is never debris.
         store_tx!(self, true, |tx| self.exists(&tx, id).await)?;
         Ok(Vec::new())
+    }
+
+    async fn export_project(&self, id: &ProjectId) -> Result<ProjectDump, StoreError> {
+        type Rows = Vec<(String, String, String)>;
+        // One read-only snapshot: the state, the log and the checkpoints of one moment.
+        let (state, velocity, log, checkpoints, research): (
+            ProjectState,
+            Option<String>,
+            Rows,
+            Vec<(i32, String, String)>,
+            Rows,
+        ) = store_tx!(self, true, |tx| {
+            let row = tx
+                .query_opt(
+                    "SELECT record, task_doc, log_seq, checkpoint_seq, velocity
+                     FROM cairn_projects WHERE id = $1",
+                    &[&id.as_str()],
+                )
+                .await?
+                .ok_or_else(|| not_found(id))?;
+            let head = Head {
+                record: row.get(0),
+                task_doc: row.get(1),
+                log_seq: row.get(2),
+                checkpoint_seq: row.get(3),
+            };
+            let state = self.read_state(&tx, id, &head).await?;
+            let triples = |rows: Vec<tokio_postgres::Row>| -> Rows {
+                rows.iter()
+                    .map(|r| (r.get(0), r.get(1), r.get(2)))
+                    .collect()
+            };
+            let log = triples(
+                tx.query(
+                    "SELECT at, kind, fields FROM cairn_log WHERE project = $1 ORDER BY seq",
+                    &[&id.as_str()],
+                )
+                .await?,
+            );
+            let checkpoints = tx
+                .query(
+                    "SELECT number, written_at, body FROM cairn_checkpoints WHERE project = $1
+                     ORDER BY number",
+                    &[&id.as_str()],
+                )
+                .await?
+                .iter()
+                .map(|r| (r.get(0), r.get(1), r.get(2)))
+                .collect();
+            let research = triples(
+                tx.query(
+                    "SELECT task, modified_at, body FROM cairn_research WHERE project = $1
+                     ORDER BY task",
+                    &[&id.as_str()],
+                )
+                .await?,
+            );
+            Ok((state, row.get(4), log, checkpoints, research))
+        })?;
+        let checkpoints = checkpoints
+            .into_iter()
+            .map(|(number, written_at, body)| {
+                let what = format!("checkpoint {number}");
+                Ok(DumpedCheckpoint {
+                    number: u32::try_from(number).unwrap_or(0),
+                    written_at: parse_rfc3339(&written_at),
+                    tasks: serde_json::from_str(&body)
+                        .map_err(|e| self.corrupt(id, &what, e.to_string()))?,
+                })
+            })
+            .collect::<Result<Vec<_>, StoreError>>()?;
+        let mut research = research
+            .into_iter()
+            .map(|(task, modified_at, text)| {
+                let task = TaskId::try_from(task)
+                    .map_err(|e| self.corrupt(id, "research", e.to_string()))?;
+                Ok(DumpedResearch {
+                    task,
+                    modified_at: parse_rfc3339(&modified_at),
+                    text,
+                })
+            })
+            .collect::<Result<Vec<_>, StoreError>>()?;
+        research.sort_by(|a, b| a.task.cmp(&b.task));
+        let velocity = velocity
+            .map(|text| {
+                serde_json::from_str(&text)
+                    .map_err(|e| self.corrupt(id, "velocity.json", e.to_string()))
+            })
+            .transpose()?;
+        Ok(ProjectDump {
+            state,
+            log: self.log_records(id, log)?,
+            checkpoints,
+            research,
+            velocity,
+        })
+    }
+
+    async fn import_project(&self, dump: &ProjectDump, replace: bool) -> Result<(), StoreError> {
+        let ProjectState { project, tasks } = &dump.state;
+        let id = &project.id;
+        // Everything is validated before the transaction starts; the transaction then writes it
+        // all or, killed or refused, nothing.
+        let record = self
+            .checked(id, "project.json", project, SchemaKind::Project)?
+            .to_string();
+        let top = self.checked_top(id, tasks)?;
+        let velocity = dump
+            .velocity
+            .as_ref()
+            .map(|v| {
+                self.checked(id, "velocity.json", v, SchemaKind::Velocity)
+                    .map(|v| v.to_string())
+            })
+            .transpose()?;
+        let mut snapshots = Vec::new();
+        for c in &dump.checkpoints {
+            let value = self.checked(id, "checkpoint", &c.tasks, SchemaKind::Checkpoint)?;
+            let mut body = serde_json::to_string_pretty(&value)
+                .map_err(|e| self.invalid(id, "checkpoint", e.to_string()))?;
+            body.push('\n');
+            let written_at = format_rfc3339(&c.written_at.unwrap_or(project.updated_at));
+            snapshots.push((
+                i32::try_from(c.number).unwrap_or(i32::MAX),
+                written_at,
+                body,
+            ));
+        }
+        let newest = snapshots.iter().map(|s| s.0).max().unwrap_or(0);
+        store_tx!(self, false, |tx| {
+            let present = tx
+                .query_opt(
+                    "SELECT 1 FROM cairn_projects WHERE id = $1 FOR UPDATE",
+                    &[&id.as_str()],
+                )
+                .await?
+                .is_some();
+            if present && !replace {
+                return Err(Fail::Store(StoreError::AlreadyExists {
+                    entity: Entity::Project,
+                    id: id.to_string(),
+                }));
+            }
+            if present {
+                tx.execute("DELETE FROM cairn_projects WHERE id = $1", &[&id.as_str()])
+                    .await?;
+            }
+            tx.execute(
+                "INSERT INTO cairn_projects (id, record, task_doc, velocity, checkpoint_seq)
+                 VALUES ($1, $2, $3, $4, $5)",
+                &[&id.as_str(), &record, &top, &velocity, &newest],
+            )
+            .await?;
+            self.write_tasks(&tx, id, None, tasks).await?;
+            self.write_log(&tx, id, 0, &dump.log).await?;
+            for (number, written_at, body) in &snapshots {
+                tx.execute(
+                    "INSERT INTO cairn_checkpoints (project, number, written_at, body)
+                     VALUES ($1, $2, $3, $4)",
+                    &[&id.as_str(), number, written_at, body],
+                )
+                .await?;
+            }
+            for brief in &dump.research {
+                let at = format_rfc3339(&brief.modified_at.unwrap_or(project.updated_at));
+                tx.execute(
+                    "INSERT INTO cairn_research (project, task, modified_at, body)
+                     VALUES ($1, $2, $3, $4)",
+                    &[&id.as_str(), &brief.task.as_str(), &at, &brief.text],
+                )
+                .await?;
+            }
+            Ok(())
+        })
     }
 
     async fn health(&self, id: &ProjectId, _now: Timestamp) -> Result<StoreHealth, StoreError> {

@@ -11,6 +11,7 @@ mod plan;
 mod project;
 mod session;
 mod setup;
+mod store;
 mod task;
 mod tasklist;
 
@@ -254,6 +255,7 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<Report, Failure> {
         Command::Export(args) => interop::export(ctx, args),
         Command::MergeDriver(args) => merge::driver(ctx, args),
         Command::Board(args) => board::run(ctx, args),
+        Command::Store(c) => store::run(ctx, c),
         Command::Completions { shell } => Ok(completions(shell)),
     }
 }

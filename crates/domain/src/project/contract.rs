@@ -97,6 +97,7 @@ macro_rules! project_store_contract {
             log_tail_returns_the_newest,
             research_briefs_round_trip,
             velocity_round_trips,
+            export_then_import_round_trips,
         );
     };
 }
@@ -715,4 +716,71 @@ pub async fn velocity_round_trips(store: Arc<dyn ProjectStore>) {
         Some(v),
         "contract: velocity reads back as written"
     );
+}
+
+pub async fn export_then_import_round_trips(store: Arc<dyn ProjectStore>) {
+    let p = created(&*store, "nu").await;
+    let first = add(&*store, &p.id, "first").await;
+    add(&*store, &p.id, "second").await;
+    store
+        .write_checkpoint(&p.id, t0())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    store
+        .write_research(&p.id, &first, "# Notes\n", t0())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let doc = TaskDoc::new(p.id.clone());
+    let v = super::policy::velocity(&[], &doc, t0());
+    store
+        .write_velocity(&p.id, &v)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let dump = store
+        .export_project(&p.id)
+        .await
+        .unwrap_or_else(|e| panic!("contract: export must succeed: {e}"));
+    assert_eq!(dump.state.tasks.tasks.len(), 2);
+    assert_eq!(dump.checkpoints.len(), 1);
+    assert_eq!(dump.research.len(), 1);
+    assert!(dump.velocity.is_some());
+    assert!(
+        dump.log.iter().any(|r| r.kind == "CHECKPOINT_WRITTEN"),
+        "contract: the export holds the log"
+    );
+    match store.import_project(&dump, false).await {
+        Err(crate::StoreError::AlreadyExists { .. }) => {}
+        other => panic!("contract: importing over a project needs replace: {other:?}"),
+    }
+    let mut changed = dump.clone();
+    changed.state.tasks.tasks.truncate(1);
+    changed.log.truncate(1);
+    changed.checkpoints.clear();
+    changed.research.clear();
+    changed.velocity = None;
+    store
+        .import_project(&changed, true)
+        .await
+        .unwrap_or_else(|e| panic!("contract: a replacing import must succeed: {e}"));
+    assert_eq!(
+        store
+            .export_project(&p.id)
+            .await
+            .unwrap_or_else(|e| panic!("{e}")),
+        changed,
+        "contract: a replacing import leaves exactly the dump"
+    );
+    store
+        .import_project(&dump, true)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        store
+            .export_project(&p.id)
+            .await
+            .unwrap_or_else(|e| panic!("{e}")),
+        dump,
+        "contract: export then import round trips"
+    );
+    add(&*store, &p.id, "after the import").await;
 }

@@ -283,4 +283,66 @@ impl ProjectStore for MemoryProjectStore {
     async fn health(&self, id: &ProjectId, _now: Timestamp) -> Result<StoreHealth, StoreError> {
         self.with(id, |_| Ok(StoreHealth::default()))
     }
+
+    async fn export_project(&self, id: &ProjectId) -> Result<ProjectDump, StoreError> {
+        self.with(id, |s| {
+            let mut research: Vec<DumpedResearch> = s
+                .research
+                .iter()
+                .map(|(task, (text, at))| DumpedResearch {
+                    task: task.clone(),
+                    modified_at: Some(*at),
+                    text: text.clone(),
+                })
+                .collect();
+            research.sort_by(|a, b| a.task.cmp(&b.task));
+            Ok(ProjectDump {
+                state: s.state.clone(),
+                log: s.log.clone(),
+                checkpoints: s
+                    .checkpoints
+                    .iter()
+                    .map(|(number, (tasks, at))| DumpedCheckpoint {
+                        number: *number,
+                        written_at: Some(*at),
+                        tasks: tasks.clone(),
+                    })
+                    .collect(),
+                research,
+                velocity: s.velocity.clone(),
+            })
+        })
+    }
+
+    async fn import_project(&self, dump: &ProjectDump, replace: bool) -> Result<(), StoreError> {
+        let id = &dump.state.project.id;
+        let mut projects = self.projects.lock().unwrap_or_else(|e| e.into_inner());
+        if projects.contains_key(id) && !replace {
+            return Err(StoreError::AlreadyExists {
+                entity: Entity::Project,
+                id: id.to_string(),
+            });
+        }
+        // A store without files has no mtime to fall back on: an unknown time is the epoch.
+        let known = |at: Option<Timestamp>| at.unwrap_or_default();
+        projects.insert(
+            id.clone(),
+            Stored {
+                state: dump.state.clone(),
+                log: dump.log.clone(),
+                checkpoints: dump
+                    .checkpoints
+                    .iter()
+                    .map(|c| (c.number, (c.tasks.clone(), known(c.written_at))))
+                    .collect(),
+                research: dump
+                    .research
+                    .iter()
+                    .map(|r| (r.task.clone(), (r.text.clone(), known(r.modified_at))))
+                    .collect(),
+                velocity: dump.velocity.clone(),
+            },
+        );
+        Ok(())
+    }
 }

@@ -12,6 +12,7 @@
 //! - [`limits`]: the longest value cairn writes into each free-text field.
 //! - [`merge`]: the three-way merge of two branches' task lists and project records.
 //! - [`store`]: the [`store::ProjectStore`] port; [`service`]: the use cases.
+//! - [`transfer`]: copying projects whole between stores (`cairn store export` / `import`).
 
 pub mod claims;
 pub mod error;
@@ -35,6 +36,7 @@ pub use tasks::{FieldChange, TaskEdit};
 pub use tasks::{MoveDetail, NewTask};
 pub mod service;
 pub mod store;
+pub mod transfer;
 
 #[cfg(feature = "testkit")]
 pub mod contract;

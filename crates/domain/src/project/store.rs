@@ -8,7 +8,7 @@ use crate::log::LogRecord;
 use crate::time::Timestamp;
 
 use super::events::ProjectEvent;
-use super::model::{Project, ProjectId, ProjectState, TaskId};
+use super::model::{Project, ProjectId, ProjectState, TaskDoc, TaskId};
 use super::policy::Velocity;
 
 /// What a successful mutation asks the store to do besides saving the new state.
@@ -188,6 +188,34 @@ pub struct StoreHealth {
     pub torn_log: bool,
 }
 
+/// Everything a store keeps of one project, as the domain sees it (no adapter's bookkeeping):
+/// what `cairn store export` and `cairn store import` carry from one adapter to another.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProjectDump {
+    pub state: ProjectState,
+    /// The progress log, oldest first; a torn last entry is not part of it.
+    pub log: Vec<LogRecord>,
+    /// Ordered by number; the numbers are kept across stores.
+    pub checkpoints: Vec<DumpedCheckpoint>,
+    /// Ordered by task id.
+    pub research: Vec<DumpedResearch>,
+    pub velocity: Option<Velocity>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct DumpedCheckpoint {
+    pub number: u32,
+    pub written_at: Option<Timestamp>,
+    pub tasks: TaskDoc,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct DumpedResearch {
+    pub task: TaskId,
+    pub modified_at: Option<Timestamp>,
+    pub text: String,
+}
+
 /// Persistence of projects: `project.json`, `tasks.json`, the progress log, checkpoints, research
 /// briefs and velocity. Implemented by the filesystem adapter (`cairn-storage-fs`) and by
 /// [`super::memory::MemoryProjectStore`]; both must pass [`super::contract`].
@@ -320,6 +348,17 @@ pub trait ProjectStore: std::fmt::Debug + Send + Sync {
 
     /// Checks the stored files without changing them. Errors: `NotFound`, `Io`.
     async fn health(&self, id: &ProjectId, now: Timestamp) -> Result<StoreHealth, StoreError>;
+
+    /// Everything stored of project `id`, to copy it into another store.
+    /// Errors: `NotFound`; `Corrupt` when a file or checkpoint does not parse (nothing is
+    /// skipped silently); `Io`.
+    async fn export_project(&self, id: &ProjectId) -> Result<ProjectDump, StoreError>;
+
+    /// Stores `dump` as it is: its state, log, checkpoints (numbers kept), research briefs and
+    /// velocity. With `replace`, a project of the same id is replaced whole; without, it is
+    /// refused and nothing changes. Errors: `AlreadyExists` (entity `Project`); `Invalid` when
+    /// the dump fails the store's schemas (nothing written); `LockTimeout`; `Io`.
+    async fn import_project(&self, dump: &ProjectDump, replace: bool) -> Result<(), StoreError>;
 }
 
 impl<'s> dyn ProjectStore + 's {
