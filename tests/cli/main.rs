@@ -10,6 +10,7 @@ mod interop;
 mod json_shapes;
 mod lifecycle;
 mod mcp;
+mod mcp_node;
 mod merge;
 mod orch;
 mod plan;
