@@ -362,3 +362,166 @@ fn the_board_in_a_real_browser() {
         client.close().await.expect("close the browser");
     });
 }
+
+/// Hovers over a card (its buttons show on hover) and clicks its `button` (`block`,
+/// `decompose`); retried when a live refresh replaced the card meanwhile.
+async fn click_card_button(client: &Client, id: &str, button: &str) {
+    for attempt in 1..=3 {
+        let clicked = async {
+            let card = client
+                .find(Locator::Css(&format!(r#".card[data-id="{id}"]"#)))
+                .await?;
+            let hover = MouseActions::new("mouse".into()).then(PointerAction::MoveToElement {
+                element: card.clone(),
+                duration: None,
+                x: 0.0,
+                y: 0.0,
+            });
+            client.perform_actions(hover).await?;
+            card.find(Locator::Css(&format!("button.{button}")))
+                .await?
+                .click()
+                .await
+        };
+        match clicked.await {
+            Ok(()) => return,
+            Err(e) if attempt < 3 => eprintln!("{button} on {id} retried: {e}"),
+            Err(e) => panic!("{button} on {id}: {e}"),
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Types `text` into the page's dialog (a textarea: a newline starts another line) and presses OK.
+async fn answer_dialog(client: &Client, text: &str) {
+    until(
+        client,
+        "document.getElementById('dialog').open",
+        Duration::from_secs(2),
+    )
+    .await;
+    let input = by_id(client, "dialog-input").await;
+    input.send_keys(text).await.expect("type into the dialog");
+    by_id(client, "dialog-ok")
+        .await
+        .click()
+        .await
+        .expect("press OK");
+}
+
+async fn by_id(client: &Client, id: &str) -> fantoccini::elements::Element {
+    client
+        .find(Locator::Id(id))
+        .await
+        .unwrap_or_else(|e| panic!("#{id} on the page: {e}"))
+}
+
+/// Polls tasks.json until `done` holds for it (the page's request is asynchronous).
+fn on_disk(repo: &Repo, what: &str, done: impl Fn(&Value) -> bool) -> Value {
+    let start = Instant::now();
+    loop {
+        let doc = repo.tasks_json();
+        if done(&doc) {
+            return doc;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(3),
+            "{what}: not on disk within 3 s"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn task_in<'a>(doc: &'a Value, id: &str) -> Option<&'a Value> {
+    doc["tasks"].as_array()?.iter().find(|t| t["id"] == id)
+}
+
+/// Waits (up to 3 s) for `id`'s card in the `status` column.
+async fn shows(client: &Client, id: &str, status: &str) {
+    until(client, &card_in(id, status), Duration::from_secs(3)).await;
+}
+
+/// Add, block and decompose from the page as a person would (typing, the hover buttons, the
+/// dialog), each checked in tasks.json afterwards.
+#[test]
+fn add_block_and_decompose_from_the_page() {
+    let repo = Repo::with_project();
+    repo.add(&["Write the parser"]);
+    repo.add(&["Design the API"]);
+    let board = Board::start(&repo);
+    let (_driver, driver_port) = start_driver();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    runtime.block_on(async {
+        let client = browser(driver_port).await;
+        client.goto(&board.url).await.expect("open the page");
+        until(
+            &client,
+            &card_in("T-002", "PENDING"),
+            Duration::from_secs(5),
+        )
+        .await;
+
+        // Add: a title and a priority in the form, then the button.
+        let title = by_id(&client, "add-title").await;
+        title
+            .send_keys("Added from the page")
+            .await
+            .expect("type the title");
+        let priority = by_id(&client, "add-priority").await;
+        priority.select_by_label("HIGH").await.expect("pick HIGH");
+        by_id(&client, "add-submit")
+            .await
+            .click()
+            .await
+            .expect("press add");
+        let doc = on_disk(&repo, "the added task", |doc| {
+            task_in(doc, "T-003").is_some()
+        });
+        let added = task_in(&doc, "T-003").unwrap();
+        assert_eq!(added["title"], "Added from the page");
+        assert_eq!(added["priority"], "HIGH");
+        assert_eq!(added["status"], "PENDING");
+        shows(&client, "T-003", "PENDING").await;
+
+        // Block: the card's button, the reason in the dialog.
+        click_card_button(&client, "T-001", "block").await;
+        answer_dialog(&client, "waiting on the grammar").await;
+        let doc = on_disk(&repo, "T-001 blocked", |doc| {
+            task_in(doc, "T-001").is_some_and(|t| t["status"] == "BLOCKED")
+        });
+        assert_eq!(
+            task_in(&doc, "T-001").unwrap()["blocked_reason"],
+            "waiting on the grammar"
+        );
+        shows(&client, "T-001", "BLOCKED").await;
+
+        // Decompose: one subtask title per line.
+        click_card_button(&client, "T-002", "decompose").await;
+        answer_dialog(&client, "Sketch the endpoints\nWrite the schema").await;
+        let doc = on_disk(&repo, "T-002 decomposed", |doc| {
+            task_in(doc, "T-002").is_some_and(|t| t["subtasks"].is_array())
+        });
+        let parent = task_in(&doc, "T-002").unwrap();
+        assert_eq!(parent["status"], "IN_PROGRESS");
+        let children: Vec<&str> = parent["subtasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c.as_str().unwrap())
+            .collect();
+        assert_eq!(children.len(), 2, "{parent}");
+        for (id, title) in children
+            .iter()
+            .zip(["Sketch the endpoints", "Write the schema"])
+        {
+            let child = task_in(&doc, id).unwrap_or_else(|| panic!("{id} on disk"));
+            assert_eq!(child["title"], title);
+            assert_eq!(child["parent_id"], "T-002");
+            shows(&client, id, "PENDING").await;
+        }
+        client.close().await.expect("close the browser");
+    });
+}

@@ -12,6 +12,7 @@ mod json_shapes;
 mod lifecycle;
 mod mcp;
 mod mcp_wings;
+mod mcp_node;
 mod merge;
 mod orch;
 mod plan;

@@ -3,23 +3,26 @@
 //!
 //! The pin is `tests/claude/npm/package.json` + `package-lock.json` (committed, so the version
 //! and its integrity hashes change only in review). They are copied to
-//! `<target>/claude-code/` and installed there with `npm ci --ignore-scripts`: the registry
+//! `<target>/claude-code/` and installed there with `npm ci --ignore-scripts` ([`npm::Pin`]): the registry
 //! package carries the native binary in a per-platform optional dependency, and the package's
 //! postinstall script (which only hard-links that binary into place, and wants a newer node than
 //! a CI machine may have) is not needed, because this job resolves the binary itself and writes
-//! its path to `<target>/claude-code/bin-path`, where the suite reads it. An install whose lock
-//! file equals the committed one is kept: the job costs nothing on a warm machine.
+//! its path to `<target>/claude-code/bin-path`, where the suite reads it.
 
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::util;
+use crate::{npm, util};
 
 /// The file the suite reads the binary's path from (relative to the install directory).
 const BIN_PATH_FILE: &str = "bin-path";
-/// A copy of the lock file of the last complete install: equal to the committed one means done.
-const INSTALLED_STAMP: &str = "installed.lock";
+
+/// The committed pin and where it is installed.
+const PIN: npm::Pin = npm::Pin {
+    pin: "tests/claude/npm",
+    dir: "claude-code",
+};
 
 pub fn run(args: &[String]) -> Result<(), String> {
     if let Some(arg) = args.first() {
@@ -48,42 +51,26 @@ pub fn run(args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
+/// The binary an install recorded, if it is still there.
+fn recorded(dir: &Path) -> Option<PathBuf> {
+    let path = fs::read_to_string(dir.join(BIN_PATH_FILE)).ok()?;
+    let path = PathBuf::from(path.trim());
+    path.is_file().then_some(path)
+}
+
 /// Installs the pinned Claude Code under `target/claude-code` unless that exact install is
 /// there already; returns the native binary.
 pub fn install(target: &Path) -> Result<PathBuf, String> {
-    let pin = util::root().join("tests").join("claude").join("npm");
-    let dir = target.join("claude-code");
-    let lock = read(&pin.join("package-lock.json"))?;
-    let stamp = dir.join(INSTALLED_STAMP);
-    if fs::read(&stamp).is_ok_and(|installed| installed == lock)
-        && let Ok(path) = fs::read_to_string(dir.join(BIN_PATH_FILE))
-        && Path::new(path.trim()).is_file()
-    {
-        return Ok(PathBuf::from(path.trim()));
-    }
-    fs::create_dir_all(&dir).map_err(|e| format!("create {}: {e}", dir.display()))?;
-    // A half-finished earlier install must not pass for a whole one.
-    let _ = fs::remove_file(&stamp);
-    for name in ["package.json", "package-lock.json"] {
-        fs::write(dir.join(name), read(&pin.join(name))?)
-            .map_err(|e| format!("write {}: {e}", dir.join(name).display()))?;
-    }
-    let npm = if cfg!(windows) { "npm.cmd" } else { "npm" };
-    eprintln!("$ (cd {} && npm ci --ignore-scripts)", dir.display());
-    let status = Command::new(npm)
-        .args(["ci", "--ignore-scripts", "--no-audit", "--no-fund"])
-        .current_dir(&dir)
-        .status()
-        .map_err(|e| format!("could not run npm (is node installed?): {e}"))?;
-    if !status.success() {
-        return Err(format!("`npm ci` in {} failed ({status})", dir.display()));
-    }
-    let binary = native_binary(&dir.join("node_modules").join("@anthropic-ai"))?;
-    let text = binary.display().to_string();
-    fs::write(dir.join(BIN_PATH_FILE), format!("{text}\n"))
-        .map_err(|e| format!("write {}: {e}", dir.join(BIN_PATH_FILE).display()))?;
-    fs::write(&stamp, lock).map_err(|e| format!("write {}: {e}", stamp.display()))?;
-    Ok(binary)
+    let dir = PIN.install(
+        target,
+        |dir| recorded(dir).is_some(),
+        |dir| {
+            let binary = native_binary(&dir.join("node_modules").join("@anthropic-ai"))?;
+            fs::write(dir.join(BIN_PATH_FILE), format!("{}\n", binary.display()))
+                .map_err(|e| format!("write {}: {e}", dir.join(BIN_PATH_FILE).display()))
+        },
+    )?;
+    recorded(&dir).ok_or_else(|| format!("{} names no binary", dir.join(BIN_PATH_FILE).display()))
 }
 
 /// This machine as npm names it in the platform packages (`linux`, `x64`, …).
@@ -99,10 +86,6 @@ fn npm_platform() -> (&'static str, &'static str) {
         other => other,
     };
     (os, arch)
-}
-
-fn read(path: &Path) -> Result<Vec<u8>, String> {
-    fs::read(path).map_err(|e| format!("read {}: {e}", path.display()))
 }
 
 /// The platform package npm picked (`claude-code-linux-x64`, `…-linux-x64-musl`, …): npm

@@ -9,6 +9,7 @@
 //! - `fuzz`   — long fuzz runs of every parser, a budget in minutes split across the targets.
 //! - `plugin` — assembles an installable Claude Code plugin directory.
 //! - `claude-code` — installs the pinned Claude Code CLI the `tests/claude` suite runs cairn in.
+//! - `mcp-sdk` — installs the pinned MCP TypeScript SDK whose client `tests/cli/mcp_node.rs` runs.
 //! - `demo`   — builds cairn and runs a real session on a scratch repository.
 
 mod bench;
@@ -16,6 +17,8 @@ mod claude_code;
 mod crash;
 mod demo;
 mod fuzz;
+mod mcp_sdk;
+mod npm;
 mod pg;
 mod plugin;
 mod tidy;
@@ -39,6 +42,7 @@ fn main() -> ExitCode {
         "demo" => demo::run(rest),
         "plugin" => plugin::run(rest),
         "claude-code" => claude_code::run(rest),
+        "mcp-sdk" => mcp_sdk::run(rest),
         "help" | "-h" | "--help" => {
             print_help();
             Ok(())
@@ -56,7 +60,7 @@ fn main() -> ExitCode {
 
 fn print_help() {
     eprintln!(
-        "usage: cargo xtask <job>\n\n  ci       fmt check, tidy, clippy -D warnings, all tests\n  tidy     dependency directions, adapter confinement, code map, exit codes, unused deps, docs: cargo xtask tidy [--no-doc]\n  test     all tests\n  bench    benchmarks (ratios to a floor measured in the same run)\n  crash    long crash-safety run: cargo xtask crash [--kills N] | --power HISTORIES\n  fuzz     fuzz every parser: cargo xtask fuzz [--minutes N | --seconds S] (default 10 minutes)\n  plugin   build the Claude Code plugin: cargo xtask plugin [--out DIR] [--no-build] [--bin-dir DIR]\n  claude-code  install the pinned Claude Code CLI the tests/claude suite runs\n  demo     run a real cairn session on a scratch repository: cargo xtask demo [--keep DIR]"
+        "usage: cargo xtask <job>\n\n  ci       fmt check, tidy, clippy -D warnings, all tests\n  tidy     dependency directions, adapter confinement, code map, exit codes, unused deps, docs: cargo xtask tidy [--no-doc]\n  test     all tests\n  bench    benchmarks (ratios to a floor measured in the same run)\n  crash    long crash-safety run: cargo xtask crash [--kills N] | --power HISTORIES\n  fuzz     fuzz every parser: cargo xtask fuzz [--minutes N | --seconds S] (default 10 minutes)\n  plugin   build the Claude Code plugin: cargo xtask plugin [--out DIR] [--no-build] [--bin-dir DIR]\n  claude-code  install the pinned Claude Code CLI the tests/claude suite runs\n  mcp-sdk  install the pinned MCP TypeScript SDK the tests/cli/mcp_node.rs client runs\n  demo     run a real cairn session on a scratch repository: cargo xtask demo [--keep DIR]"
     );
 }
 
@@ -79,6 +83,8 @@ fn test() -> Result<(), String> {
     // The suite in tests/claude runs cairn inside the real Claude Code; install it first (a
     // no-op when the pinned version is installed).
     claude_code::run(&[])?;
+    // The MCP tests in tests/cli/mcp_node.rs run the official TypeScript SDK's client.
+    mcp_sdk::run(&[])?;
     // One PostgreSQL for every test process, stopped when this function returns, however.
     let pg = pg::Cluster::start()?;
     let env = pg.env();

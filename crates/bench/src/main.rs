@@ -13,6 +13,7 @@
 mod board;
 mod fixture;
 mod pg;
+mod mcp;
 mod session;
 mod stats;
 
@@ -29,12 +30,13 @@ use serde::{Deserialize, Serialize};
 
 use stats::Stats;
 
-const USAGE: &str = "usage: cairn-bench all [--cairn PATH] [--hook PATH] [--pg URL] [--quick] [--only store|cli|board|session|hook|pg]
+const USAGE: &str = "usage: cairn-bench all [--cairn PATH] [--hook PATH] [--pg URL] [--quick] [--only store|cli|board|session|hook|pg|mcp]
        cairn-bench profile N
 
   all       every group, each beside its floor (a process doing the least the operation must);
             --cairn/--hook name the release binaries to measure (`cargo xtask bench` passes them),
-            --quick stops at 10,000 tasks, --only runs one group; --pg names a PostgreSQL server
+            --quick stops at 10,000 tasks, --only runs one group (mcp also runs the cli
+            rows it is compared with); --pg names a PostgreSQL server
             (a URL whose user may create databases) for the pg group, which `cargo xtask bench`
             starts
   profile   where the time of one store update on N tasks goes";
@@ -101,10 +103,10 @@ impl Row {
 
 fn all(args: &[String]) -> Result<(), String> {
     let quick = args.iter().any(|a| a == "--quick");
-    // `--only store|cli|board|session|hook` runs one group, for quick iterations on one part.
+    // `--only store|cli|board|session|hook|mcp` runs one group, for quick iterations on one part.
     let only = flag(args, "--only");
     if let Some(group) = only.as_deref()
-        && !["store", "cli", "board", "session", "hook", "pg"].contains(&group)
+        && !["store", "cli", "board", "session", "hook", "pg", "mcp"].contains(&group)
     {
         return Err(format!("--only {group}: no such group\n{USAGE}"));
     }
@@ -139,9 +141,13 @@ fn all(args: &[String]) -> Result<(), String> {
         );
     }
 
+    // The MCP rows are read beside the CLI's whole-process ones, so `--only mcp` runs those too.
     let cairn = flag(args, "--cairn")
         .map(PathBuf::from)
-        .filter(|_| wants("cli"));
+        .filter(|_| wants("cli") || wants("mcp"));
+    let mcp_cairn = flag(args, "--cairn")
+        .map(PathBuf::from)
+        .filter(|_| wants("mcp"));
     let hook = flag(args, "--hook")
         .map(PathBuf::from)
         .filter(|_| wants("hook"));
@@ -243,6 +249,26 @@ fn all(args: &[String]) -> Result<(), String> {
                 "process rewriting tasks.json",
                 &floor_write,
                 peak_rss(&me, &[&c, "--root", &root, "task", "complete", &last], None),
+            ));
+        }
+        if let Some(cairn) = &mcp_cairn {
+            // The CLI's rows completed the first `iters + 2` started tasks.
+            let (next, complete) = mcp::measure(cairn, dir.path(), iters, iters + 2)?;
+            rows.push(row(
+                "cairn mcp next (warm call)",
+                n,
+                &next,
+                "process reading tasks.json",
+                &floor_read,
+                None,
+            ));
+            rows.push(row(
+                "cairn mcp complete (warm call)",
+                n,
+                &complete,
+                "process rewriting tasks.json",
+                &floor_write,
+                None,
             ));
         }
         if let Some(cairn) = &board_cairn {
@@ -350,7 +376,39 @@ fn all(args: &[String]) -> Result<(), String> {
         }
     }
     print_table(&rows);
+    print_mcp_speedups(&rows);
     Ok(())
+}
+
+/// Each warm MCP call beside the `cairn task` command doing the same in a process of its own.
+fn print_mcp_speedups(rows: &[Row]) {
+    let pairs = [
+        ("cairn mcp next (warm call)", "cairn task next (process)"),
+        (
+            "cairn mcp complete (warm call)",
+            "cairn task complete (process)",
+        ),
+    ];
+    let mut out = std::io::stdout().lock();
+    for mcp in rows {
+        let Some((_, cli)) = pairs.iter().find(|(m, _)| *m == mcp.operation) else {
+            continue;
+        };
+        if let Some(cli) = rows
+            .iter()
+            .find(|r| r.operation == *cli && r.tasks == mcp.tasks)
+        {
+            let _ = writeln!(
+                out,
+                "{} at {} tasks: {:.2} ms, {:.2}x the process's {:.2} ms",
+                mcp.operation,
+                mcp.tasks,
+                mcp.median_ms,
+                mcp.median_ms / cli.median_ms,
+                cli.median_ms
+            );
+        }
+    }
 }
 
 fn row(
