@@ -258,6 +258,96 @@ fn cases() -> Vec<Case> {
             invalid: json!({"agent": "bob", "id": "T-002"}),
             cli: &["task", "claim", "T-002", "--agent", "bob"],
         },
+        // Orchestration, seed 004's names and shapes. The writes run in this order: the setup's
+        // session finishes its phase and is archived, then a new one is created and updated.
+        Case {
+            tool: "get_session_status",
+            valid: json!({}),
+            check: |repo, answer| {
+                let cli = repo.json(&["orch", "status"]);
+                assert_eq!(answer["exists"], true, "{answer}");
+                assert_eq!(answer["session_id"], ORCH_SETUP);
+                assert_eq!(answer["session_id"], cli["session_id"]);
+                assert_eq!(answer["phases"][0]["status"], "in_progress", "{answer}");
+            },
+            invalid: json!({"sid": 1}),
+            cli: &["orch", "status", "--sid", "1"],
+        },
+        Case {
+            tool: "transition_phase",
+            valid: json!({"session_id": ORCH_SETUP, "completed_phase_id": 1,
+                          "files_created": ["ci.yml"]}),
+            check: |repo, answer| {
+                assert_eq!(answer["success"], true, "{answer}");
+                let archived = archived_orch_session(repo);
+                assert!(archived.contains("\"status\": \"completed\""), "{archived}");
+                assert!(archived.contains("ci.yml"), "{archived}");
+            },
+            invalid: json!({"next_phase_id": 1, "next_phase_ids": [2]}),
+            cli: &["orch", "transition", "--bogus"],
+        },
+        Case {
+            tool: "archive_session",
+            valid: json!({"session_id": ORCH_SETUP}),
+            check: |repo, answer| {
+                assert_eq!(answer["success"], true, "{answer}");
+                assert!(archived_orch_session(repo).contains(ORCH_SETUP));
+            },
+            invalid: json!({}),
+            cli: &["orch", "archive", "--bogus"],
+        },
+        Case {
+            tool: "create_session",
+            valid: json!({"session_id": ORCH_NEW, "task": "Rewrite auth", "phases": [
+                {"id": 1, "name": "Schema", "agent": "coder"},
+                {"id": "2", "name": "API", "agent": "coder", "blocked_by": [1]},
+            ]}),
+            check: |repo, answer| {
+                assert_eq!(answer["session_id"], ORCH_NEW, "{answer}");
+                let cli = repo.json(&["orch", "status"]);
+                assert_eq!(cli["session_id"], ORCH_NEW);
+                assert_eq!(cli["phases"].as_array().unwrap().len(), 2, "{cli}");
+            },
+            invalid: json!({"session_id": "s", "task": "x",
+                            "phases": [{"id": "one", "name": "A", "agent": "c"}]}),
+            cli: &["orch", "start", "--bogus"],
+        },
+        Case {
+            tool: "update_session",
+            valid: json!({"session_id": ORCH_NEW, "execution_mode": "parallel"}),
+            check: |repo, answer| {
+                assert_eq!(
+                    answer["updated_fields"],
+                    json!(["execution_mode"]),
+                    "{answer}"
+                );
+                assert_eq!(repo.json(&["orch", "status"])["execution_mode"], "parallel");
+            },
+            invalid: json!({"session_id": ORCH_SETUP, "execution_mode": "fast"}),
+            cli: &["orch", "status", "--execution-mode", "fast"],
+        },
+        Case {
+            tool: "plan",
+            valid: json!({"action": "new", "goal": "Faster startup"}),
+            check: |repo, answer| {
+                assert_eq!(answer["state"], "EXPLORE", "{answer}");
+                let cli = repo.json(&["plan", "status"]);
+                assert_eq!(cli["goal"], "Faster startup", "{cli}");
+            },
+            invalid: json!({"action": "fly"}),
+            cli: &["plan", "fly"],
+        },
+        Case {
+            tool: "session",
+            valid: json!({"action": "start", "max_parallel": 2}),
+            check: |repo, answer| {
+                assert!(answer["session"].is_string(), "{answer}");
+                let cli = repo.json(&["session", "status"]);
+                assert_eq!(cli["session"], answer["session"]);
+            },
+            invalid: json!({"action": "done"}),
+            cli: &["session", "task", "done"],
+        },
     ]
 }
 
@@ -274,6 +364,8 @@ fn cases() -> Vec<Case> {
 /// | T-007, T-008 | ready                   | depend                       |
 /// | T-009 | ready                          | claim                        |
 /// | T-010 | complete                       | block/decompose refused      |
+///
+/// and an orchestration session, [`ORCH_SETUP`], whose one phase is in progress.
 fn project() -> Repo {
     let repo = Repo::with_project();
     repo.add(&["Write the parser", "--priority", "HIGH"]);
@@ -294,7 +386,33 @@ fn project() -> Repo {
     repo.ok(&["task", "start", "T-004"]);
     repo.ok(&["task", "block", "T-005", "--reason", "waiting on the host"]);
     repo.start_and_complete("T-010");
+    repo.ok(&[
+        "orch",
+        "start",
+        "--id",
+        ORCH_SETUP,
+        "--topic",
+        "Set up",
+        "--task",
+        "Set up the build",
+        "--phase",
+        "ci:coder",
+    ]);
+    repo.ok(&["orch", "phase", "start", "1", "--agent", "coder"]);
     repo
+}
+
+/// The orchestration session [`project`] starts (its one phase in progress) …
+const ORCH_SETUP: &str = "2026-01-15-set-up";
+/// … and the one `create_session` creates once it is archived.
+const ORCH_NEW: &str = "2026-01-15-auth";
+
+fn archived_orch_session(repo: &Repo) -> String {
+    std::fs::read_to_string(
+        repo.root()
+            .join(format!("docs/maestro/state/archive/{ORCH_SETUP}.md")),
+    )
+    .unwrap_or_default()
 }
 
 /// The task as tasks.json holds it.

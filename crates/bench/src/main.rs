@@ -12,8 +12,8 @@
 
 mod board;
 mod fixture;
-mod pg;
 mod mcp;
+mod pg;
 mod session;
 mod stats;
 
