@@ -409,7 +409,7 @@ mod whole {
     }
 }
 
-/// One object of the `tasks` array. (`Deserialize` is in [`wire`].)
+/// One object of the `tasks` array. (`Deserialize` is in `model/wire.rs`.)
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Task {
     pub id: TaskId,
@@ -492,7 +492,7 @@ impl Task {
     }
 }
 
-/// The `tasks.json` document. (`Deserialize` is in [`wire`].)
+/// The `tasks.json` document. (`Deserialize` is in `model/wire.rs`.)
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TaskDoc {
     #[serde(default = "one", deserialize_with = "whole::required")]
