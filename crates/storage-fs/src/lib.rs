@@ -55,6 +55,7 @@ pub mod project_store;
 pub mod root;
 pub mod schema;
 pub mod system;
+mod task_cache;
 pub mod tasklist;
 pub mod tasklist_store;
 

@@ -49,7 +49,7 @@ use serde_json::Value;
 use crate::layout::{self, ProjectLayout};
 use crate::project_journal::{self as journal, Base, Payload};
 use crate::schema::{self, SchemaKind};
-use crate::{atomic, checkpoints, failpoint, io_error, lock, progress_log};
+use crate::{atomic, checkpoints, failpoint, io_error, lock, progress_log, task_cache};
 
 /// How long a writer waits for another writer of the same project before giving up.
 pub const DEFAULT_LOCK_TIMEOUT: Duration = Duration::from_secs(10);
@@ -147,7 +147,7 @@ impl FsProjectStore {
     /// Reads the tasks, recovering them under the lock if they are damaged; with the file's
     /// bytes when cairn wrote them (see [`read_task_doc`]).
     fn read_tasks(&self, layout: &ProjectLayout, locked: bool) -> Result<ReadTasks, StoreError> {
-        match read_task_doc(layout) {
+        match read_task_doc(layout, locked) {
             Ok((doc, seq, own)) => Ok((doc, seq, None, own)),
             Err(_) if !locked => {
                 let _guard = self.lock(layout)?;
@@ -241,7 +241,7 @@ impl FsProjectStore {
         ];
         append_commit(layout, now, &events, payload.as_ref())?;
         staged.install(&target)?;
-        stamp_tasks(layout);
+        let _ = stamp_tasks(layout);
         Ok((doc, seq, recovery))
     }
 
@@ -559,16 +559,26 @@ fn replay_tasks(layout: &ProjectLayout, records: &[LogRecord]) -> Option<Replaye
 }
 
 /// Parses tasks.json, validating it unless it is exactly the file cairn itself validated and
-/// wrote (see [`stamp`]), and takes its `log_seq` marker out. The bytes come back too when they
-/// are cairn's own (stamped), for a writer to reuse (see [`TaskLines`]). The error says what is
-/// wrong, for the log.
-fn read_task_doc(layout: &ProjectLayout) -> Result<(TaskDoc, u64, Option<Vec<u8>>), String> {
-    let (bytes, stamped) = read_tasks_bytes(layout)?;
-    let fast = if stamped {
-        serde_json::from_slice::<TaskDoc>(&bytes).ok()
-    } else {
-        None
-    };
+/// wrote (see [`stamp`]), and takes its `log_seq` marker out. A stamped file whose binary read
+/// cache is of it (see [`task_cache`]) is not parsed at all. The bytes come back too when they are
+/// cairn's own (stamped) and `want_bytes`, for a writer to reuse (see [`TaskLines`]). The error
+/// says what is wrong, for the log.
+fn read_task_doc(
+    layout: &ProjectLayout,
+    want_bytes: bool,
+) -> Result<(TaskDoc, u64, Option<Vec<u8>>), String> {
+    let (mut file, identity) = open_tasks(layout)?;
+    let cache = task_cache::path(layout.dir());
+    if let Some(key) = &identity
+        && let Some((doc, seq)) = task_cache::read(&cache, key)
+    {
+        let own = want_bytes.then(|| read_rest(&mut file)).transpose()?;
+        return Ok((doc, seq, own));
+    }
+    let bytes = read_rest(&mut file)?;
+    let fast = identity
+        .as_ref()
+        .and_then(|_| serde_json::from_slice::<TaskDoc>(&bytes).ok());
     let (mut doc, own) = match fast {
         Some(doc) => (doc, Some(bytes)),
         None => {
@@ -581,22 +591,36 @@ fn read_task_doc(layout: &ProjectLayout) -> Result<(TaskDoc, u64, Option<Vec<u8>
         }
     };
     let seq = journal::take_marker(&mut doc.extra);
-    Ok((doc, seq, own))
+    if let (Some(key), Some(_)) = (&identity, &own) {
+        // The next read of this same file skips the JSON.
+        task_cache::write(&layout.temp_dir(), &cache, key, &doc, seq);
+    }
+    Ok((doc, seq, own.filter(|_| want_bytes)))
+}
+
+/// tasks.json opened, with its identity when it is stamped as cairn's own (see [`stamp`]).
+fn open_tasks(layout: &ProjectLayout) -> Result<(std::fs::File, Option<String>), String> {
+    let file =
+        std::fs::File::open(layout.tasks_json()).map_err(|e| format!("cannot read it: {e}"))?;
+    // Identity and bytes come from the same open handle, so a concurrent replace cannot pair one
+    // file's stamp with another file's content.
+    let identity = file.metadata().ok().map(|m| identity(&m));
+    let stamped =
+        identity.filter(|id| std::fs::read_to_string(stamp(layout)).ok().as_ref() == Some(id));
+    Ok((file, stamped))
+}
+
+fn read_rest(file: &mut std::fs::File) -> Result<Vec<u8>, String> {
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(file, &mut bytes).map_err(|e| format!("cannot read it: {e}"))?;
+    Ok(bytes)
 }
 
 /// tasks.json's bytes, and whether they are exactly what cairn validated and wrote (its
 /// [`stamp`] matches).
 fn read_tasks_bytes(layout: &ProjectLayout) -> Result<(Vec<u8>, bool), String> {
-    let path = layout.tasks_json();
-    let mut file = std::fs::File::open(&path).map_err(|e| format!("cannot read it: {e}"))?;
-    // Identity and bytes come from the same open handle, so a concurrent replace cannot pair one
-    // file's stamp with another file's content.
-    let identity = file.metadata().ok().map(|m| identity(&m));
-    let mut bytes = Vec::new();
-    std::io::Read::read_to_end(&mut file, &mut bytes)
-        .map_err(|e| format!("cannot read it: {e}"))?;
-    let stamped = identity.is_some() && identity == std::fs::read_to_string(stamp(layout)).ok();
-    Ok((bytes, stamped))
+    let (mut file, stamped) = open_tasks(layout)?;
+    Ok((read_rest(&mut file)?, stamped.is_some()))
 }
 
 /// The number of tasks in a document known to be valid, without building them.
@@ -796,13 +820,15 @@ impl TaskLines {
 /// Replaces tasks.json with already validated bytes and stamps it.
 fn put_tasks(layout: &ProjectLayout, bytes: &[u8]) -> Result<(), StoreError> {
     atomic::write_atomic(&layout.temp_dir(), &layout.tasks_json(), bytes)?;
-    stamp_tasks(layout);
+    let _ = stamp_tasks(layout);
     Ok(())
 }
 
-/// Records the identity of the tasks.json cairn just wrote (see [`stamp`]).
-fn stamp_tasks(layout: &ProjectLayout) {
-    if let Ok(meta) = std::fs::metadata(layout.tasks_json()) {
+/// Records the identity of the tasks.json cairn just wrote (see [`stamp`]), and returns it.
+fn stamp_tasks(layout: &ProjectLayout) -> Option<String> {
+    let meta = std::fs::metadata(layout.tasks_json()).ok()?;
+    let key = identity(&meta);
+    {
         // Not fsynced and not locked against readers: a missing or stale stamp only sends the
         // next reader down the full-validation path.
         let temp = layout.temp_dir().join(format!(
@@ -810,12 +836,11 @@ fn stamp_tasks(layout: &ProjectLayout) {
             atomic::STAMP_TEMP_PREFIX,
             uuid::Uuid::new_v4()
         ));
-        if std::fs::write(&temp, identity(&meta)).is_ok()
-            && std::fs::rename(&temp, stamp(layout)).is_err()
-        {
+        if std::fs::write(&temp, &key).is_ok() && std::fs::rename(&temp, stamp(layout)).is_err() {
             let _ = std::fs::remove_file(&temp);
         }
     }
+    Some(key)
 }
 
 fn summarize(errors: &[String]) -> String {
@@ -1318,7 +1343,12 @@ impl ProjectStore for FsProjectStore {
         let checkpoint = (|| {
             if let Some(staged) = staged_tasks {
                 staged.install(&tasks_path)?;
-                stamp_tasks(&layout);
+                // The next reader of this list — usually soon: `task next` after `complete` —
+                // finds it in the read cache.
+                if let Some(key) = stamp_tasks(&layout) {
+                    let cache = task_cache::path(layout.dir());
+                    task_cache::write(&layout.temp_dir(), &cache, &key, &next.tasks, seq);
+                }
             }
             if let Some(staged) = staged_project {
                 staged.install(&project_path)?;
@@ -1530,7 +1560,7 @@ impl ProjectStore for FsProjectStore {
         let (project, project_seq) = self.read_project_or_recover(&layout, true)?;
         let mut events = Vec::new();
         // Save what is being replaced, so the restore can be undone; a damaged file is set aside.
-        let tasks_seq = match read_task_doc(&layout) {
+        let tasks_seq = match read_task_doc(&layout, false) {
             Ok((current, seq, _)) => {
                 let current_bytes = validated_tasks(
                     &current,
@@ -1587,7 +1617,7 @@ impl ProjectStore for FsProjectStore {
         // The restore is saved from here on: what follows failing must not invite a repeat.
         (|| {
             staged.install(&layout.tasks_json())?;
-            stamp_tasks(&layout);
+            let _ = stamp_tasks(&layout);
             // Prune only after the new content is in place, so the restored number is never
             // removed before it was read.
             checkpoints::prune(&layout.checkpoints_dir(), CHECKPOINT_RETENTION)

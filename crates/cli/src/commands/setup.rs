@@ -132,12 +132,14 @@ const GIT_ATTRIBUTES: &[&str] = &[
     ".claude/projects/*/progress/log.md merge=cairn",
 ];
 
-/// The store's per-machine files: its lock, its staging directory and its validation stamp. A
-/// committed stamp would name another machine's inode and conflict in every merge.
+/// The store's per-machine files: its lock, its staging directory, its validation stamp and the
+/// read cache keyed by it. A committed stamp would name another machine's inode and conflict in
+/// every merge.
 const GIT_IGNORED: &[&str] = &[
     ".claude/projects/*/.lock",
     ".claude/projects/*/temp/",
     ".claude/projects/*/.tasks.json.validated",
+    ".claude/projects/*/.tasks.json.cache",
 ];
 
 const DRIVER_NAME: &str = "cairn semantic merge";

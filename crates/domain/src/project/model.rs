@@ -376,6 +376,8 @@ impl fmt::Display for Minutes {
 /// Readers for the schema's `"type": "integer"` fields. JSON Schema counts `12.0` as an integer,
 /// so another tool may write it; it is read as 12 (the same JSON number, written back as `12`).
 /// The schema bounds each such field to what a `u32` holds, so every valid value fits.
+mod wire;
+
 mod whole {
     use serde::{Deserialize, Deserializer};
 
@@ -407,8 +409,8 @@ mod whole {
     }
 }
 
-/// One object of the `tasks` array.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// One object of the `tasks` array. (`Deserialize` is in `model/wire.rs`.)
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Task {
     pub id: TaskId,
     pub title: String,
@@ -490,8 +492,8 @@ impl Task {
     }
 }
 
-/// The `tasks.json` document.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// The `tasks.json` document. (`Deserialize` is in `model/wire.rs`.)
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TaskDoc {
     #[serde(default = "one", deserialize_with = "whole::required")]
     pub version: u32,
