@@ -195,8 +195,8 @@ fn bad_claims_say_what_to_do_and_change_nothing(adapter: Adapter) {
 
 /// 16 processes × `claim --next` until nothing is left, on 200 ready tasks: every task is claimed
 /// exactly once, by the process that was told it got it, and every claim is logged once.
-/// `CAIRN_CLAIM_RACE=64x1000` runs the size (agents × tasks): minutes of debug-build
-/// processes on a busy two-core machine, so not by default.
+/// `CAIRN_CLAIM_RACE=64x1000` runs the size (agents × tasks), as `cargo xtask ci` does:
+/// minutes of debug-build processes on a two-core machine, too long for a quick local run.
 fn racing_processes_never_claim_the_same_task(adapter: Adapter) {
     let (racers, race_tasks) = crate::support::size_from_env("CAIRN_CLAIM_RACE", (16, 200));
     let repo = Repo::with_project_on(adapter);

@@ -76,8 +76,8 @@ fn eight_processes_adding_and_completing_tasks_lose_no_update_and_share_no_id() 
 crate::support::on_both_adapters!(eight_processes_adding_tasks_at_once_lose_none);
 
 /// 8 processes × 25 `cairn task add` on one store: every task there, each with its own id and
-/// its TASK_CREATED entry. `CAIRN_ADD_RACE=8x200` runs the 1,600 (minutes on a busy
-/// two-core machine, so not by default).
+/// its TASK_CREATED entry. `CAIRN_ADD_RACE=8x200` runs the 1,600, as `cargo xtask ci`
+/// does (minutes on a two-core machine, too long for a quick local run).
 fn eight_processes_adding_tasks_at_once_lose_none(adapter: Adapter) {
     let (workers, each) = crate::support::size_from_env("CAIRN_ADD_RACE", (8, 25));
     let repo = Repo::with_project_on(adapter);

@@ -87,7 +87,10 @@ fn test() -> Result<(), String> {
     mcp_sdk::run(&[])?;
     // One PostgreSQL for every test process, stopped when this function returns, however.
     let pg = pg::Cluster::start()?;
-    let env = pg.env();
+    // The races run at #14's sizes here (1,600 adds; 64 agents on 1,000 tasks, on both stores);
+    // a plain `cargo nextest run` keeps the small default so that a quick local run stays quick.
+    let mut env = pg.env().to_vec();
+    env.extend([("CAIRN_ADD_RACE", "8x200"), ("CAIRN_CLAIM_RACE", "64x1000")]);
     if util::has_nextest() {
         // nextest does not run doctests. They run first so that nextest's summary, which counts
         // every test, is the run's closing line.
