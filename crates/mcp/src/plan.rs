@@ -2,10 +2,11 @@
 //! the [`PlanService`](cairn_domain::plan::PlanService) call its command makes and answering
 //! with the JSON `cairn --json plan …` prints (one shape, from `cairn_render::plan_json`).
 
-use cairn_domain::plan::{MAX_FIX_ATTEMPTS, PlanState, STRIKES_TO_REPLAN, StrikeVerdict};
+use cairn_domain::plan::PlanState;
 use cairn_domain::{Error, NextStep};
 use cairn_render::plan_json::{
-    budget_status_json, decision_json, overview_json, record_json, summary_json, transition_json,
+    budget_status_json, decision_json, fix_json, overview_json, record_json, strike_json,
+    summary_json, transition_json,
 };
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -120,37 +121,17 @@ pub(crate) async fn call(w: &Wings, raw: Value) -> Outcome {
             } else {
                 Vec::new()
             };
-            Ok(with_next(
-                json!({
-                    "step": outcome.step,
-                    "attempt": outcome.attempt,
-                    "max": MAX_FIX_ATTEMPTS,
-                    "remaining": outcome.remaining,
-                }),
-                &steps,
-            ))
+            Ok(with_next(fix_json(&outcome), &steps))
         }
         "fail" => {
             let area = need(action, "area", a.area.as_deref())?;
             let verdict = s.record_failure(area).await.map_err(fail)?;
-            let (area, strikes, forced) = match &verdict {
-                StrikeVerdict::Counted { area, strikes, .. } => (area, *strikes, false),
-                StrikeVerdict::ReplanForced { area, strikes } => (area, *strikes, true),
-            };
-            let steps = if forced {
+            let steps = if verdict.replan_forced() {
                 vec![go(PlanState::Reflect)]
             } else {
                 Vec::new()
             };
-            Ok(with_next(
-                json!({
-                    "area": area,
-                    "strikes": strikes,
-                    "max": STRIKES_TO_REPLAN,
-                    "replan_forced": forced,
-                }),
-                &steps,
-            ))
+            Ok(with_next(strike_json(&verdict), &steps))
         }
         "decide" => {
             let decision = s

@@ -2,8 +2,9 @@
 //! … --json` and the MCP server's `plan` tool.
 
 use cairn_domain::plan::{
-    BudgetReport, BudgetStatus, Decision, MAX_FILES_ADDED, MAX_NEW_ABSTRACTIONS, PlanOverview,
-    PlanRecord, PlanSummary, TransitionReport,
+    BudgetReport, BudgetStatus, Decision, FixAttemptOutcome, MAX_FILES_ADDED, MAX_FIX_ATTEMPTS,
+    MAX_NEW_ABSTRACTIONS, PlanOverview, PlanRecord, PlanSummary, STRIKES_TO_REPLAN, StrikeVerdict,
+    TransitionReport,
 };
 use cairn_domain::time::format_rfc3339;
 use serde_json::{Value, json};
@@ -33,6 +34,26 @@ pub fn record_json(plan: &PlanRecord) -> Value {
             "from": t.from, "to": t.to, "at": format_rfc3339(&t.at),
         })),
         "budget": budget_json(&plan.budget()),
+    })
+}
+
+/// A fix attempt on a step, against the leash.
+pub fn fix_json(outcome: &FixAttemptOutcome) -> Value {
+    json!({
+        "step": outcome.step,
+        "attempt": outcome.attempt,
+        "max": MAX_FIX_ATTEMPTS,
+        "remaining": outcome.remaining,
+    })
+}
+
+/// A failure counted against an area, against the 3-strike rule.
+pub fn strike_json(verdict: &StrikeVerdict) -> Value {
+    json!({
+        "area": verdict.area(),
+        "strikes": verdict.strikes(),
+        "max": STRIKES_TO_REPLAN,
+        "replan_forced": verdict.replan_forced(),
     })
 }
 

@@ -305,12 +305,7 @@ impl PgProjectStore {
             )
             .await?
             .ok_or_else(|| not_found(id))?;
-        Ok(Head {
-            record: row.get(0),
-            task_doc: row.get(1),
-            log_seq: row.get(2),
-            checkpoint_seq: row.get(3),
-        })
+        Ok(Head::from_row(&row))
     }
 
     /// Fails with `NotFound` unless the project exists (no lock).
@@ -526,6 +521,19 @@ struct Head {
     checkpoint_seq: i32,
 }
 
+impl Head {
+    /// A row that starts `record, task_doc, log_seq, checkpoint_seq` (further columns are the
+    /// caller's).
+    fn from_row(row: &tokio_postgres::Row) -> Head {
+        Head {
+            record: row.get(0),
+            task_doc: row.get(1),
+            log_seq: row.get(2),
+            checkpoint_seq: row.get(3),
+        }
+    }
+}
+
 fn not_found(id: &ProjectId) -> StoreError {
     StoreError::NotFound {
         entity: Entity::Project,
@@ -625,12 +633,7 @@ impl ProjectStore for PgProjectStore {
                 )
                 .await?
                 .ok_or_else(|| not_found(id))?;
-            let head = Head {
-                record: row.get(0),
-                task_doc: row.get(1),
-                log_seq: row.get(2),
-                checkpoint_seq: row.get(3),
-            };
+            let head = Head::from_row(&row);
             let state = self.read_state(&tx, id, &head).await?;
             Ok(Loaded {
                 state,
@@ -977,12 +980,7 @@ impl ProjectStore for PgProjectStore {
                 )
                 .await?
                 .ok_or_else(|| not_found(id))?;
-            let head = Head {
-                record: row.get(0),
-                task_doc: row.get(1),
-                log_seq: row.get(2),
-                checkpoint_seq: row.get(3),
-            };
+            let head = Head::from_row(&row);
             let state = self.read_state(&tx, id, &head).await?;
             let triples = |rows: Vec<tokio_postgres::Row>| -> Rows {
                 rows.iter()

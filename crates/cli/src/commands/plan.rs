@@ -9,7 +9,7 @@ use cairn_domain::NextStep;
 use cairn_domain::plan::{
     BudgetReport, BudgetStatus, MAX_FILES_ADDED, MAX_FIX_ATTEMPTS, MAX_NEW_ABSTRACTIONS,
     NET_LINES_TARGET, PlanOverview, PlanRecord, PlanService, PlanState, STRIKES_TO_REPLAN,
-    StrikeVerdict, TransitionReport, UserApproval,
+    TransitionReport, UserApproval,
 };
 use cairn_domain::ports::IdGen;
 use serde_json::{Value, json};
@@ -19,7 +19,8 @@ use crate::cli::PlanCommand;
 use crate::exit::{Code, Failure};
 use crate::output::{Cell, Style, Table};
 use cairn_render::plan_json::{
-    budget_status_json, decision_json, overview_json, record_json, summary_json, transition_json,
+    budget_status_json, decision_json, fix_json, overview_json, record_json, strike_json,
+    summary_json, transition_json,
 };
 
 /// Fixes the 8-hex suffix of the next plan directory: a testing and replay aid like
@@ -107,13 +108,7 @@ pub fn run(ctx: &Ctx, command: PlanCommand) -> Result<Report, Failure> {
         }
         PlanCommand::Fix { step, note } => {
             let outcome = ctx.block_on(service.record_fix_attempt(&step, &note))?;
-            let value = json!({
-                "step": outcome.step,
-                "attempt": outcome.attempt,
-                "max": MAX_FIX_ATTEMPTS,
-                "remaining": outcome.remaining,
-            });
-            ctx.emit(&value, |style| {
+            ctx.emit(&fix_json(&outcome), |style| {
                 let mut out = format!(
                     "Fix attempt {}/{MAX_FIX_ATTEMPTS} on step {} recorded\n",
                     outcome.attempt, outcome.step
@@ -129,17 +124,9 @@ pub fn run(ctx: &Ctx, command: PlanCommand) -> Result<Report, Failure> {
         }
         PlanCommand::Fail { area } => {
             let verdict = ctx.block_on(service.record_failure(&area))?;
-            let (area, strikes, forced) = match &verdict {
-                StrikeVerdict::Counted { area, strikes, .. } => (area, *strikes, false),
-                StrikeVerdict::ReplanForced { area, strikes } => (area, *strikes, true),
-            };
-            let value = json!({
-                "area": area,
-                "strikes": strikes,
-                "max": STRIKES_TO_REPLAN,
-                "replan_forced": forced,
-            });
-            ctx.emit(&value, |style| {
+            let (area, strikes, forced) =
+                (verdict.area(), verdict.strikes(), verdict.replan_forced());
+            ctx.emit(&strike_json(&verdict), |style| {
                 if forced {
                     format!(
                         "3-STRIKE: `{area}` has failed {strikes} times — the approach is wrong. RE-PLAN is forced: no more fixes; after REFLECT only RE-PLAN is allowed.\n{}",

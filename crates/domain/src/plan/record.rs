@@ -161,6 +161,25 @@ pub enum StrikeVerdict {
     ReplanForced { area: String, strikes: u32 },
 }
 
+impl StrikeVerdict {
+    pub fn area(&self) -> &str {
+        match self {
+            StrikeVerdict::Counted { area, .. } | StrikeVerdict::ReplanForced { area, .. } => area,
+        }
+    }
+
+    pub fn strikes(&self) -> u32 {
+        match self {
+            StrikeVerdict::Counted { strikes, .. }
+            | StrikeVerdict::ReplanForced { strikes, .. } => *strikes,
+        }
+    }
+
+    pub fn replan_forced(&self) -> bool {
+        matches!(self, StrikeVerdict::ReplanForced { .. })
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FixAttemptOutcome {
     pub step: String,
