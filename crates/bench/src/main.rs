@@ -39,7 +39,9 @@ const USAGE: &str = "usage: cairn-bench all [--cairn PATH] [--hook PATH] [--pg U
             rows it is compared with); --pg names a PostgreSQL server
             (a URL whose user may create databases) for the pg group, which `cargo xtask bench`
             starts
-  profile   where the time of one store update on N tasks goes";
+  profile   where the time of one store update on N tasks goes
+  fixture DIR N
+            builds the bench's N-task store in DIR (to run a profiler on one command)";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -55,6 +57,7 @@ fn main() -> ExitCode {
         Some("floor-read") => floor_read(&args[1..]),
         Some("floor-write") => floor_write(&args[1..]),
         Some("profile") => profile(&args[1..]),
+        Some("fixture") => make_fixture(&args[1..]),
         _ => Err(USAGE.to_owned()),
     };
     match result {
@@ -672,6 +675,19 @@ fn floor_write(args: &[String]) -> Result<(), String> {
     let path = PathBuf::from(args.first().ok_or("floor-write FILE")?);
     let bytes = std::fs::read(&path).map_err(|e| e.to_string())?;
     write_fsync_rename(&path.with_file_name("floor-copy.json"), &bytes)
+}
+
+fn make_fixture(args: &[String]) -> Result<(), String> {
+    let [dir, n] = args else {
+        return Err("fixture DIR N".to_owned());
+    };
+    let n: usize = n
+        .parse()
+        .map_err(|_| format!("fixture: {n:?} is not a task count"))?;
+    std::fs::create_dir_all(dir).map_err(|e| format!("{dir}: {e}"))?;
+    let tasks_json = fixture::build(Path::new(dir), n)?;
+    println!("{}", tasks_json.display());
+    Ok(())
 }
 
 /// `profile N`: where one update's time goes, step by step (for finding what dominates).

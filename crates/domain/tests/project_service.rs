@@ -26,6 +26,8 @@ mockall::mock! {
         fn append_log(&self, id: &ProjectId, events: Vec<ProjectEvent>) -> Result<(), StoreError>;
         fn read_log(&self, id: &ProjectId, tail: Option<usize>) -> Result<LogRead, StoreError>;
         fn write_velocity(&self, id: &ProjectId, velocity: &Velocity) -> Result<(), StoreError>;
+        /// The velocity stored when the update runs (the update itself is applied by `Mocked`).
+        fn stored_velocity(&self, id: &ProjectId) -> Result<Option<Velocity>, StoreError>;
     }
 }
 
@@ -126,6 +128,13 @@ impl ProjectStore for Mocked {
     async fn write_velocity(&self, id: &ProjectId, velocity: &Velocity) -> Result<(), StoreError> {
         self.0.write_velocity(id, velocity)
     }
+    async fn update_velocity(
+        &self,
+        id: &ProjectId,
+        update: &(dyn Fn(Option<Velocity>) -> Option<Velocity> + Send + Sync),
+    ) -> Result<Option<Velocity>, StoreError> {
+        Ok(update(self.0.stored_velocity(id)?))
+    }
     async fn clean_debris(&self, _: &ProjectId, _: Timestamp) -> Result<Vec<String>, StoreError> {
         Ok(vec![])
     }
@@ -192,8 +201,8 @@ async fn a_store_validation_failure_stops_the_use_case_before_any_other_write() 
     );
 }
 
-#[tokio::test]
-async fn a_velocity_refresh_failing_after_a_saved_completion_says_the_move_was_saved() {
+/// A project whose one task, T-001, is IN_PROGRESS: what a completion starts from.
+async fn one_task_in_progress() -> ProjectState {
     let (memory, _) = memory_service().await;
     memory
         .add_task(&pid(), NewTask::titled("finish me"))
@@ -208,7 +217,11 @@ async fn a_velocity_refresh_failing_after_a_saved_completion_says_the_move_was_s
         )
         .await
         .expect("start");
-    let before = memory.load(&pid()).await.expect("load");
+    memory.load(&pid()).await.expect("load")
+}
+
+/// A port whose one transaction starts from `before`, with `stored` as the saved velocity.
+fn completing(before: ProjectState, stored: Option<Velocity>) -> MockPort {
     let mut store = MockPort::new();
     store.expect_transact().times(1).returning(move |_| {
         Ok(Committed {
@@ -217,6 +230,17 @@ async fn a_velocity_refresh_failing_after_a_saved_completion_says_the_move_was_s
             recovered: None,
         })
     });
+    store
+        .expect_stored_velocity()
+        .times(1)
+        .returning(move |_| Ok(stored.clone()));
+    store
+}
+
+#[tokio::test]
+async fn a_velocity_refresh_failing_after_a_saved_completion_says_the_move_was_saved() {
+    // No window saved yet: the refresh recomputes from the log.
+    let mut store = completing(one_task_in_progress().await, None);
     store.expect_read_log().times(1).returning(|_, _| {
         Ok(LogRead {
             records: vec![],
@@ -242,6 +266,21 @@ async fn a_velocity_refresh_failing_after_a_saved_completion_says_the_move_was_s
         ),
         "the move is saved, so its caller must be told not to repeat it: {result:?}"
     );
+}
+
+#[tokio::test]
+async fn a_completion_updates_the_saved_velocity_window_without_reading_the_log() {
+    let before = one_task_in_progress().await;
+    let saved = cairn_domain::project::policy::velocity(&[], &before.tasks, t0());
+    let mut store = completing(before, Some(saved));
+    // The log of a large store is megabytes: a completion must not read it.
+    store.expect_read_log().times(0);
+    store.expect_write_velocity().times(0);
+    let service = ProjectService::new(Arc::new(Mocked(store)), Arc::new(FixedClock::new(t0())));
+    service
+        .move_task(&pid(), &tid(1), TaskStatus::Complete, MoveDetail::default())
+        .await
+        .expect("complete");
 }
 
 #[tokio::test]
@@ -932,4 +971,32 @@ async fn the_overview_lists_every_project_with_its_progress() {
         rows,
         [(pid().to_string(), 1, 1), ("other".to_owned(), 0, 0)]
     );
+}
+
+#[test]
+fn a_velocity_updated_from_its_window_equals_one_recomputed_from_every_completion() {
+    use cairn_domain::project::policy::{self, Completion};
+    let doc = TaskDoc::new(pid());
+    let all: Vec<Completion> = (0..45u32)
+        .map(|i| Completion {
+            task: tid(u64::from(i) + 1),
+            at: t0() + chrono::Duration::minutes(i64::from(i * i)),
+            actual_minutes: (i % 3 != 0).then_some(i + 1),
+            estimate_minutes: (i % 4 != 0).then_some(30),
+        })
+        .collect();
+    for n in 0..=all.len() {
+        for split in 0..=n {
+            let (before, after) = all[..n].split_at(split);
+            let saved = policy::velocity(before, &doc, t0());
+            let updated = policy::velocity_after(&saved, after, &doc, t0())
+                .unwrap_or_else(|| panic!("a velocity cairn wrote carries its window"));
+            assert_eq!(
+                updated,
+                policy::velocity(&all[..n], &doc, t0()),
+                "{split} completions saved, {} more",
+                n - split
+            );
+        }
+    }
 }

@@ -110,7 +110,9 @@ pub(crate) fn whole(doc: &TaskDoc) -> TasksChange {
 }
 
 /// What turns `before` into `after`; `None` when nothing changed.
-pub(crate) fn diff(before: &TaskDoc, after: &TaskDoc) -> Option<TasksChange> {
+/// `unchanged[i]` may say that `after`'s `i`-th task is exactly `before`'s (the caller compared
+/// them already); an empty slice says nothing.
+pub(crate) fn diff(before: &TaskDoc, after: &TaskDoc, unchanged: &[bool]) -> Option<TasksChange> {
     let unique = |doc: &TaskDoc| {
         let mut seen = std::collections::HashSet::with_capacity(doc.tasks.len());
         doc.tasks.iter().all(|t| seen.insert(&t.id))
@@ -123,7 +125,7 @@ pub(crate) fn diff(before: &TaskDoc, after: &TaskDoc) -> Option<TasksChange> {
     let mut change = TasksChange::default();
     for (i, task) in after.tasks.iter().enumerate() {
         // Most tasks sit where they were and are unchanged: compare in place first.
-        if before.tasks.get(i) == Some(task) {
+        if unchanged.get(i) == Some(&true) || before.tasks.get(i) == Some(task) {
             continue;
         }
         if old.get(&task.id) != Some(&task) {
@@ -266,7 +268,7 @@ mod tests {
 
     fn round_trip(before: &TaskDoc, after: &TaskDoc) {
         let mut replayed = before.clone();
-        if let Some(change) = diff(before, after) {
+        if let Some(change) = diff(before, after, &[]) {
             let text = Payload {
                 seq: 1,
                 base: Base::default(),

@@ -148,7 +148,7 @@ impl FsProjectStore {
     /// bytes when cairn wrote them (see [`read_task_doc`]).
     fn read_tasks(&self, layout: &ProjectLayout, locked: bool) -> Result<ReadTasks, StoreError> {
         match read_task_doc(layout, locked) {
-            Ok((doc, seq, own)) => Ok((doc, seq, None, own)),
+            Ok((doc, seq, own, encoded)) => Ok((doc, seq, None, own, encoded)),
             Err(_) if !locked => {
                 let _guard = self.lock(layout)?;
                 // Another process may have recovered it while we waited.
@@ -156,7 +156,7 @@ impl FsProjectStore {
             }
             Err(damage) => self
                 .recover(layout, &damage)
-                .map(|(doc, seq, r)| (doc, seq, Some(r), None)),
+                .map(|(doc, seq, r)| (doc, seq, Some(r), None, None)),
         }
     }
 
@@ -316,12 +316,16 @@ impl FsProjectStore {
         &self,
         layout: &ProjectLayout,
         locked: bool,
-    ) -> Result<(Loaded, Marks, u64, Option<TaskLines>), StoreError> {
+    ) -> Result<(Loaded, Marks, u64, AsRead), StoreError> {
         let (project, project_seq) = self.read_project_or_recover(layout, locked)?;
-        let (tasks, tasks_seq, recovered, own) = self.read_tasks(layout, locked)?;
+        let (tasks, tasks_seq, recovered, own, encoded) = self.read_tasks(layout, locked)?;
         let lines = own
             .filter(|_| locked)
             .and_then(|bytes| TaskLines::index(bytes, tasks.tasks.len()));
+        let as_read = AsRead {
+            lines,
+            encoded: encoded.filter(|_| locked),
+        };
         let mut state = ProjectState { project, tasks };
         let mut marks = Marks {
             tasks: tasks_seq,
@@ -335,7 +339,7 @@ impl FsProjectStore {
             last_payload_within(layout, READER_LOG_WINDOW).unwrap_or(None)
         };
         let Some(last) = last else {
-            return Ok((Loaded { state, recovered }, marks, 0, lines));
+            return Ok((Loaded { state, recovered }, marks, 0, as_read));
         };
         // A file without a marker was written by another tool (or before markers existed): its
         // content is not cairn's to roll forward. (A new project's files, which the create
@@ -345,14 +349,19 @@ impl FsProjectStore {
         let project_behind =
             last.project.is_some() && marks.project != 0 && marks.project == last.base.project;
         if !tasks_behind && !project_behind {
-            return Ok((Loaded { state, recovered }, marks, last.seq, lines));
+            return Ok((Loaded { state, recovered }, marks, last.seq, as_read));
         }
         if let (true, Some(change)) = (tasks_behind, &last.tasks) {
             let mut doc = state.tasks.clone();
             if let Err(detail) = journal::apply(&mut doc, change) {
                 if !locked {
                     // The writer that takes the lock next reports it.
-                    return Ok((Loaded { state, recovered }, marks, last.seq, None));
+                    return Ok((
+                        Loaded { state, recovered },
+                        marks,
+                        last.seq,
+                        AsRead::default(),
+                    ));
                 }
                 return Err(StoreError::Corrupt {
                     path: layout.log_md().display().to_string(),
@@ -363,15 +372,24 @@ impl FsProjectStore {
                 });
             }
             if locked {
-                let bytes =
-                    tasks_bytes(layout, &doc, last.seq, Some((&state.tasks, lines.as_ref())))?;
+                let unchanged = unchanged_tasks(&state.tasks, &doc);
+                let bytes = tasks_bytes(
+                    layout,
+                    &doc,
+                    last.seq,
+                    Some((&unchanged, as_read.lines.as_ref())),
+                )?;
                 put_tasks(layout, &bytes)?;
             }
             state.tasks = doc;
             marks.tasks = last.seq;
         }
-        // The lines were of the file as read; whatever was rolled forward is not in them.
-        let lines = lines.filter(|_| !tasks_behind);
+        // What was read is of the files as read; whatever was rolled forward is not in it.
+        let as_read = if tasks_behind {
+            AsRead::default()
+        } else {
+            as_read
+        };
         if let (true, Some(project)) = (project_behind, last.project) {
             if locked {
                 let path = layout.project_json();
@@ -385,13 +403,38 @@ impl FsProjectStore {
             state.project = project;
             marks.project = last.seq;
         }
-        Ok((Loaded { state, recovered }, marks, last.seq, lines))
+        Ok((Loaded { state, recovered }, marks, last.seq, as_read))
     }
 }
 
 /// The tasks as read: the document, its `log_seq` marker, the recovery that rebuilt it if any,
-/// and the file's bytes when cairn wrote them (see [`read_task_doc`]).
-type ReadTasks = (TaskDoc, u64, Option<Recovery>, Option<Vec<u8>>);
+/// the file's bytes when cairn wrote them, and the read cache's when the list came from it (see
+/// [`read_task_doc`]).
+type ReadTasks = (
+    TaskDoc,
+    u64,
+    Option<Recovery>,
+    Option<Vec<u8>>,
+    Option<task_cache::Encoded>,
+);
+
+/// What a writer may copy, for each task it does not change, from the files it read instead of
+/// rendering it again: its line in tasks.json, its encoding in the read cache.
+#[derive(Default)]
+struct AsRead {
+    lines: Option<TaskLines>,
+    encoded: Option<task_cache::Encoded>,
+}
+
+/// Which tasks of `after` are exactly the task at the same position in `before`.
+fn unchanged_tasks(before: &TaskDoc, after: &TaskDoc) -> Vec<bool> {
+    after
+        .tasks
+        .iter()
+        .enumerate()
+        .map(|(i, task)| before.tasks.get(i) == Some(task))
+        .collect()
+}
 
 /// How much of the log's tail a reader looks at for a commit not yet applied.
 const READER_LOG_WINDOW: u64 = 16 * 1024;
@@ -558,22 +601,23 @@ fn replay_tasks(layout: &ProjectLayout, records: &[LogRecord]) -> Option<Replaye
     })
 }
 
+/// tasks.json as read: the document, its `log_seq` marker, and, when asked for, the file's bytes
+/// and the read cache's (see [`task_cache::Encoded`]) if the list came from it.
+type TaskFile = (TaskDoc, u64, Option<Vec<u8>>, Option<task_cache::Encoded>);
+
 /// Parses tasks.json, validating it unless it is exactly the file cairn itself validated and
 /// wrote (see [`stamp`]), and takes its `log_seq` marker out. A stamped file whose binary read
 /// cache is of it (see [`task_cache`]) is not parsed at all. The bytes come back too when they are
 /// cairn's own (stamped) and `want_bytes`, for a writer to reuse (see [`TaskLines`]). The error
 /// says what is wrong, for the log.
-fn read_task_doc(
-    layout: &ProjectLayout,
-    want_bytes: bool,
-) -> Result<(TaskDoc, u64, Option<Vec<u8>>), String> {
+fn read_task_doc(layout: &ProjectLayout, want_bytes: bool) -> Result<TaskFile, String> {
     let (mut file, identity) = open_tasks(layout)?;
     let cache = task_cache::path(layout.dir());
     if let Some(key) = &identity
-        && let Some((doc, seq)) = task_cache::read(&cache, key)
+        && let Some((doc, seq, encoded)) = task_cache::read(&cache, key, want_bytes)
     {
         let own = want_bytes.then(|| read_rest(&mut file)).transpose()?;
-        return Ok((doc, seq, own));
+        return Ok((doc, seq, own, encoded));
     }
     let bytes = read_rest(&mut file)?;
     let fast = identity
@@ -593,9 +637,9 @@ fn read_task_doc(
     let seq = journal::take_marker(&mut doc.extra);
     if let (Some(key), Some(_)) = (&identity, &own) {
         // The next read of this same file skips the JSON.
-        task_cache::write(&layout.temp_dir(), &cache, key, &doc, seq);
+        task_cache::write(&cache, key, &doc, seq, |_| None);
     }
-    Ok((doc, seq, own.filter(|_| want_bytes)))
+    Ok((doc, seq, own.filter(|_| want_bytes), None))
 }
 
 /// tasks.json opened, with its identity when it is stamped as cairn's own (see [`stamp`]).
@@ -611,7 +655,9 @@ fn open_tasks(layout: &ProjectLayout) -> Result<(std::fs::File, Option<String>),
 }
 
 fn read_rest(file: &mut std::fs::File) -> Result<Vec<u8>, String> {
-    let mut bytes = Vec::new();
+    // Sized once: a megabytes-long file read into a growing vector is copied at every doubling.
+    let size = file.metadata().map_or(0, |m| m.len());
+    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
     std::io::Read::read_to_end(file, &mut bytes).map_err(|e| format!("cannot read it: {e}"))?;
     Ok(bytes)
 }
@@ -665,22 +711,20 @@ fn tasks_bytes(
     layout: &ProjectLayout,
     doc: &TaskDoc,
     seq: u64,
-    before: Option<(&TaskDoc, Option<&TaskLines>)>,
+    before: Option<(&[bool], Option<&TaskLines>)>,
 ) -> Result<Vec<u8>, StoreError> {
     let path = layout.tasks_json();
     let invalid = |detail: String| StoreError::Invalid {
         path: path.display().to_string(),
         detail,
     };
-    let Some((before, lines)) = before else {
+    let Some((unchanged, lines)) = before else {
         return validated_tasks(doc, SchemaKind::Tasks, &path, Some(seq));
     };
     let top = serde_json::to_value(journal::top_of(doc)).map_err(|e| invalid(e.to_string()))?;
     schema::validate(SchemaKind::Tasks, &top).map_err(|errors| invalid(errors.join("; ")))?;
-    let mut unchanged = vec![false; doc.tasks.len()];
     for (i, task) in doc.tasks.iter().enumerate() {
-        if before.tasks.get(i) == Some(task) {
-            unchanged[i] = true;
+        if unchanged.get(i) == Some(&true) {
             continue;
         }
         let value = serde_json::to_value(task).map_err(|e| invalid(e.to_string()))?;
@@ -694,7 +738,11 @@ fn tasks_bytes(
             )
         })?;
     }
-    let reuse = |i: usize| lines.filter(|_| unchanged[i]).and_then(|l| l.line(i));
+    let reuse = |i: usize| {
+        lines
+            .filter(|_| unchanged.get(i) == Some(&true))
+            .and_then(|l| l.line(i))
+    };
     render_tasks(doc, Some(seq), reuse).map_err(|e| invalid(e.to_string()))
 }
 
@@ -789,7 +837,15 @@ struct TaskLines {
 impl TaskLines {
     fn index(bytes: Vec<u8>, tasks: usize) -> Option<Self> {
         let mut spans = Vec::with_capacity(tasks);
-        let mut lines = bytes.split(|&b| b == b'\n');
+        // memchr: megabytes scanned a byte at a time cost more than everything else done here.
+        let mut start = 0;
+        let mut ends = memchr::memchr_iter(b'\n', &bytes).chain(std::iter::once(bytes.len()));
+        let mut lines = std::iter::from_fn(|| {
+            let end = ends.next()?;
+            let line = &bytes[start..end];
+            start = end + 1;
+            Some(line)
+        });
         let head = lines.next()?;
         if !head.ends_with(b"\"tasks\":[") {
             return None;
@@ -1276,21 +1332,28 @@ impl ProjectStore for FsProjectStore {
     ) -> Result<Committed, Error> {
         let layout = self.existing(id)?;
         let _guard = self.lock(&layout)?;
-        let (Loaded { state, recovered }, marks, last, lines) = self.load_state(&layout, true)?;
+        let (Loaded { state, recovered }, marks, last, as_read) = self.load_state(&layout, true)?;
         let seq = marks.next(last);
         let mut next = state.clone();
         let changes = mutation(&mut next)?;
 
         let tasks_path = layout.tasks_json();
         let project_path = layout.project_json();
+        let tasks_changed = next.tasks != state.tasks;
+        // Compared once: the lines, the cache's encodings and the log's diff all skip these.
+        let unchanged = if tasks_changed {
+            unchanged_tasks(&state.tasks, &next.tasks)
+        } else {
+            Vec::new()
+        };
         let validated = (|| {
-            let tasks = (next.tasks != state.tasks)
+            let tasks = tasks_changed
                 .then(|| {
                     tasks_bytes(
                         &layout,
                         &next.tasks,
                         seq,
-                        Some((&state.tasks, lines.as_ref())),
+                        Some((&unchanged, as_read.lines.as_ref())),
                     )
                 })
                 .transpose()?;
@@ -1329,7 +1392,7 @@ impl ProjectStore for FsProjectStore {
             base: marks.base(),
             tasks: tasks_bytes
                 .is_some()
-                .then(|| journal::diff(&state.tasks, &next.tasks))
+                .then(|| journal::diff(&state.tasks, &next.tasks, &unchanged))
                 .flatten(),
             project: project_bytes.is_some().then(|| next.project.clone()),
         });
@@ -1347,7 +1410,12 @@ impl ProjectStore for FsProjectStore {
                 // finds it in the read cache.
                 if let Some(key) = stamp_tasks(&layout) {
                     let cache = task_cache::path(layout.dir());
-                    task_cache::write(&layout.temp_dir(), &cache, &key, &next.tasks, seq);
+                    task_cache::write(&cache, &key, &next.tasks, seq, |i| {
+                        let encoded = as_read.encoded.as_ref();
+                        encoded
+                            .filter(|_| unchanged.get(i) == Some(&true))
+                            .and_then(|e| e.task(i))
+                    });
                 }
             }
             if let Some(staged) = staged_project {
@@ -1561,7 +1629,7 @@ impl ProjectStore for FsProjectStore {
         let mut events = Vec::new();
         // Save what is being replaced, so the restore can be undone; a damaged file is set aside.
         let tasks_seq = match read_task_doc(&layout, false) {
-            Ok((current, seq, _)) => {
+            Ok((current, seq, ..)) => {
                 let current_bytes = validated_tasks(
                     &current,
                     SchemaKind::Checkpoint,
@@ -1648,6 +1716,27 @@ impl ProjectStore for FsProjectStore {
         let _guard = self.lock(&layout)?;
         let bytes = to_json_bytes(velocity, SchemaKind::Velocity, &layout.velocity_json())?;
         atomic::write_atomic(&layout.temp_dir(), &layout.velocity_json(), &bytes)
+    }
+
+    async fn update_velocity(
+        &self,
+        id: &ProjectId,
+        update: &(dyn Fn(Option<Velocity>) -> Option<Velocity> + Send + Sync),
+    ) -> Result<Option<Velocity>, StoreError> {
+        let layout = self.existing(id)?;
+        let path = layout.velocity_json();
+        let _guard = self.lock(&layout)?;
+        // A damaged file is replaced by what the update makes of nothing, like a missing one.
+        let current = path
+            .exists()
+            .then(|| read_json(&path, "velocity file").ok())
+            .flatten();
+        let Some(next) = update(current) else {
+            return Ok(None);
+        };
+        let bytes = to_json_bytes(&next, SchemaKind::Velocity, &path)?;
+        atomic::write_atomic(&layout.temp_dir(), &path, &bytes)?;
+        Ok(Some(next))
     }
 
     async fn clean_debris(
@@ -1849,6 +1938,45 @@ mod tests {
         doc.extra
             .insert("x_top".into(), serde_json::json!({"k": [1]}));
         doc
+    }
+
+    /// Copying the cache encodings of unchanged tasks must give the very bytes a fresh encoding
+    /// gives, and a cache overwritten in place by a shorter one must read as the shorter one.
+    #[test]
+    fn reused_cache_encodings_write_the_same_bytes_as_a_fresh_encoding() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("cache");
+        let before = doc(3);
+        task_cache::write(&path, "k1", &before, 4, |_| None);
+        let (read, seq, encoded) = task_cache::read(&path, "k1", true).expect("a whole cache");
+        assert_eq!((read, seq), (before.clone(), 4));
+        let encoded = encoded.expect("kept");
+        let mut after = before.clone();
+        after.tasks[1].title = "changed".into();
+        task_cache::write(&path, "k2", &after, 5, |i| {
+            (i != 1).then(|| encoded.task(i)).flatten()
+        });
+        let reused = std::fs::read(&path).expect("read");
+        task_cache::write(&path, "k2", &after, 5, |_| None);
+        assert_eq!(reused, std::fs::read(&path).expect("read"));
+        let (read, ..) = task_cache::read(&path, "k2", false).expect("a whole cache");
+        assert_eq!(read, after);
+        assert!(
+            task_cache::read(&path, "k1", false).is_none(),
+            "a cache of another tasks.json is not trusted"
+        );
+        let shorter = doc(1);
+        task_cache::write(&path, "k3", &shorter, 6, |_| None);
+        let (read, ..) = task_cache::read(&path, "k3", false).expect("a whole cache");
+        assert_eq!(read, shorter);
+        let mut garbled = std::fs::read(&path).expect("read");
+        let last = garbled.len() - 3;
+        garbled[last] ^= 0x55;
+        std::fs::write(&path, garbled).expect("write");
+        assert!(
+            task_cache::read(&path, "k3", false).is_none(),
+            "a damaged cache is not trusted"
+        );
     }
 
     /// Reusing the lines of a file cairn wrote must give the very bytes a fresh render gives:

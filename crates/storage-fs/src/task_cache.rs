@@ -8,8 +8,9 @@
 //! — by cairn, another tool, an editor, a restore — changes its identity and makes the cache
 //! stale. The payload carries its length and a checksum: a truncated, garbled or foreign file is
 //! not trusted either. A cache that is not trusted is ignored (the JSON is read instead) and
-//! replaced; losing it only costs time. It is written by rename and never fsynced: it is never
-//! the only copy of anything.
+//! replaced; losing it only costs time. It is overwritten in place (see [`write`]) and never
+//! fsynced: it is never the only copy of anything. A writer copies the encodings of the tasks it
+//! did not change from the cache it read ([`Encoded`]), as it copies their lines in tasks.json.
 
 use std::path::{Path, PathBuf};
 
@@ -17,18 +18,32 @@ use cairn_domain::project::{Level, Priority, Task, TaskDoc, TaskId, TaskStatus};
 use cairn_domain::time::Timestamp;
 use serde_json::{Map, Value};
 
-use crate::atomic;
-
-const MAGIC: &[u8] = b"cairn tasks.json cache v1\n";
+const MAGIC: &[u8] = b"cairn tasks.json cache v2\n";
 
 /// Where the cache of a project's tasks.json lives (in the project directory).
 pub(crate) fn path(project_dir: &Path) -> PathBuf {
     project_dir.join(".tasks.json.cache")
 }
 
+/// A cache as it was read, with where each task's encoding lies in it: a writer copies the
+/// encodings of the tasks it did not change instead of encoding them again.
+pub(crate) struct Encoded {
+    bytes: Vec<u8>,
+    spans: Vec<(usize, usize)>,
+}
+
+impl Encoded {
+    /// The encoding of the `i`-th task.
+    pub(crate) fn task(&self, i: usize) -> Option<&[u8]> {
+        let &(start, end) = self.spans.get(i)?;
+        self.bytes.get(start..end)
+    }
+}
+
 /// The cached task list and its `log_seq` marker (taken out of the list, as a read of tasks.json
-/// does), if the cache is of exactly the tasks.json whose identity is `key`, and whole.
-pub(crate) fn read(path: &Path, key: &str) -> Option<(TaskDoc, u64)> {
+/// does), if the cache is of exactly the tasks.json whose identity is `key`, and whole; with
+/// `keep`, also the cache's bytes (see [`Encoded`]).
+pub(crate) fn read(path: &Path, key: &str, keep: bool) -> Option<(TaskDoc, u64, Option<Encoded>)> {
     let bytes = std::fs::read(path).ok()?;
     let rest = bytes.strip_prefix(MAGIC)?;
     let newline = rest.iter().position(|&b| b == b'\n')?;
@@ -40,49 +55,78 @@ pub(crate) fn read(path: &Path, key: &str) -> Option<(TaskDoc, u64)> {
     };
     let sum = dec.u64()?;
     let len = usize::try_from(dec.u64()?).ok()?;
-    if dec.bytes.len() != len || checksum(dec.bytes) != sum {
+    if dec.bytes.len() != len || checksum(key, dec.bytes) != sum {
         return None;
     }
     let seq = dec.u64()?;
-    let doc = decode_doc(&mut dec)?;
-    dec.bytes.is_empty().then_some((doc, seq))
+    let mut spans = keep.then(Vec::new);
+    let doc = decode_doc(&mut dec, |start, end| {
+        if let Some(spans) = &mut spans {
+            spans.push((bytes.len() - start, bytes.len() - end));
+        }
+    })?;
+    if !dec.bytes.is_empty() {
+        return None;
+    }
+    let encoded = spans.map(|spans| Encoded { bytes, spans });
+    Some((doc, seq, encoded))
 }
 
-/// Replaces the cache with `doc` and its marker `seq`, keyed by `key` (the identity of the tasks.json it is). Best
-/// effort: a failure leaves no cache, or the previous (now stale, so untrusted) one.
-pub(crate) fn write(temp_dir: &Path, path: &Path, key: &str, doc: &TaskDoc, seq: u64) {
-    let Some(payload) = encode_doc(doc, seq) else {
+/// Replaces the cache with `doc` and its marker `seq`, keyed by `key` (the identity of the
+/// tasks.json it is); a task for which `reuse` gives an encoding (an unchanged task's, from the
+/// cache the writer read) is copied instead of encoded. Best effort: a failure leaves no cache,
+/// or a stale or damaged one, which is not trusted.
+///
+/// The file is overwritten in place rather than replaced by rename: replacing it unlinks the
+/// old file, which costs several times the write on a large store. A reader racing the write
+/// may see a mix of old and new bytes; the length and the checksum (over the key and the
+/// payload) make it ignore them.
+pub(crate) fn write<'a>(
+    path: &Path,
+    key: &str,
+    doc: &TaskDoc,
+    seq: u64,
+    reuse: impl Fn(usize) -> Option<&'a [u8]>,
+) {
+    use std::io::Write;
+    let Some(payload) = encode_doc(doc, seq, reuse) else {
         return;
     };
     let mut bytes = Vec::with_capacity(MAGIC.len() + key.len() + 17 + payload.len());
     bytes.extend_from_slice(MAGIC);
     bytes.extend_from_slice(key.as_bytes());
     bytes.push(b'\n');
-    bytes.extend_from_slice(&checksum(&payload).to_le_bytes());
+    bytes.extend_from_slice(&checksum(key, &payload).to_le_bytes());
     bytes.extend_from_slice(&(payload.len() as u64).to_le_bytes());
     bytes.extend_from_slice(&payload);
-    let temp = temp_dir.join(format!(
-        "{}{}",
-        atomic::STAMP_TEMP_PREFIX,
-        uuid::Uuid::new_v4()
-    ));
-    if std::fs::write(&temp, &bytes).is_err() || std::fs::rename(&temp, path).is_err() {
-        let _ = std::fs::remove_file(&temp);
+    let written = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)
+        .and_then(|mut file| {
+            file.write_all(&bytes)?;
+            file.set_len(bytes.len() as u64)
+        });
+    if written.is_err() {
+        let _ = std::fs::remove_file(path);
     }
 }
 
-/// A fast 64-bit checksum (word at a time): it guards against damage, not against an adversary —
-/// whoever can write the cache can write tasks.json.
-fn checksum(bytes: &[u8]) -> u64 {
+/// A fast 64-bit checksum (word at a time) of `key` and `payload`: it guards against damage and
+/// torn writes, not against an adversary — whoever can write the cache can write tasks.json.
+fn checksum(key: &str, payload: &[u8]) -> u64 {
     const K: u64 = 0x9E37_79B9_7F4A_7C15;
-    let mut h = bytes.len() as u64 ^ K;
-    let mut words = bytes.chunks_exact(8);
-    for w in &mut words {
-        let w = u64::from_le_bytes(w.try_into().unwrap_or([0; 8]));
-        h = (h ^ w).wrapping_mul(K).rotate_left(29);
-    }
-    for &b in words.remainder() {
-        h = (h ^ u64::from(b)).wrapping_mul(K).rotate_left(29);
+    let mut h = payload.len() as u64 ^ K;
+    for bytes in [key.as_bytes(), payload] {
+        let mut words = bytes.chunks_exact(8);
+        for w in &mut words {
+            let w = u64::from_le_bytes(w.try_into().unwrap_or([0; 8]));
+            h = (h ^ w).wrapping_mul(K).rotate_left(29);
+        }
+        for &b in words.remainder() {
+            h = (h ^ u64::from(b)).wrapping_mul(K).rotate_left(29);
+        }
     }
     h ^ (h >> 32)
 }
@@ -178,7 +222,12 @@ impl<'a> Dec<'a> {
         if len > self.bytes.len() / 4 + 1 {
             return None;
         }
-        (0..len).map(|_| f(self)).collect()
+        // Sized once: collecting through `Option` would grow the vector by doubling.
+        let mut list = Vec::with_capacity(len);
+        for _ in 0..len {
+            list.push(f(self)?);
+        }
+        Some(list)
     }
     fn id(&mut self) -> Option<TaskId> {
         TaskId::try_from(self.string()?).ok()
@@ -198,7 +247,11 @@ impl<'a> Dec<'a> {
     }
 }
 
-fn encode_doc(doc: &TaskDoc, seq: u64) -> Option<Vec<u8>> {
+fn encode_doc<'a>(
+    doc: &TaskDoc,
+    seq: u64,
+    reuse: impl Fn(usize) -> Option<&'a [u8]>,
+) -> Option<Vec<u8>> {
     let TaskDoc {
         version,
         project_id,
@@ -213,18 +266,28 @@ fn encode_doc(doc: &TaskDoc, seq: u64) -> Option<Vec<u8>> {
     enc.u32(*completions_since_checkpoint);
     enc.extra(extra)?;
     enc.u32(u32::try_from(tasks.len()).ok()?);
-    for task in tasks {
-        encode_task(&mut enc, task)?;
+    for (i, task) in tasks.iter().enumerate() {
+        match reuse(i) {
+            Some(encoded) => enc.0.extend_from_slice(encoded),
+            None => encode_task(&mut enc, task)?,
+        }
     }
     Some(enc.0)
 }
 
-fn decode_doc(dec: &mut Dec<'_>) -> Option<TaskDoc> {
+/// The document; `span` is told where each task's encoding starts and ends, as the number of
+/// bytes left after it.
+fn decode_doc(dec: &mut Dec<'_>, mut span: impl FnMut(usize, usize)) -> Option<TaskDoc> {
     let version = dec.u32()?;
     let project_id = dec.opt(|d| d.string()?.try_into().ok())?;
     let completions_since_checkpoint = dec.u32()?;
     let extra = dec.extra()?;
-    let tasks = dec.list(decode_task)?;
+    let tasks = dec.list(|d| {
+        let start = d.bytes.len();
+        let task = decode_task(d)?;
+        span(start, d.bytes.len());
+        Some(task)
+    })?;
     Some(TaskDoc {
         version,
         project_id,

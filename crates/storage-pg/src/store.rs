@@ -952,6 +952,37 @@ impl ProjectStore for PgProjectStore {
         })
     }
 
+    async fn update_velocity(
+        &self,
+        id: &ProjectId,
+        update: &(dyn Fn(Option<Velocity>) -> Option<Velocity> + Send + Sync),
+    ) -> Result<Option<Velocity>, StoreError> {
+        store_tx!(self, false, |tx| {
+            self.lock_row(&tx, id).await?;
+            let row = tx
+                .query_one(
+                    "SELECT velocity FROM cairn_projects WHERE id = $1",
+                    &[&id.as_str()],
+                )
+                .await?;
+            let text: Option<String> = row.get(0);
+            // A damaged value is replaced by what the update makes of nothing, like a missing one.
+            let current = text.and_then(|text| serde_json::from_str(&text).ok());
+            let Some(next) = update(current) else {
+                return Ok(None);
+            };
+            let text = self
+                .checked(id, "velocity.json", &next, SchemaKind::Velocity)?
+                .to_string();
+            tx.execute(
+                "UPDATE cairn_projects SET velocity = $2 WHERE id = $1",
+                &[&id.as_str(), &text],
+            )
+            .await?;
+            Ok(Some(next))
+        })
+    }
+
     async fn clean_debris(
         &self,
         id: &ProjectId,

@@ -848,7 +848,7 @@ fn decompose(
 fn next(ctx: &Ctx, p: &ProjectId) -> Result<Report, Failure> {
     let state = ctx.block_on(ctx.service.load(p))?;
     let next = graph::next(&state.tasks).cloned();
-    ctx.emit(&next, |style| match &next {
+    let report = ctx.emit(&next, |style| match &next {
         Some(task) => {
             let mut out = format!("{}\n", task_line(style, task));
             if let Some(d) = &task.description {
@@ -861,7 +861,11 @@ fn next(ctx: &Ctx, p: &ProjectId) -> Result<Report, Failure> {
             out
         }
         None => nothing_ready(style, &state.tasks),
-    })
+    });
+    // The process exits right after answering: freeing tens of thousands of small allocations
+    // one by one would only delay the caller. The OS reclaims the memory at exit.
+    std::mem::forget(state);
+    report
 }
 
 /// Why nothing is ready, and what would change that.

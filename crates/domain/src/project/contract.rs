@@ -97,6 +97,7 @@ macro_rules! project_store_contract {
             log_tail_returns_the_newest,
             research_briefs_round_trip,
             velocity_round_trips,
+            concurrent_velocity_updates_lose_none,
             export_then_import_round_trips,
         );
     };
@@ -715,6 +716,63 @@ pub async fn velocity_round_trips(store: Arc<dyn ProjectStore>) {
             .unwrap_or_else(|e| panic!("{e}")),
         Some(v),
         "contract: velocity reads back as written"
+    );
+}
+
+pub async fn concurrent_velocity_updates_lose_none(store: Arc<dyn ProjectStore>) {
+    use super::policy::{self, Completion};
+    let p = created(&*store, "xi").await;
+    let doc = TaskDoc::new(p.id.clone());
+    let declined = store
+        .update_velocity(&p.id, &|previous| {
+            assert_eq!(previous, None, "contract: an update of nothing sees None");
+            None
+        })
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(declined, None);
+    assert_eq!(
+        store
+            .read_velocity(&p.id)
+            .await
+            .unwrap_or_else(|e| panic!("{e}")),
+        None,
+        "contract: an update answering None writes nothing"
+    );
+    store
+        .write_velocity(&p.id, &policy::velocity(&[], &doc, t0()))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    const THREADS: usize = 4;
+    const UPDATES: usize = 5;
+    on_threads(&store, THREADS, |store, thread| {
+        let (id, doc) = (p.id.clone(), doc.clone());
+        async move {
+            for i in 0..UPDATES {
+                let done = Completion {
+                    task: TaskId::from_number((thread * UPDATES + i + 1) as u64),
+                    at: t0(),
+                    actual_minutes: Some(5),
+                    estimate_minutes: None,
+                };
+                store
+                    .update_velocity(&id, &|previous| {
+                        policy::velocity_after(&previous?, std::slice::from_ref(&done), &doc, t0())
+                    })
+                    .await
+                    .unwrap_or_else(|e| panic!("contract: a velocity update must succeed: {e}"));
+            }
+        }
+    });
+    let last = store
+        .read_velocity(&p.id)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
+        .unwrap_or_else(|| panic!("contract: the updates wrote a velocity"));
+    assert_eq!(
+        last.completed_count,
+        THREADS * UPDATES,
+        "contract: every concurrent velocity update takes effect, none is overwritten"
     );
 }
 

@@ -272,6 +272,20 @@ impl ProjectStore for MemoryProjectStore {
         })
     }
 
+    async fn update_velocity(
+        &self,
+        id: &ProjectId,
+        update: &(dyn Fn(Option<Velocity>) -> Option<Velocity> + Send + Sync),
+    ) -> Result<Option<Velocity>, StoreError> {
+        self.with(id, |s| {
+            let next = update(s.velocity.clone());
+            if let Some(v) = &next {
+                s.velocity = Some(v.clone());
+            }
+            Ok(next)
+        })
+    }
+
     async fn clean_debris(
         &self,
         id: &ProjectId,

@@ -183,12 +183,41 @@ pub fn apply_staleness(
 }
 
 /// One completion as the log recorded it, with the estimate at that time if known.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Completion {
     pub task: TaskId,
+    #[serde(with = "rfc3339")]
     pub at: Timestamp,
     pub actual_minutes: Option<u32>,
     pub estimate_minutes: Option<u32>,
+}
+
+/// The completions of leaves among `events` (each with the instant it was logged at), in order.
+/// Parents complete by cascade: their "work" is their children's, so they are left out.
+pub fn completions(
+    events: impl IntoIterator<Item = (Timestamp, ProjectEvent)>,
+    doc: &TaskDoc,
+) -> Vec<Completion> {
+    events
+        .into_iter()
+        .filter_map(|(at, event)| match event {
+            ProjectEvent::TaskMoved {
+                task,
+                to: TaskStatus::Complete,
+                actual_minutes,
+                ..
+            } => {
+                let known = doc.get(&task);
+                known.is_none_or(|t| !t.is_parent()).then(|| Completion {
+                    estimate_minutes: known.and_then(|t| t.estimate_minutes),
+                    task,
+                    at,
+                    actual_minutes,
+                })
+            }
+            _ => None,
+        })
+        .collect()
 }
 
 /// Completions the velocity window looks at.
@@ -212,6 +241,11 @@ pub struct Velocity {
     pub remaining_estimate_minutes: u64,
     #[serde(with = "rfc3339::option")]
     pub eta: Option<Timestamp>,
+    /// The completions the figures were computed from (the newest [`VELOCITY_WINDOW`]), so that
+    /// the next completion updates them without reading the log again. Absent in files an older
+    /// cairn wrote: those are recomputed from the log.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recent_completions: Option<Vec<Completion>>,
 }
 
 /// Velocity over the newest [`VELOCITY_WINDOW`] completions. The ETA divides the remaining
@@ -264,5 +298,23 @@ pub fn velocity(completions: &[Completion], doc: &TaskDoc, now: Timestamp) -> Ve
         remaining_tasks: remaining.len(),
         remaining_estimate_minutes,
         eta,
+        recent_completions: Some(window.to_vec()),
     }
+}
+
+/// The velocity once `new` completions are added to `previous`'s window: the figures a
+/// recomputation from the log would give, without reading the log. `completed_count` keeps
+/// counting. `None` when `previous` carries no window (an older cairn wrote it): recompute.
+pub fn velocity_after(
+    previous: &Velocity,
+    new: &[Completion],
+    doc: &TaskDoc,
+    now: Timestamp,
+) -> Option<Velocity> {
+    let mut completions = previous.recent_completions.clone()?;
+    completions.extend_from_slice(new);
+    Some(Velocity {
+        completed_count: previous.completed_count + new.len(),
+        ..velocity(&completions, doc, now)
+    })
 }

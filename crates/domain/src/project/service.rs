@@ -368,17 +368,22 @@ impl ProjectService {
                         _ => None,
                     })
                     .collect();
+                let completed =
+                    policy::completions(events.iter().map(|e| (at, e.clone())), &state.tasks);
                 advance_project(state, at, &mut events);
                 let project_status = phases::settle_project(state, at, &mut events);
-                Ok((finish(state, events, false), Some((moves, project_status))))
+                Ok((
+                    finish(state, events, false),
+                    Some((moves, completed, project_status)),
+                ))
             })
             .await?;
-        let Some((moves, project_status)) = applied else {
+        let Some((moves, completed, project_status)) = applied else {
             return Ok(None);
         };
         if moves.iter().any(|(_, _, to)| *to == TaskStatus::Complete) {
             // The move is saved: a failed refresh must not read as a failed move.
-            self.refresh_velocity(id, &committed.state.tasks, at)
+            self.refresh_velocity(id, &committed.state.tasks, at, &completed)
                 .await
                 .map_err(StoreError::after_commit)?;
         }
@@ -579,40 +584,45 @@ impl ProjectService {
 
     pub async fn velocity(&self, id: &ProjectId) -> Result<Velocity, Error> {
         let state = self.load(id).await?;
-        Ok(self.refresh_velocity(id, &state.tasks, self.now()).await?)
+        Ok(self
+            .recompute_velocity(id, &state.tasks, self.now())
+            .await?)
     }
 
+    /// Brings the velocity up to date after the leaf completions `new`, committed at `at`: the
+    /// window saved with the last velocity plus `new` (no log read — the log of a large store is
+    /// megabytes), or, when no window is saved, a recomputation from the log (which holds `new`).
     async fn refresh_velocity(
+        &self,
+        id: &ProjectId,
+        doc: &TaskDoc,
+        at: Timestamp,
+        new: &[Completion],
+    ) -> Result<Velocity, StoreError> {
+        let updated = self
+            .store
+            .update_velocity(id, &|previous| {
+                policy::velocity_after(previous.as_ref()?, new, doc, at)
+            })
+            .await?;
+        match updated {
+            Some(velocity) => Ok(velocity),
+            None => self.recompute_velocity(id, doc, at).await,
+        }
+    }
+
+    /// The velocity recomputed from the completions in the log's tail, saved.
+    async fn recompute_velocity(
         &self,
         id: &ProjectId,
         doc: &TaskDoc,
         at: Timestamp,
     ) -> Result<Velocity, StoreError> {
         let log = self.store.read_log(id, Some(VELOCITY_LOG_TAIL)).await?;
-        let completions: Vec<Completion> = log
-            .records
-            .iter()
-            .filter_map(ProjectEvent::from_record_at)
-            .filter_map(|(at, e)| match e {
-                ProjectEvent::TaskMoved {
-                    task,
-                    to: TaskStatus::Complete,
-                    actual_minutes,
-                    ..
-                } => {
-                    let estimate_minutes = doc.get(&task).and_then(|t| t.estimate_minutes);
-                    // Parents complete by cascade; their "work" is their children's.
-                    let leaf = doc.get(&task).is_none_or(|t| !t.is_parent());
-                    leaf.then_some(Completion {
-                        task,
-                        at,
-                        actual_minutes,
-                        estimate_minutes,
-                    })
-                }
-                _ => None,
-            })
-            .collect();
+        let completions = policy::completions(
+            log.records.iter().filter_map(ProjectEvent::from_record_at),
+            doc,
+        );
         let velocity = policy::velocity(&completions, doc, at);
         self.store.write_velocity(id, &velocity).await?;
         Ok(velocity)

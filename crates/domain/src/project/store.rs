@@ -341,6 +341,17 @@ pub trait ProjectStore: std::fmt::Debug + Send + Sync {
     /// Errors: `NotFound` (project), `Invalid`, `Io`.
     async fn write_velocity(&self, id: &ProjectId, velocity: &Velocity) -> Result<(), StoreError>;
 
+    /// Replaces the velocity with `update(the velocity last written)` — `None` when there is
+    /// none or it cannot be read — as one step with respect to every other writer of it: two
+    /// concurrent updates both take effect, in some order. An `update` answering `None` writes
+    /// nothing. Returns what was written. Errors: `NotFound` (project), `Invalid`,
+    /// `LockTimeout`, `Io`.
+    async fn update_velocity(
+        &self,
+        id: &ProjectId,
+        update: &(dyn Fn(Option<Velocity>) -> Option<Velocity> + Send + Sync),
+    ) -> Result<Option<Velocity>, StoreError>;
+
     /// Removes abandoned temporary writes older than the debris age; returns what it removed.
     /// Never touches a write in progress (those are younger). Errors: `NotFound`, `Io`.
     async fn clean_debris(&self, id: &ProjectId, now: Timestamp)
