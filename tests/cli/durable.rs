@@ -1,13 +1,13 @@
-//! A session task's end is one unit across the session and the project (issue #16): killed at
-//! every step between the two stores' writes, the next command — of either wing, never
-//! `session recover` — finds them agreeing, with nothing applied twice.
+//! A session task's start and end are each one unit across the session and the project (issue
+//! #16): killed at every step between the two stores' writes, the next command — of either wing,
+//! never `session recover` — finds them agreeing, with nothing applied twice.
 
 use std::process::Stdio;
 
 use crate::session::{ok, session, six_tasks};
 use crate::support::{Repo, cairn_command, code};
 
-/// Every step of `session task done|fail|skip` a process can die at, in order: inside the
+/// Every step of `session task start|done|fail|skip` a process can die at, in order: inside the
 /// session's intent, between the stores, inside the project transaction, before the record of
 /// the move is forgotten.
 const FAILPOINTS: [&str; 7] = [
@@ -53,6 +53,16 @@ fn killed(repo: &Repo, args: &[&str], failpoint: &str) {
     assert!(!out.status.success(), "{args:?} must die at {failpoint}");
 }
 
+fn assert_no_move_left(repo: &Repo, what: &str) {
+    assert!(
+        !repo
+            .root()
+            .join(".claude/sessions/.cairn-project-moves")
+            .exists(),
+        "{what}: the recorded move is made and forgotten"
+    );
+}
+
 /// Three independent tasks, all started in a session.
 fn three_started() -> Repo {
     let repo = Repo::with_project();
@@ -87,13 +97,7 @@ fn a_task_end_killed_between_the_stores_is_finished_by_the_next_command() {
             let what = format!("{end} killed at {failpoint}, then {next:?}");
             killed(&repo, &["session", "task", end, task], failpoint);
             ok(&repo, &next);
-            assert!(
-                !repo
-                    .root()
-                    .join(".claude/sessions/.cairn-project-moves")
-                    .exists(),
-                "{what}: the recorded move is made and forgotten"
-            );
+            assert_no_move_left(&repo, &what);
             assert!(
                 !repo.root().join(".claude/sessions/.cairn-journal").exists(),
                 "{what}"
@@ -116,6 +120,33 @@ fn a_task_end_killed_between_the_stores_is_finished_by_the_next_command() {
                 "{what}: {live}"
             );
         }
+    }
+}
+
+#[test]
+fn a_task_start_killed_between_the_stores_is_finished_by_the_next_command() {
+    for failpoint in FAILPOINTS {
+        let repo = Repo::with_project();
+        repo.add(&["Task number 1"]);
+        ok(&repo, &["session", "start"]);
+        killed(&repo, &["session", "task", "start", "T-001"], failpoint);
+        let what = format!("start killed at {failpoint}");
+        let live: serde_json::Value =
+            serde_json::from_str(&ok(&repo, &["--json", "session", "status"])).expect("json");
+        let active = live["active"].to_string();
+        assert_no_move_left(&repo, &what);
+        // Every failpoint is past the durable intent: the start happened, on both sides, once.
+        assert!(active.contains("\"1\""), "{what}: {live}");
+        assert_eq!(repo.status_of("T-001"), "IN_PROGRESS", "{what}");
+        assert_eq!(
+            moves_to(&repo, "T-001", "IN_PROGRESS"),
+            1,
+            "{what}: moved once"
+        );
+        // And a retry of the start is harmless either way.
+        ok(&repo, &["session", "task", "start", "T-001"]);
+        assert_eq!(repo.status_of("T-001"), "IN_PROGRESS", "{what}");
+        assert_eq!(moves_to(&repo, "T-001", "IN_PROGRESS"), 1, "{what}");
     }
 }
 

@@ -318,6 +318,68 @@ impl<'a> SessionRunner<'a> {
         Ok(recovered)
     }
 
+    /// The project move `path` of task `id` by `session`, checked on a copy of `doc` first (the
+    /// claims and the state machine): a move the rules refuse is refused here, before anything
+    /// is written. `None` for an empty path.
+    fn checked_move(
+        &self,
+        doc: &TaskDoc,
+        project: &ProjectId,
+        id: &TaskId,
+        session: &str,
+        path: Vec<(TaskStatus, MoveDetail)>,
+    ) -> Result<Option<ProjectMove>, Error> {
+        if path.is_empty() {
+            return Ok(None);
+        }
+        let task = existing(doc, id)?;
+        let actor = session_actor(session);
+        let mut trial = doc.clone();
+        let now = self.execution.now();
+        for (to, detail) in &path {
+            if let Some(current) = trial.get(id) {
+                check_actor(current, &actor, now)?;
+            }
+            trial.move_task(id, *to, detail.clone(), now)?;
+        }
+        Ok(Some(ProjectMove {
+            project: project.clone(),
+            task: id.clone(),
+            session: session.to_owned(),
+            before: task_fingerprint(task),
+            steps: path
+                .into_iter()
+                .map(|(to, detail)| MoveStep::new(to, detail))
+                .collect(),
+        }))
+    }
+
+    /// Makes the project move the session's write just recorded, if any, and answers the task's
+    /// status: `was` without a move. The session's write is committed: a failure here says so.
+    async fn make_move(
+        &self,
+        project_move: Option<&ProjectMove>,
+        was: TaskStatus,
+    ) -> Result<TaskStatus, Error> {
+        let Some(project_move) = project_move else {
+            return Ok(was);
+        };
+        match self
+            .apply_project_move(project_move)
+            .await
+            .map_err(after_commit)?
+        {
+            Some(moved) => Ok(moved),
+            // Another writer got there between the check and now: report what it holds.
+            None => Ok(existing(
+                &self.projects.load(&project_move.project).await?.tasks,
+                &project_move.task,
+            )
+            .map_err(after_commit)?
+            .status),
+        }
+    }
+
     /// Applies the project moves a crashed `task done|fail|skip` recorded in the session but did
     /// not make, and forgets them; returns the tasks it moved. Idempotent: a move the project
     /// already holds (or that another agent overtook) changes nothing and is forgotten too.
@@ -361,36 +423,34 @@ impl<'a> SessionRunner<'a> {
     }
 
     /// `task start`: the project task goes IN_PROGRESS (by the session, so another agent's claim
-    /// refuses it) and joins the active tasks of the current wave.
+    /// refuses it) and joins the active tasks of the current wave. Like a task's end, the
+    /// session's write records the project move, which is then made: a process killed between
+    /// the two leaves it to the next command ([`Self::settle`]), not to `recover`.
     pub async fn start_task(&self, project: &ProjectId, id: &TaskId) -> Result<TaskStep, Error> {
         let live = self.execution.live().await?;
         let (session, wave) = active_session(&live)?;
         let state = self.projects.load(project).await?;
         let task = existing(&state.tasks, id)?;
         let list_id = list_id_of(task)?;
-        let mut status = task.status;
-        if status != TaskStatus::InProgress {
-            let moved = self
-                .projects
-                .move_task_as(
-                    project,
-                    id,
-                    TaskStatus::InProgress,
-                    MoveDetail::default(),
-                    &session_actor(&session),
-                )
-                .await?;
-            status = moved.task.status;
-        }
+        let path = if task.status == TaskStatus::InProgress {
+            Vec::new()
+        } else {
+            vec![(TaskStatus::InProgress, MoveDetail::default())]
+        };
+        let project_move = self.checked_move(&state.tasks, project, id, &session, path)?;
+        // The commit point: the session's progress and the project move it implies, in one write.
         let progress = self
             .execution
-            .start_task(ActiveTask {
-                id: list_id.clone(),
-                subject: task.title.clone(),
-                phase: format!("Wave {wave}"),
-            })
-            .await
-            .map_err(after_commit)?;
+            .start_task_moving(
+                ActiveTask {
+                    id: list_id.clone(),
+                    subject: task.title.clone(),
+                    phase: format!("Wave {wave}"),
+                },
+                project_move.clone(),
+            )
+            .await?;
+        let status = self.make_move(project_move.as_ref(), task.status).await?;
         Ok(TaskStep {
             task: id.clone(),
             list_id,
@@ -484,27 +544,8 @@ impl<'a> SessionRunner<'a> {
             )],
             _ => Vec::new(),
         };
-        let actor = session_actor(&session);
-        // Checked on a copy first: a move the rules refuse must write nothing, not even the row.
-        let mut trial = state.tasks.clone();
-        let now = self.execution.now();
-        for (to, detail) in &path {
-            if let Some(current) = trial.get(id) {
-                check_actor(current, &actor, now)?;
-            }
-            trial.move_task(id, *to, detail.clone(), now)?;
-        }
-
-        let project_move = (!path.is_empty()).then(|| ProjectMove {
-            project: project.clone(),
-            task: id.clone(),
-            session: session.clone(),
-            before: task_fingerprint(task),
-            steps: path
-                .into_iter()
-                .map(|(to, detail)| MoveStep::new(to, detail))
-                .collect(),
-        });
+        // A move the rules refuse must write nothing, not even the row.
+        let project_move = self.checked_move(&state.tasks, project, id, &session, path)?;
         let outcome = match report.end {
             TaskEnd::Done => Some(TaskOutcome::Pass),
             TaskEnd::Failed => Some(TaskOutcome::Fail),
@@ -533,22 +574,7 @@ impl<'a> SessionRunner<'a> {
                     .await?
             }
         };
-        let mut status = task.status;
-        if let Some(project_move) = &project_move {
-            match self
-                .apply_project_move(project_move)
-                .await
-                .map_err(after_commit)?
-            {
-                Some(moved) => status = moved,
-                // Another writer got there between the check and now: report what it holds.
-                None => {
-                    status = existing(&self.projects.load(project).await?.tasks, id)
-                        .map_err(after_commit)?
-                        .status;
-                }
-            }
-        }
+        let status = self.make_move(project_move.as_ref(), task.status).await?;
         Ok(TaskStep {
             task: id.clone(),
             list_id,

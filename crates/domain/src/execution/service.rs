@@ -268,19 +268,43 @@ impl ExecutionService {
 
     /// Adds (or refreshes) one task among the active ones. Only while Active.
     pub async fn start_task(&self, task: ActiveTask) -> Result<Progress, Error> {
+        self.start_task_moving(task, None).await
+    }
+
+    /// [`Self::start_task`], recording the project side of the start in the same write.
+    pub async fn start_task_moving(
+        &self,
+        task: ActiveTask,
+        project_move: Option<ProjectMove>,
+    ) -> Result<Progress, Error> {
         let now = self.clock.now();
-        self.store
-            .update_progress(Box::new(move |live| {
-                require_active(live, "starting a task")?;
-                let mut progress = current_progress(live, now);
-                match progress.active.iter_mut().find(|t| t.id == task.id) {
-                    Some(existing) => *existing = task,
-                    None => progress.active.push(task),
-                }
-                progress.updated = Some(now);
-                Ok(progress)
-            }))
-            .await
+        let decide: Decide<'_, Progress> = Box::new(move |live| {
+            require_active(live, "starting a task")?;
+            let mut progress = current_progress(live, now);
+            match progress.active.iter_mut().find(|t| t.id == task.id) {
+                Some(existing) => *existing = task,
+                None => progress.active.push(task),
+            }
+            progress.updated = Some(now);
+            Ok(progress)
+        });
+        self.update_progress_moving(decide, project_move).await
+    }
+
+    /// One progress update, with the project move it implies in the same write when there is one.
+    async fn update_progress_moving(
+        &self,
+        decide: Decide<'_, Progress>,
+        project_move: Option<ProjectMove>,
+    ) -> Result<Progress, Error> {
+        match project_move {
+            Some(project_move) => {
+                self.store
+                    .update_progress_moving(decide, project_move)
+                    .await
+            }
+            None => self.store.update_progress(decide).await,
+        }
     }
 
     /// Takes a task out of the active ones without logging a result (it is skipped for now).
@@ -304,14 +328,7 @@ impl ExecutionService {
             progress.updated = Some(now);
             Ok(progress)
         });
-        match project_move {
-            Some(project_move) => {
-                self.store
-                    .update_progress_moving(decide, project_move)
-                    .await
-            }
-            None => self.store.update_progress(decide).await,
-        }
+        self.update_progress_moving(decide, project_move).await
     }
 
     /// The project moves recorded with a task's end that the project may not hold yet.
