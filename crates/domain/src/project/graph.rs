@@ -133,12 +133,13 @@ pub fn schedule(doc: &TaskDoc) -> Vec<&Task> {
 /// The first `limit` tasks of [`schedule`], without ordering the rest.
 pub fn schedule_first(doc: &TaskDoc, limit: usize) -> Vec<&Task> {
     let index = Index::new(doc);
-    let critical = critical_marks(&index);
+    let graph = OpenGraph::new(&index);
+    let critical = critical_marks(&index, &graph);
     let mut keys: Vec<(u8, bool, u32, usize)> = doc
         .tasks
         .iter()
         .enumerate()
-        .filter(|(_, t)| index.is_ready(t))
+        .filter(|(i, _)| graph.ready[*i])
         .map(|(i, t)| {
             (
                 priority_rank(t.priority),
@@ -158,14 +159,15 @@ pub fn schedule_first(doc: &TaskDoc, limit: usize) -> Vec<&Task> {
 }
 
 /// The first task of [`schedule`]. The critical path only breaks ties between ready tasks of the
-/// best priority, so it is computed only when there is such a tie.
+/// best priority, so its longest-path pass runs only when there is such a tie.
 pub fn next(doc: &TaskDoc) -> Option<&Task> {
     let index = Index::new(doc);
+    let graph = OpenGraph::new(&index);
     let mut best: Vec<usize> = Vec::new();
     let mut best_rank = u8::MAX;
     for (i, t) in doc.tasks.iter().enumerate() {
         let rank = priority_rank(t.priority);
-        if rank > best_rank || !index.is_ready(t) {
+        if rank > best_rank || !graph.ready[i] {
             continue;
         }
         if rank < best_rank {
@@ -177,7 +179,7 @@ pub fn next(doc: &TaskDoc) -> Option<&Task> {
     if best.len() <= 1 {
         return best.first().map(|&i| &doc.tasks[i]);
     }
-    let critical = critical_marks(&index);
+    let critical = critical_marks(&index, &graph);
     best.into_iter()
         .min_by_key(|&i| {
             let t = &doc.tasks[i];
@@ -192,9 +194,9 @@ pub fn next(doc: &TaskDoc) -> Option<&Task> {
 
 /// Critical-path membership by the position of each id's first copy: membership goes by id, so
 /// a duplicated id is on the path with all its copies.
-fn critical_marks(index: &Index<'_>) -> Vec<bool> {
+fn critical_marks(index: &Index<'_>, graph: &OpenGraph) -> Vec<bool> {
     let mut marks = vec![false; index.doc.tasks.len()];
-    for at in critical_positions(index) {
+    for at in critical_positions(index, graph) {
         if let Some(first) = index.position(&index.doc.tasks[at].id) {
             marks[first] = true;
         }
@@ -213,16 +215,15 @@ pub const DEFAULT_ESTIMATE_MINUTES: u32 = 30;
 /// first to do to the last. Parents weigh nothing (their work is their children's).
 pub fn critical_path(doc: &TaskDoc) -> Vec<TaskId> {
     let index = Index::new(doc);
-    critical_positions(&index)
+    critical_positions(&index, &OpenGraph::new(&index))
         .into_iter()
         .map(|i| doc.tasks[i].id.clone())
         .collect()
 }
 
 /// [`critical_path`] as positions; empty on a cycle.
-fn critical_positions(index: &Index<'_>) -> Vec<usize> {
+fn critical_positions(index: &Index<'_>, graph: &OpenGraph) -> Vec<usize> {
     let tasks = &index.doc.tasks;
-    let graph = OpenGraph::new(index);
     let Some(order) = graph.topological_order() else {
         return Vec::new();
     };
@@ -230,12 +231,7 @@ fn critical_positions(index: &Index<'_>) -> Vec<usize> {
     let mut total = vec![0u64; tasks.len()];
     let mut prev = vec![NONE; tasks.len()];
     for &at in &order {
-        let task = &tasks[at as usize];
-        let weight = if task.is_parent() {
-            0
-        } else {
-            u64::from(task.estimate_minutes.unwrap_or(DEFAULT_ESTIMATE_MINUTES))
-        };
+        let weight = u64::from(graph.weight[at as usize]);
         // Among equally long chains, follow the earliest-created task: stable and predictable.
         let mut best = (0, NONE);
         for &on in graph.waits_on(at) {
@@ -271,6 +267,10 @@ fn critical_positions(index: &Index<'_>) -> Vec<usize> {
 /// it index arrays instead of hashing ids. An id names its first copy, as in [`Index`].
 struct OpenGraph {
     open: Vec<bool>,
+    /// [`Index::is_ready`] by position, found while resolving the same dependencies.
+    ready: Vec<bool>,
+    /// Minutes on the critical path: parents weigh nothing (their work is their children's).
+    weight: Vec<u32>,
     /// `targets[start[i]..start[i + 1]]`: the open tasks task `i` waits on (repeats kept).
     start: Vec<u32>,
     targets: Vec<u32>,
@@ -279,24 +279,51 @@ struct OpenGraph {
 impl OpenGraph {
     fn new(index: &Index<'_>) -> Self {
         let tasks = &index.doc.tasks;
-        let open: Vec<bool> = tasks.iter().map(|t| t.status.is_open()).collect();
+        // One byte per task: the lookups below land here instead of on the tasks themselves.
+        let status: Vec<TaskStatus> = tasks.iter().map(|t| t.status).collect();
+        let open: Vec<bool> = status.iter().map(|s| s.is_open()).collect();
+        let mut ready = Vec::with_capacity(tasks.len());
+        let mut weight = Vec::with_capacity(tasks.len());
         let mut start = Vec::with_capacity(tasks.len() + 1);
         let mut targets = Vec::with_capacity(tasks.len());
         start.push(0);
         for (task, &is_open) in tasks.iter().zip(&open) {
+            let mut met = true;
             if is_open {
-                let waits = index.all_dependencies(task).chain(task.children());
+                for d in index.all_dependencies(task) {
+                    match index.position(d) {
+                        Some(p) => {
+                            met &= status[p] == TaskStatus::Complete;
+                            if open[p] {
+                                targets.push(p as u32);
+                            }
+                        }
+                        None => met = false,
+                    }
+                }
                 targets.extend(
-                    waits
-                        .filter_map(|d| index.position(d))
+                    task.children()
+                        .iter()
+                        .filter_map(|c| index.position(c))
                         .filter(|&p| open[p])
                         .map(|p| p as u32),
                 );
             }
+            ready.push(
+                met && !task.is_parent()
+                    && matches!(task.status, TaskStatus::Pending | TaskStatus::Researched),
+            );
+            weight.push(if task.is_parent() {
+                0
+            } else {
+                task.estimate_minutes.unwrap_or(DEFAULT_ESTIMATE_MINUTES)
+            });
             start.push(targets.len() as u32);
         }
         Self {
             open,
+            ready,
+            weight,
             start,
             targets,
         }
