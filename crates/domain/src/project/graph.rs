@@ -196,7 +196,7 @@ pub fn next(doc: &TaskDoc) -> Option<&Task> {
 /// a duplicated id is on the path with all its copies.
 fn critical_marks(index: &Index<'_>, graph: &OpenGraph) -> Vec<bool> {
     let mut marks = vec![false; index.doc.tasks.len()];
-    for at in critical_positions(index, graph) {
+    for at in critical_positions(graph) {
         if let Some(first) = index.position(&index.doc.tasks[at].id) {
             marks[first] = true;
         }
@@ -215,21 +215,20 @@ pub const DEFAULT_ESTIMATE_MINUTES: u32 = 30;
 /// first to do to the last. Parents weigh nothing (their work is their children's).
 pub fn critical_path(doc: &TaskDoc) -> Vec<TaskId> {
     let index = Index::new(doc);
-    critical_positions(&index, &OpenGraph::new(&index))
+    critical_positions(&OpenGraph::new(&index))
         .into_iter()
         .map(|i| doc.tasks[i].id.clone())
         .collect()
 }
 
 /// [`critical_path`] as positions; empty on a cycle.
-fn critical_positions(index: &Index<'_>, graph: &OpenGraph) -> Vec<usize> {
-    let tasks = &index.doc.tasks;
+fn critical_positions(graph: &OpenGraph) -> Vec<usize> {
     let Some(order) = graph.topological_order() else {
         return Vec::new();
     };
     const NONE: u32 = u32::MAX;
-    let mut total = vec![0u64; tasks.len()];
-    let mut prev = vec![NONE; tasks.len()];
+    let mut total = vec![0u64; graph.open.len()];
+    let mut prev = vec![NONE; graph.open.len()];
     for &at in &order {
         let weight = u64::from(graph.weight[at as usize]);
         // Among equally long chains, follow the earliest-created task: stable and predictable.
