@@ -413,9 +413,8 @@ pub fn summarize(state: &ProjectState, next_count: usize) -> Summary {
                 )
             })
             .collect(),
-        next: graph::schedule(doc)
+        next: graph::schedule_first(doc, next_count)
             .into_iter()
-            .take(next_count)
             .map(|t| (t.id.clone(), t.title.clone()))
             .collect(),
         phases: state
