@@ -362,10 +362,19 @@ impl Summary {
 
 pub fn summarize(state: &ProjectState, next_count: usize) -> Summary {
     let doc = &state.tasks;
-    let mut counts = HashMap::new();
+    // Counted by status first: one string per status, not one per task.
+    let mut by_status = [0usize; TaskStatus::ALL.len()];
     for t in &doc.tasks {
-        *counts.entry(t.status.as_str().to_owned()).or_insert(0) += 1;
+        if let Some(i) = TaskStatus::ALL.iter().position(|s| *s == t.status) {
+            by_status[i] += 1;
+        }
     }
+    let counts: HashMap<String, usize> = TaskStatus::ALL
+        .iter()
+        .zip(by_status)
+        .filter(|(_, n)| *n > 0)
+        .map(|(s, n)| (s.as_str().to_owned(), n))
+        .collect();
     let leaves: Vec<_> = doc
         .tasks
         .iter()
