@@ -11,8 +11,8 @@
 //! wall clock, no randomness: time comes through [`ports::Clock`] and fresh ids through
 //! [`ports::IdGen`], so every rule is deterministic under test. A tidy test enforces this.
 //!
-//! With the `testkit` feature (on by default) the crate also ships an in-memory adapter of every
-//! port and the contract suites that any adapter must pass.
+//! With the `testkit` feature (off by default; tests turn it on) the crate also ships an in-memory
+//! adapter of every port, the contract suites that any adapter must pass, and test fixtures.
 
 pub mod error;
 pub mod execution;

@@ -245,26 +245,7 @@ pub(crate) fn with_marker(mut bytes: Vec<u8>, seq: u64) -> Vec<u8> {
 mod tests {
     use super::*;
 
-    fn task(n: u64, title: &str) -> Task {
-        serde_json::from_value(serde_json::json!({
-            "id": format!("T-{n:03}"),
-            "title": title,
-            "level": "task",
-            "status": "PENDING",
-            "priority": "MEDIUM",
-            "dependencies": [],
-            "completion_criteria": [],
-            "created_at": "2026-11-22T00:00:00Z"
-        }))
-        .expect("a task")
-    }
-
-    fn doc(tasks: Vec<Task>) -> TaskDoc {
-        TaskDoc {
-            tasks,
-            ..TaskDoc::new("demo".to_owned().try_into().expect("id"))
-        }
-    }
+    use cairn_domain::project::fixtures::{doc_of as doc, pending_task as task};
 
     fn round_trip(before: &TaskDoc, after: &TaskDoc) {
         let mut replayed = before.clone();

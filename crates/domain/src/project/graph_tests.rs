@@ -386,17 +386,7 @@ fn a_repeated_id_with_a_complete_copy_does_not_break_the_waves() {
 }
 
 fn task(n: u64) -> Task {
-    serde_json::from_value(serde_json::json!({
-        "id": format!("T-{n:03}"),
-        "title": format!("task {n}"),
-        "level": "task",
-        "status": "PENDING",
-        "priority": "MEDIUM",
-        "dependencies": [],
-        "completion_criteria": [],
-        "created_at": "2026-11-22T00:00:00Z"
-    }))
-    .expect("a task")
+    crate::project::fixtures::pending_task(n, &format!("task {n}"))
 }
 
 /// One task of a random list, its links given as id numbers.

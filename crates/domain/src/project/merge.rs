@@ -528,26 +528,7 @@ mod tests {
     use crate::project::{Priority, TaskStatus};
     use proptest::prelude::*;
 
-    fn task(n: u64, title: &str) -> Task {
-        serde_json::from_value(serde_json::json!({
-            "id": format!("T-{n:03}"),
-            "title": title,
-            "level": "task",
-            "status": "PENDING",
-            "priority": "MEDIUM",
-            "dependencies": [],
-            "completion_criteria": [],
-            "created_at": "2026-11-22T00:00:00Z"
-        }))
-        .expect("a task")
-    }
-
-    fn doc(tasks: Vec<Task>) -> TaskDoc {
-        TaskDoc {
-            tasks,
-            ..TaskDoc::new("demo".to_owned().try_into().expect("id"))
-        }
-    }
+    use crate::project::fixtures::{doc_of as doc, pending_task as task};
 
     fn edit(doc: &mut TaskDoc, n: u64, f: impl FnOnce(&mut Task)) {
         f(doc

@@ -40,5 +40,7 @@ pub mod transfer;
 
 #[cfg(feature = "testkit")]
 pub mod contract;
+#[cfg(any(test, feature = "testkit"))]
+pub mod fixtures;
 #[cfg(feature = "testkit")]
 pub mod memory;
