@@ -43,8 +43,20 @@ const USAGE: &str = "usage: cairn-bench all [--cairn PATH] [--hook PATH] [--pg U
   fixture DIR N
             builds the bench's N-task store in DIR (to run a profiler on one command)";
 
+/// The allocator `cairn` and `cairn-hook` use, so a floor is measured with the same heap as the
+/// command beside it.
+#[global_allocator]
+static HEAP: cairn_heap::Heap = cairn_heap::Heap;
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    // The floors and `profile` stand for a short cairn process, and tune their heap as it does.
+    if matches!(
+        args.first().map(String::as_str),
+        Some("floor-read" | "floor-write" | "profile")
+    ) {
+        cairn_heap::tune_for_a_short_process();
+    }
     if args.iter().any(|a| a == "--help" || a == "-h") {
         println!("{USAGE}");
         return ExitCode::SUCCESS;

@@ -18,6 +18,9 @@ use clap::{CommandFactory, FromArgMatches};
 
 use crate::exit::{Code, Failure};
 
+#[global_allocator]
+static HEAP: cairn_heap::Heap = cairn_heap::Heap;
+
 fn main() -> std::process::ExitCode {
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     let parsed = cli::Cli::command()
@@ -30,7 +33,13 @@ fn main() -> std::process::ExitCode {
             Ok(cli)
         });
     match parsed {
-        Ok(cli) => commands::run(cli).into(),
+        Ok(cli) => {
+            // `mcp` and `board` live for hours and keep glibc's defaults, which give memory back.
+            if !matches!(cli.command, cli::Command::Mcp | cli::Command::Board(_)) {
+                cairn_heap::tune_for_a_short_process();
+            }
+            commands::run(cli).into()
+        }
         Err(e) if wants_json(&args) && !is_help(e.kind()) => {
             commands::fail(&usage_failure(&e), true).into()
         }

@@ -12,9 +12,15 @@ use cairn_storage_fs::SystemClock;
 use cairn_storage_fs::project_store::FsProjectStore;
 use cairn_storage_pg::{PgProjectStore, StoreChoice};
 
+#[global_allocator]
+static HEAP: cairn_heap::Heap = cairn_heap::Heap;
+
 /// The project store the CLI would use for `root` (`CAIRN_STORE`, else `.claude/cairn.toml`,
 /// else the files). An error goes to the hook's error log and the event fails open.
 fn open_store(root: &Path) -> Result<Arc<dyn ProjectStore>, String> {
+    // Only the events that read the store get here (PreToolUse does not): they touch the whole
+    // task list, and are worth a heap tuned for it.
+    cairn_heap::tune_for_a_short_process();
     match cairn_storage_pg::choose(None, root)? {
         StoreChoice::Files => Ok(Arc::new(
             FsProjectStore::new(root).with_lock_timeout(HOOK_LOCK_TIMEOUT),

@@ -19,12 +19,13 @@
 //! starts from the newest base it can trust — a checkpoint or a `reset` — and replays every later
 //! commit, in order, without a gap.
 
-use std::collections::HashMap;
-
 use cairn_domain::log::LogRecord;
 use cairn_domain::project::{Project, Task, TaskDoc, TaskId};
+use rustc_hash::{FxHashMap, FxHashSet};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+
+use crate::task_cache::Encoded;
 
 /// The log field holding a commit's payload.
 pub(crate) const FIELD: &str = "replay";
@@ -109,19 +110,21 @@ pub(crate) fn whole(doc: &TaskDoc) -> TasksChange {
     }
 }
 
+/// Whether the ids of `doc` are all different.
+fn unique(doc: &TaskDoc) -> bool {
+    let mut seen = FxHashSet::with_capacity_and_hasher(doc.tasks.len(), Default::default());
+    doc.tasks.iter().all(|t| seen.insert(&t.id))
+}
+
 /// What turns `before` into `after`; `None` when nothing changed.
 /// `unchanged[i]` may say that `after`'s `i`-th task is exactly `before`'s (the caller compared
 /// them already); an empty slice says nothing.
 pub(crate) fn diff(before: &TaskDoc, after: &TaskDoc, unchanged: &[bool]) -> Option<TasksChange> {
-    let unique = |doc: &TaskDoc| {
-        let mut seen = std::collections::HashSet::with_capacity(doc.tasks.len());
-        doc.tasks.iter().all(|t| seen.insert(&t.id))
-    };
     if !unique(after) || !unique(before) {
         // Ids name tasks in a change; with duplicates only the whole list says what it is.
         return Some(whole(after));
     }
-    let old: HashMap<&TaskId, &Task> = before.tasks.iter().map(|t| (&t.id, t)).collect();
+    let old: FxHashMap<&TaskId, &Task> = before.tasks.iter().map(|t| (&t.id, t)).collect();
     let mut change = TasksChange::default();
     for (i, task) in after.tasks.iter().enumerate() {
         // Most tasks sit where they were and are unchanged: compare in place first.
@@ -132,7 +135,7 @@ pub(crate) fn diff(before: &TaskDoc, after: &TaskDoc, unchanged: &[bool]) -> Opt
             change.put.push(task.clone());
         }
     }
-    let kept: std::collections::HashSet<&TaskId> = after.tasks.iter().map(|t| &t.id).collect();
+    let kept: FxHashSet<&TaskId> = after.tasks.iter().map(|t| &t.id).collect();
     change.removed = before
         .tasks
         .iter()
@@ -160,6 +163,44 @@ pub(crate) fn diff(before: &TaskDoc, after: &TaskDoc, unchanged: &[bool]) -> Opt
     (change != TasksChange::default()).then_some(change)
 }
 
+/// [`diff`] for a writer that kept the list before as its encoding instead of a copy: `top` is
+/// its top-level fields, `before` and `encoded` the encodings of its tasks and of `after`'s, and
+/// `unchanged[i]` whether `after`'s `i`-th task is `before`'s. A change that edits tasks where
+/// they are, or adds some at the end — nearly every change — is found without decoding anything;
+/// any other decodes the list before. `None` if an encoding does not decode.
+pub(crate) fn diff_encoded(
+    top: &TaskDoc,
+    before: &Encoded,
+    after: &TaskDoc,
+    encoded: &Encoded,
+    unchanged: &[bool],
+) -> Option<Option<TasksChange>> {
+    let in_place = before.len() <= encoded.len()
+        && (0..before.len()).all(|i| before.id(i).is_some() && before.id(i) == encoded.id(i));
+    // Every id before is where it was, so `after` repeats an id only if it repeats one of its own.
+    if !in_place || !unique(after) {
+        let before = TaskDoc {
+            tasks: before.tasks()?,
+            ..top.without_tasks()
+        };
+        return Some(diff(&before, after, unchanged));
+    }
+    let mut change = TasksChange {
+        put: after
+            .tasks
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| unchanged.get(i) != Some(&true))
+            .map(|(_, task)| task.clone())
+            .collect(),
+        ..TasksChange::default()
+    };
+    if !same_top(top, after) {
+        change.top = Some(top_of(after));
+    }
+    Some((change != TasksChange::default()).then_some(change))
+}
+
 /// Applies `change` to `doc`. Fails (leaving `doc` in an unspecified state) when the change does
 /// not fit the document.
 pub(crate) fn apply(doc: &mut TaskDoc, change: &TasksChange) -> Result<(), String> {
@@ -180,10 +221,10 @@ pub(crate) fn apply(doc: &mut TaskDoc, change: &TasksChange) -> Result<(), Strin
 
 fn merge(doc: &mut TaskDoc, change: &TasksChange) -> Result<(), String> {
     if !change.removed.is_empty() {
-        let removed: std::collections::HashSet<&TaskId> = change.removed.iter().collect();
+        let removed: FxHashSet<&TaskId> = change.removed.iter().collect();
         doc.tasks.retain(|t| !removed.contains(&t.id));
     }
-    let mut index: HashMap<TaskId, usize> = doc
+    let mut index: FxHashMap<TaskId, usize> = doc
         .tasks
         .iter()
         .enumerate()
@@ -249,7 +290,21 @@ mod tests {
 
     fn round_trip(before: &TaskDoc, after: &TaskDoc) {
         let mut replayed = before.clone();
-        if let Some(change) = diff(before, after, &[]) {
+        let change = diff(before, after, &[]);
+        let encoded_before = Encoded::of(before, 1).expect("encodes");
+        let encoded_after = Encoded::of(after, 2).expect("encodes");
+        assert_eq!(
+            diff_encoded(
+                &top_of(before),
+                &encoded_before,
+                after,
+                &encoded_after,
+                &encoded_after.unchanged_since(&encoded_before),
+            ),
+            Some(change.clone()),
+            "the change found from the encodings is the change found from the lists"
+        );
+        if let Some(change) = change {
             let text = Payload {
                 seq: 1,
                 base: Base::default(),
@@ -276,6 +331,24 @@ mod tests {
             &doc(vec![task(1, "one"), task(3, "three"), task(4, "four")]),
         );
         round_trip(&a, &doc(vec![task(3, "three"), task(1, "one")]));
+        round_trip(
+            &a,
+            &doc(vec![
+                task(1, "ONE"),
+                task(2, "two"),
+                task(3, "three"),
+                task(4, "four"),
+            ]),
+        );
+        round_trip(
+            &a,
+            &doc(vec![
+                task(1, "one"),
+                task(2, "two"),
+                task(3, "three"),
+                task(2, "dup"),
+            ]),
+        );
         round_trip(&a, &doc(vec![task(1, "one"), task(1, "dup")]));
         let mut top = a.clone();
         top.completions_since_checkpoint = 4;

@@ -9,8 +9,9 @@
 //! stale. The payload carries its length and a checksum: a truncated, garbled or foreign file is
 //! not trusted either. A cache that is not trusted is ignored (the JSON is read instead) and
 //! replaced; losing it only costs time. It is overwritten in place (see [`write`]) and never
-//! fsynced: it is never the only copy of anything. A writer copies the encodings of the tasks it
-//! did not change from the cache it read ([`Encoded`]), as it copies their lines in tasks.json.
+//! fsynced: it is never the only copy of anything. A writer finds the tasks a change touched by
+//! comparing their encodings before and after it ([`Encoded`]), and writes the new encoding as
+//! the cache.
 
 use std::path::{Path, PathBuf};
 
@@ -18,31 +19,74 @@ use cairn_domain::project::{Level, Priority, Task, TaskDoc, TaskId, TaskStatus};
 use cairn_domain::time::Timestamp;
 use serde_json::{Map, Value};
 
-const MAGIC: &[u8] = b"cairn tasks.json cache v2\n";
+const MAGIC: &[u8] = b"cairn tasks.json cache v3\n";
 
 /// Where the cache of a project's tasks.json lives (in the project directory).
 pub(crate) fn path(project_dir: &Path) -> PathBuf {
     project_dir.join(".tasks.json.cache")
 }
 
-/// A cache as it was read, with where each task's encoding lies in it: a writer copies the
-/// encodings of the tasks it did not change instead of encoding them again.
+/// A task list in the cache's encoding, with where each task's encoding lies: either a cache as it
+/// was read, or a list just encoded ([`Encoded::of`]). A writer compares the two, task by task,
+/// to find what a change touched, instead of keeping a copy of the list it read; the new one is
+/// then written as the cache as it is.
 pub(crate) struct Encoded {
     bytes: Vec<u8>,
+    /// Where the payload (what is written after the cache's header) starts in `bytes`.
+    payload: usize,
     spans: Vec<(usize, usize)>,
 }
 
 impl Encoded {
-    /// The encoding of the `i`-th task.
+    /// `doc` with its marker `seq`, encoded. `None` only if a field cannot be encoded, which no
+    /// list cairn reads or builds has.
+    pub(crate) fn of(doc: &TaskDoc, seq: u64) -> Option<Self> {
+        encode_doc(doc, seq)
+    }
+
+    /// How many tasks.
+    pub(crate) fn len(&self) -> usize {
+        self.spans.len()
+    }
+
+    /// The encoding of the `i`-th task: equal encodings are equal tasks.
     pub(crate) fn task(&self, i: usize) -> Option<&[u8]> {
         let &(start, end) = self.spans.get(i)?;
         self.bytes.get(start..end)
+    }
+
+    /// For each task, whether it is exactly the task at the same position in `before`.
+    pub(crate) fn unchanged_since(&self, before: &Encoded) -> Vec<bool> {
+        (0..self.len())
+            .map(|i| before.task(i).is_some() && before.task(i) == self.task(i))
+            .collect()
+    }
+
+    /// The encoded id of the `i`-th task (its first field): equal bytes are the same id.
+    pub(crate) fn id(&self, i: usize) -> Option<&[u8]> {
+        let mut dec = Dec {
+            bytes: self.task(i)?,
+        };
+        let len = usize::try_from(dec.u32()?).ok()?;
+        dec.take(len)
+    }
+
+    /// Every task, decoded.
+    pub(crate) fn tasks(&self) -> Option<Vec<Task>> {
+        (0..self.len())
+            .map(|i| {
+                let mut dec = Dec {
+                    bytes: self.task(i)?,
+                };
+                decode_task(&mut dec)
+            })
+            .collect()
     }
 }
 
 /// The cached task list and its `log_seq` marker (taken out of the list, as a read of tasks.json
 /// does), if the cache is of exactly the tasks.json whose identity is `key`, and whole; with
-/// `keep`, also the cache's bytes (see [`Encoded`]).
+/// `keep`, also the cache's encoding (see [`Encoded`]).
 pub(crate) fn read(path: &Path, key: &str, keep: bool) -> Option<(TaskDoc, u64, Option<Encoded>)> {
     let bytes = std::fs::read(path).ok()?;
     let rest = bytes.strip_prefix(MAGIC)?;
@@ -58,6 +102,7 @@ pub(crate) fn read(path: &Path, key: &str, keep: bool) -> Option<(TaskDoc, u64, 
     if dec.bytes.len() != len || checksum(key, dec.bytes) != sum {
         return None;
     }
+    let payload = bytes.len() - len;
     let seq = dec.u64()?;
     let mut spans = keep.then(Vec::new);
     let doc = decode_doc(&mut dec, |start, end| {
@@ -68,66 +113,65 @@ pub(crate) fn read(path: &Path, key: &str, keep: bool) -> Option<(TaskDoc, u64, 
     if !dec.bytes.is_empty() {
         return None;
     }
-    let encoded = spans.map(|spans| Encoded { bytes, spans });
+    let encoded = spans.map(|spans| Encoded {
+        bytes,
+        payload,
+        spans,
+    });
     Some((doc, seq, encoded))
 }
 
-/// Replaces the cache with `doc` and its marker `seq`, keyed by `key` (the identity of the
-/// tasks.json it is); a task for which `reuse` gives an encoding (an unchanged task's, from the
-/// cache the writer read) is copied instead of encoded. Best effort: a failure leaves no cache,
-/// or a stale or damaged one, which is not trusted.
+/// Replaces the cache with `encoded` (see [`Encoded::of`]), keyed by `key` (the identity of the
+/// tasks.json it is). Best effort: a failure leaves no cache, or a stale or damaged one, which is
+/// not trusted.
 ///
 /// The file is overwritten in place rather than replaced by rename: replacing it unlinks the
 /// old file, which costs several times the write on a large store. A reader racing the write
 /// may see a mix of old and new bytes; the length and the checksum (over the key and the
 /// payload) make it ignore them.
-pub(crate) fn write<'a>(
-    path: &Path,
-    key: &str,
-    doc: &TaskDoc,
-    seq: u64,
-    reuse: impl Fn(usize) -> Option<&'a [u8]>,
-) {
+pub(crate) fn write(path: &Path, key: &str, encoded: &Encoded) {
     use std::io::Write;
-    let Some(payload) = encode_doc(doc, seq, reuse) else {
-        return;
-    };
-    let mut bytes = Vec::with_capacity(MAGIC.len() + key.len() + 17 + payload.len());
-    bytes.extend_from_slice(MAGIC);
-    bytes.extend_from_slice(key.as_bytes());
-    bytes.push(b'\n');
-    bytes.extend_from_slice(&checksum(key, &payload).to_le_bytes());
-    bytes.extend_from_slice(&(payload.len() as u64).to_le_bytes());
-    bytes.extend_from_slice(&payload);
+    let payload = &encoded.bytes[encoded.payload..];
+    let mut head = Vec::with_capacity(MAGIC.len() + key.len() + 17);
+    head.extend_from_slice(MAGIC);
+    head.extend_from_slice(key.as_bytes());
+    head.push(b'\n');
+    head.extend_from_slice(&checksum(key, payload).to_le_bytes());
+    head.extend_from_slice(&(payload.len() as u64).to_le_bytes());
     let written = std::fs::OpenOptions::new()
         .write(true)
         .create(true)
         .truncate(false)
         .open(path)
         .and_then(|mut file| {
-            file.write_all(&bytes)?;
-            file.set_len(bytes.len() as u64)
+            file.write_all(&head)?;
+            file.write_all(payload)?;
+            file.set_len((head.len() + payload.len()) as u64)
         });
     if written.is_err() {
         let _ = std::fs::remove_file(path);
     }
 }
 
-/// A fast 64-bit checksum (word at a time) of `key` and `payload`: it guards against damage and
-/// torn writes, not against an adversary — whoever can write the cache can write tasks.json.
+/// A fast 64-bit checksum of `key` and `payload`: it guards against damage and torn writes, not
+/// against an adversary — whoever can write the cache can write tasks.json. Four lanes of eight
+/// bytes: one multiply chain over the whole payload was most of the checksum's cost.
 fn checksum(key: &str, payload: &[u8]) -> u64 {
     const K: u64 = 0x9E37_79B9_7F4A_7C15;
-    let mut h = payload.len() as u64 ^ K;
+    let mix = |h: u64, w: u64| (h ^ w).wrapping_mul(K).rotate_left(29);
+    let mut lanes = [payload.len() as u64 ^ K, 1, 2, 3];
     for bytes in [key.as_bytes(), payload] {
-        let mut words = bytes.chunks_exact(8);
-        for w in &mut words {
-            let w = u64::from_le_bytes(w.try_into().unwrap_or([0; 8]));
-            h = (h ^ w).wrapping_mul(K).rotate_left(29);
+        let mut blocks = bytes.chunks_exact(32);
+        for block in &mut blocks {
+            for (lane, word) in lanes.iter_mut().zip(block.chunks_exact(8)) {
+                *lane = mix(*lane, u64::from_le_bytes(word.try_into().unwrap_or([0; 8])));
+            }
         }
-        for &b in words.remainder() {
-            h = (h ^ u64::from(b)).wrapping_mul(K).rotate_left(29);
+        for &b in blocks.remainder() {
+            lanes[0] = mix(lanes[0], u64::from(b));
         }
     }
+    let h = lanes.into_iter().fold(0, mix);
     h ^ (h >> 32)
 }
 
@@ -247,11 +291,7 @@ impl<'a> Dec<'a> {
     }
 }
 
-fn encode_doc<'a>(
-    doc: &TaskDoc,
-    seq: u64,
-    reuse: impl Fn(usize) -> Option<&'a [u8]>,
-) -> Option<Vec<u8>> {
+fn encode_doc(doc: &TaskDoc, seq: u64) -> Option<Encoded> {
     let TaskDoc {
         version,
         project_id,
@@ -259,20 +299,24 @@ fn encode_doc<'a>(
         completions_since_checkpoint,
         extra,
     } = doc;
-    let mut enc = Enc(Vec::with_capacity(tasks.len() * 256 + 64));
+    let mut enc = Enc(Vec::with_capacity(tasks.len() * 320 + 64));
     enc.u64(seq);
     enc.u32(*version);
     enc.opt(project_id.as_ref(), |e, id| e.str(id.as_str()));
     enc.u32(*completions_since_checkpoint);
     enc.extra(extra)?;
     enc.u32(u32::try_from(tasks.len()).ok()?);
-    for (i, task) in tasks.iter().enumerate() {
-        match reuse(i) {
-            Some(encoded) => enc.0.extend_from_slice(encoded),
-            None => encode_task(&mut enc, task)?,
-        }
+    let mut spans = Vec::with_capacity(tasks.len());
+    for task in tasks {
+        let start = enc.0.len();
+        encode_task(&mut enc, task)?;
+        spans.push((start, enc.0.len()));
     }
-    Some(enc.0)
+    Some(Encoded {
+        bytes: enc.0,
+        payload: 0,
+        spans,
+    })
 }
 
 /// The document; `span` is told where each task's encoding starts and ends, as the number of

@@ -10,6 +10,8 @@ use serde_json::Value;
 /// Each workspace crate and the workspace crates it may depend on (any kind of dependency).
 const POLICY: &[(&str, &[&str])] = &[
     ("cairn-domain", &[]),
+    // The binaries' allocator (the only unsafe code): it knows nothing of cairn.
+    ("cairn-heap", &[]),
     ("cairn-render", &["cairn-domain"]),
     ("cairn-storage-fs", &["cairn-domain"]),
     // The MCP server is a driving adapter like the CLI, but names no store: the CLI's wiring
@@ -31,6 +33,7 @@ const POLICY: &[(&str, &[&str])] = &[
             "cairn-render",
             "cairn-storage-fs",
             "cairn-storage-pg",
+            "cairn-heap",
         ],
     ),
     // `cairn setup claude` merges cairn-hook's entries into settings.json with the hook crate's
@@ -46,6 +49,7 @@ const POLICY: &[(&str, &[&str])] = &[
             "cairn-mcp",
             "cairn-interop",
             "cairn-board",
+            "cairn-heap",
         ],
     ),
     (
@@ -55,6 +59,7 @@ const POLICY: &[(&str, &[&str])] = &[
             "cairn-render",
             "cairn-storage-fs",
             "cairn-storage-pg",
+            "cairn-heap",
         ],
     ),
 ];
