@@ -274,7 +274,7 @@ impl<'a> Dec<'a> {
         Some(list)
     }
     fn id(&mut self) -> Option<TaskId> {
-        TaskId::try_from(self.string()?).ok()
+        TaskId::try_from(self.str()?).ok()
     }
     fn time(&mut self) -> Option<Timestamp> {
         let secs = i64::try_from(self.u64()?).ok()?;

@@ -36,9 +36,46 @@ use crate::time::{Timestamp, rfc3339};
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(try_from = "String", into = "String")]
 pub struct TaskId {
-    text: String,
+    text: Spelling,
     #[serde(skip)]
     number: u64,
+}
+
+/// A task id as it is spelled (`T-001`, `T-0007`), held inline: ids are short, a list holds
+/// several per task (its own, its dependencies, its parent), and one heap allocation for each was
+/// a tenth of decoding a large list.
+#[derive(Clone, Copy, Default)]
+struct Spelling {
+    len: u8,
+    bytes: [u8; Spelling::CAPACITY],
+}
+
+impl Spelling {
+    /// `T-` and the 20 digits of the largest `u64`, with room to spare.
+    const CAPACITY: usize = 23;
+
+    /// `text` if it fits; callers pass only `T-` and ASCII digits.
+    fn new(text: &str) -> Option<Self> {
+        let mut bytes = [0; Self::CAPACITY];
+        bytes
+            .get_mut(..text.len())?
+            .copy_from_slice(text.as_bytes());
+        Some(Self {
+            len: u8::try_from(text.len()).ok()?,
+            bytes,
+        })
+    }
+
+    fn as_str(&self) -> &str {
+        // Built only from a `&str` (see `new`): always UTF-8, so the fallback is never taken.
+        std::str::from_utf8(&self.bytes[..usize::from(self.len)]).unwrap_or_default()
+    }
+}
+
+impl fmt::Debug for Spelling {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self.as_str(), f)
+    }
 }
 
 impl PartialEq for TaskId {
@@ -70,10 +107,14 @@ impl Ord for TaskId {
 impl TaskId {
     /// cairn's own spelling: at least three digits.
     pub fn from_number(number: u64) -> Self {
-        Self {
-            text: format!("T-{number:03}"),
-            number,
-        }
+        use std::io::Write;
+        let mut text = Spelling::default();
+        let mut out = &mut text.bytes[..];
+        // 22 bytes at most ("T-" and 20 digits): the buffer holds them, so this cannot fail.
+        let _ = write!(out, "T-{number:03}");
+        let left = out.len();
+        text.len = u8::try_from(Spelling::CAPACITY - left).unwrap_or(0);
+        Self { text, number }
     }
 
     pub fn number(&self) -> u64 {
@@ -81,7 +122,7 @@ impl TaskId {
     }
 
     pub fn as_str(&self) -> &str {
-        &self.text
+        self.text.as_str()
     }
 }
 
@@ -116,27 +157,36 @@ fn bad_task_id(text: &str) -> DomainError {
     )
 }
 
+impl TryFrom<&str> for TaskId {
+    type Error = DomainError;
+
+    fn try_from(text: &str) -> Result<Self, DomainError> {
+        // On read, accept exactly what the contract allows and keep its spelling.
+        let number = text.strip_prefix("T-").and_then(parse_number);
+        match (number, Spelling::new(text)) {
+            (Some(number), Some(text)) => Ok(Self { text, number }),
+            _ => Err(bad_task_id(text)),
+        }
+    }
+}
+
 impl TryFrom<String> for TaskId {
     type Error = DomainError;
 
     fn try_from(text: String) -> Result<Self, DomainError> {
-        // On read, accept exactly what the contract allows and keep its spelling.
-        match text.strip_prefix("T-").and_then(parse_number) {
-            Some(number) => Ok(Self { text, number }),
-            None => Err(bad_task_id(&text)),
-        }
+        Self::try_from(text.as_str())
     }
 }
 
 impl From<TaskId> for String {
     fn from(id: TaskId) -> String {
-        id.text
+        id.as_str().to_owned()
     }
 }
 
 impl fmt::Display for TaskId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.text)
+        f.write_str(self.as_str())
     }
 }
 
