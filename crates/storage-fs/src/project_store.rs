@@ -1345,6 +1345,8 @@ impl ProjectStore for FsProjectStore {
         mutation: Mutation<'_>,
     ) -> Result<Committed, Error> {
         let layout = self.existing(id)?;
+        // Compiled while the state is read, for the validation of what the mutation changes.
+        schema::prepare(&[SchemaKind::Task, SchemaKind::Tasks]);
         let _guard = self.lock(&layout)?;
         let (Loaded { state, recovered }, marks, last, as_read) = self.load_state(&layout, true)?;
         let seq = marks.next(last);

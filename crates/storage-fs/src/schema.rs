@@ -2,7 +2,8 @@
 //!
 //! The schemas live in the workspace's `schemas/` directory (JSON Schema 2020-12) and are embedded
 //! in the binary with `include_str!`, so validation never touches the filesystem or the network.
-//! Each is compiled once per process, on first use, with format validation on (`date-time`
+//! Each is compiled once per process, on first use (or ahead of it, see [`prepare`]), with format
+//! validation on (`date-time`
 //! fields must really be RFC 3339). `tasks.schema.json` refers to `task.schema.json` and
 //! `checkpoint.schema.json` to `tasks.schema.json` by relative `$ref`; both targets are served from
 //! an in-memory registry and the validator is built offline, so a reference can never trigger a
@@ -98,40 +99,66 @@ impl SchemaKind {
     }
 }
 
-fn compile_all() -> Vec<Validator> {
-    // Only the schemas that others `$ref` need to be in the registry.
-    let referenced = [SchemaKind::Task, SchemaKind::Tasks];
-    let registry = Registry::new()
-        .extend(referenced.map(|kind| {
-            (
-                format!("{SCHEMA_BASE_URI}{}", kind.file_name()),
-                kind.schema(),
-            )
-        }))
-        .and_then(|builder| builder.prepare())
-        .unwrap_or_else(|error| panic!("embedded schemas do not form a registry: {error}"));
-    SchemaKind::ALL
-        .iter()
-        .map(|&kind| {
-            jsonschema::options()
-                .with_draft(Draft::Draft202012)
-                .with_registry(&registry)
-                .should_validate_formats(true)
-                .offline()
-                .build(&kind.schema())
-                .unwrap_or_else(|error| {
-                    panic!(
-                        "embedded schema {} does not compile: {error}",
-                        kind.file_name()
-                    )
-                })
-        })
-        .collect()
+/// The registry the schemas `$ref` resolve against, built once.
+fn registry() -> &'static Registry<'static> {
+    static REGISTRY: OnceLock<Registry<'static>> = OnceLock::new();
+    REGISTRY.get_or_init(|| {
+        // Only the schemas that others `$ref` need to be in the registry.
+        let referenced = [SchemaKind::Task, SchemaKind::Tasks];
+        Registry::new()
+            .extend(referenced.map(|kind| {
+                (
+                    format!("{SCHEMA_BASE_URI}{}", kind.file_name()),
+                    kind.schema(),
+                )
+            }))
+            .and_then(|builder| builder.prepare())
+            .unwrap_or_else(|error| panic!("embedded schemas do not form a registry: {error}"))
+    })
 }
 
+fn compile(kind: SchemaKind) -> Validator {
+    jsonschema::options()
+        .with_draft(Draft::Draft202012)
+        .with_registry(registry())
+        .should_validate_formats(true)
+        .offline()
+        .build(&kind.schema())
+        .unwrap_or_else(|error| {
+            panic!(
+                "embedded schema {} does not compile: {error}",
+                kind.file_name()
+            )
+        })
+}
+
+/// Each compiled on its first use only: a write needs one or two of the five.
+static VALIDATORS: [OnceLock<Validator>; SchemaKind::ALL.len()] =
+    [const { OnceLock::new() }; SchemaKind::ALL.len()];
+
 fn validator(kind: SchemaKind) -> &'static Validator {
-    static VALIDATORS: OnceLock<Vec<Validator>> = OnceLock::new();
-    &VALIDATORS.get_or_init(compile_all)[kind.index()]
+    VALIDATORS[kind.index()].get_or_init(|| compile(kind))
+}
+
+/// Starts compiling the validators of `kinds` on another thread, unless they are compiled
+/// already: a writer calls it before it reads the store, and validates after. The first compile
+/// in a process costs milliseconds (jsonschema builds its meta-schema validator), which the read
+/// of a large store then hides; whoever needs a validator still being compiled waits for it.
+pub fn prepare(kinds: &'static [SchemaKind]) {
+    if kinds
+        .iter()
+        .all(|kind| VALIDATORS[kind.index()].get().is_some())
+    {
+        return;
+    }
+    // A thread that cannot be started only means the writer compiles them itself.
+    let _ = std::thread::Builder::new()
+        .name("cairn-schemas".into())
+        .spawn(move || {
+            for &kind in kinds {
+                validator(kind);
+            }
+        });
 }
 
 /// Checks `instance` against the schema of `kind`.
