@@ -1982,7 +1982,10 @@ mod tests {
         assert_eq!(encoded.tasks().expect("decodes"), before.tasks);
         let mut after = before.clone();
         after.tasks[1].title = "changed".into();
+        // Whole minutes take the decoder's short path; 12.5 (the others) the JSON one.
+        after.tasks[1].actual_minutes = Some(4.into());
         after.tasks.push(doc(4).tasks[3].clone());
+        after.tasks[3].actual_minutes = Some(0.into());
         let fresh = encode(&after, 5);
         assert_eq!(fresh.unchanged_since(&encoded), [true, false, true, false]);
         assert!((0..3).all(|i| encoded.id(i).is_some() && encoded.id(i) == fresh.id(i)));

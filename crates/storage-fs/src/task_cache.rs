@@ -15,7 +15,7 @@
 
 use std::path::{Path, PathBuf};
 
-use cairn_domain::project::{Level, Priority, Task, TaskDoc, TaskId, TaskStatus};
+use cairn_domain::project::{Level, Minutes, Priority, Task, TaskDoc, TaskId, TaskStatus};
 use cairn_domain::time::Timestamp;
 use serde_json::{Map, Value};
 
@@ -273,6 +273,15 @@ impl<'a> Dec<'a> {
         }
         Some(list)
     }
+    /// A number of minutes as written: the common whole number without a JSON parser.
+    fn minutes(&mut self) -> Option<Minutes> {
+        let text = self.str()?;
+        match text.parse::<u32>() {
+            // `Minutes::from` makes the same JSON number as parsing the text would.
+            Ok(whole) if !text.starts_with(['+', '0']) || text == "0" => Some(whole.into()),
+            _ => serde_json::from_str(text).ok(),
+        }
+    }
     fn id(&mut self) -> Option<TaskId> {
         TaskId::try_from(self.str()?).ok()
     }
@@ -421,7 +430,7 @@ fn decode_task(dec: &mut Dec<'_>) -> Option<Task> {
         parent_id: dec.opt(Dec::id)?,
         subtasks: dec.opt(|d| d.list(Dec::id))?,
         estimate_minutes: dec.opt(Dec::u32)?,
-        actual_minutes: dec.opt(|d| serde_json::from_str(d.str()?).ok())?,
+        actual_minutes: dec.opt(Dec::minutes)?,
         started_at: dec.opt(Dec::time)?,
         completed_at: dec.opt(Dec::time)?,
         blocked_reason: dec.opt(Dec::string)?,

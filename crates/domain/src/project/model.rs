@@ -30,6 +30,11 @@ use crate::time::{Timestamp, rfc3339};
 /// assert_eq!(written.as_str(), "T-7");
 /// assert_eq!(written, typed);                      // the same task
 /// assert!(TaskId::from_number(999) < TaskId::from_number(1000));
+/// // The schema allows any number of leading zeros; the spelling is kept, however long.
+/// let padded = format!("T-{}7", "0".repeat(40));
+/// assert_eq!(TaskId::try_from(padded.as_str()).unwrap().as_str(), padded);
+/// assert_eq!(TaskId::try_from(padded.as_str()).unwrap(), typed);
+/// assert_eq!(TaskId::from_number(u64::MAX).as_str(), "T-18446744073709551615");
 /// assert!("T-".parse::<TaskId>().is_err());
 /// assert!("../etc".parse::<TaskId>().is_err());
 /// ```
@@ -41,34 +46,42 @@ pub struct TaskId {
     number: u64,
 }
 
-/// A task id as it is spelled (`T-001`, `T-0007`), held inline: ids are short, a list holds
-/// several per task (its own, its dependencies, its parent), and one heap allocation for each was
-/// a tenth of decoding a large list.
-#[derive(Clone, Copy, Default)]
-struct Spelling {
-    len: u8,
-    bytes: [u8; Spelling::CAPACITY],
+/// A task id as it is spelled (`T-001`, `T-0007`), held inline when it is short — always, for
+/// the ids cairn makes: ids are short, a list holds several per task (its own, its dependencies,
+/// its parent), and one heap allocation for each was a tenth of decoding a large list. The schema
+/// allows any number of leading zeros, so a longer spelling is kept on the heap.
+#[derive(Clone)]
+enum Spelling {
+    Inline {
+        len: u8,
+        bytes: [u8; Spelling::INLINE],
+    },
+    Long(Box<str>),
 }
 
 impl Spelling {
-    /// `T-` and the 20 digits of the largest `u64`, with room to spare.
-    const CAPACITY: usize = 23;
+    /// `T-` and the 20 digits of the largest `u64`.
+    const INLINE: usize = 22;
 
-    /// `text` if it fits; callers pass only `T-` and ASCII digits.
-    fn new(text: &str) -> Option<Self> {
-        let mut bytes = [0; Self::CAPACITY];
-        bytes
-            .get_mut(..text.len())?
-            .copy_from_slice(text.as_bytes());
-        Some(Self {
-            len: u8::try_from(text.len()).ok()?,
-            bytes,
-        })
+    fn new(text: &str) -> Self {
+        let mut bytes = [0; Self::INLINE];
+        match (bytes.get_mut(..text.len()), u8::try_from(text.len())) {
+            (Some(head), Ok(len)) => {
+                head.copy_from_slice(text.as_bytes());
+                Self::Inline { len, bytes }
+            }
+            _ => Self::Long(text.into()),
+        }
     }
 
     fn as_str(&self) -> &str {
-        // Built only from a `&str` (see `new`): always UTF-8, so the fallback is never taken.
-        std::str::from_utf8(&self.bytes[..usize::from(self.len)]).unwrap_or_default()
+        match self {
+            // Built only from a `&str` (see `new`): always UTF-8, so the fallback is never taken.
+            Self::Inline { len, bytes } => {
+                std::str::from_utf8(&bytes[..usize::from(*len)]).unwrap_or_default()
+            }
+            Self::Long(text) => text,
+        }
     }
 }
 
@@ -107,14 +120,10 @@ impl Ord for TaskId {
 impl TaskId {
     /// cairn's own spelling: at least three digits.
     pub fn from_number(number: u64) -> Self {
-        use std::io::Write;
-        let mut text = Spelling::default();
-        let mut out = &mut text.bytes[..];
-        // 22 bytes at most ("T-" and 20 digits): the buffer holds them, so this cannot fail.
-        let _ = write!(out, "T-{number:03}");
-        let left = out.len();
-        text.len = u8::try_from(Spelling::CAPACITY - left).unwrap_or(0);
-        Self { text, number }
+        Self {
+            text: Spelling::new(&format!("T-{number:03}")),
+            number,
+        }
     }
 
     pub fn number(&self) -> u64 {
@@ -162,10 +171,12 @@ impl TryFrom<&str> for TaskId {
 
     fn try_from(text: &str) -> Result<Self, DomainError> {
         // On read, accept exactly what the contract allows and keep its spelling.
-        let number = text.strip_prefix("T-").and_then(parse_number);
-        match (number, Spelling::new(text)) {
-            (Some(number), Some(text)) => Ok(Self { text, number }),
-            _ => Err(bad_task_id(text)),
+        match text.strip_prefix("T-").and_then(parse_number) {
+            Some(number) => Ok(Self {
+                text: Spelling::new(text),
+                number,
+            }),
+            None => Err(bad_task_id(text)),
         }
     }
 }
