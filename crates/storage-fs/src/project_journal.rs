@@ -176,7 +176,7 @@ pub(crate) fn diff_encoded(
     unchanged: &[bool],
 ) -> Option<Option<TasksChange>> {
     let in_place = before.len() <= encoded.len()
-        && (0..before.len()).all(|i| before.id(i).is_some() && before.id(i) == encoded.id(i));
+        && (0..before.len()).all(|i| before.id(i).is_some_and(|id| Some(id) == encoded.id(i)));
     // Every id before is where it was, so `after` repeats an id only if it repeats one of its own.
     if !in_place || !unique(after) {
         let before = TaskDoc {

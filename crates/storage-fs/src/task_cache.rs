@@ -58,7 +58,11 @@ impl Encoded {
     /// For each task, whether it is exactly the task at the same position in `before`.
     pub(crate) fn unchanged_since(&self, before: &Encoded) -> Vec<bool> {
         (0..self.len())
-            .map(|i| before.task(i).is_some() && before.task(i) == self.task(i))
+            .map(|i| {
+                before
+                    .task(i)
+                    .is_some_and(|task| Some(task) == self.task(i))
+            })
             .collect()
     }
 
