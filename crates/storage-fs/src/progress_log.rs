@@ -118,6 +118,10 @@ fn escape_into(value: &str, out: &mut String) {
 }
 
 fn unescape(value: &str) -> String {
+    // Most values hold no escape: copied whole, not char by char (a replay payload is megabytes).
+    if memchr::memchr(b'\\', value.as_bytes()).is_none() {
+        return value.to_owned();
+    }
     let mut out = String::with_capacity(value.len());
     let mut chars = value.chars();
     while let Some(c) = chars.next() {
@@ -235,8 +239,13 @@ fn ends_with_newline(file: &mut File, path: &Path) -> Result<bool, StoreError> {
 
 /// Reads and parses the whole log. A missing file is an empty log.
 pub fn read_all(path: &Path) -> Result<LogRead, StoreError> {
+    read_all_fields(path, Fields::All)
+}
+
+/// [`read_all`], keeping only `fields`.
+pub fn read_all_fields(path: &Path, fields: Fields<'_>) -> Result<LogRead, StoreError> {
     match fs::read(path) {
-        Ok(bytes) => Ok(parse(&String::from_utf8_lossy(&bytes))),
+        Ok(bytes) => Ok(parse_fields(&text(&bytes), fields)),
         Err(error) if error.kind() == ErrorKind::NotFound => Ok(LogRead::default()),
         Err(source) => Err(StoreError::Io {
             op: "read progress log",
@@ -252,6 +261,15 @@ pub fn read_all(path: &Path) -> Result<LogRead, StoreError> {
 /// dropped, since it is the cut-off end of an older entry. Entries longer than the window are not
 /// seen at all; pick `max_bytes` for the entries you need. A missing file is an empty log.
 pub fn read_tail(path: &Path, max_bytes: u64) -> Result<LogRead, StoreError> {
+    read_tail_fields(path, max_bytes, Fields::All)
+}
+
+/// [`read_tail`], keeping only `fields`.
+pub fn read_tail_fields(
+    path: &Path,
+    max_bytes: u64,
+    fields: Fields<'_>,
+) -> Result<LogRead, StoreError> {
     let mut file = match File::open(path) {
         Ok(file) => file,
         Err(error) if error.kind() == ErrorKind::NotFound => return Ok(LogRead::default()),
@@ -271,7 +289,7 @@ pub fn read_tail(path: &Path, max_bytes: u64) -> Result<LogRead, StoreError> {
         let mut bytes = Vec::new();
         file.read_to_end(&mut bytes)
             .map_err(io_error("read progress log", path))?;
-        return Ok(parse(&String::from_utf8_lossy(&bytes)));
+        return Ok(parse_fields(&text(&bytes), fields));
     }
     // Start one byte early: if the window begins exactly at a heading, the preceding line feed
     // lets the resync below recognise it.
@@ -281,16 +299,44 @@ pub fn read_tail(path: &Path, max_bytes: u64) -> Result<LogRead, StoreError> {
     let mut bytes = Vec::new();
     file.read_to_end(&mut bytes)
         .map_err(io_error("read progress log", path))?;
-    let text = String::from_utf8_lossy(&bytes);
-    match text.find("\n## ") {
-        Some(at) => Ok(parse(&text[at + 1..])),
+    let text = text(&bytes);
+    match memchr::memmem::find(text.as_bytes(), HEADING_START) {
+        Some(at) => Ok(parse_fields(&text[at + 1..], fields)),
         None => Ok(LogRead::default()),
+    }
+}
+
+/// Which fields of each entry a read keeps. A caller that never looks at a bulky field (the
+/// journal's replay payloads hold up to the whole task list) saves copying it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fields<'a> {
+    All,
+    /// Every field but the one with this key.
+    Without(&'a str),
+}
+
+/// A line feed and the start of a heading.
+const HEADING_START: &[u8] = b"\n## ";
+
+/// The log's bytes as text: invalid UTF-8 (a foreign edit) is replaced, not refused.
+fn text(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
+    // The strict check is the fast one; the lossy pass only runs on a log that needs it.
+    match std::str::from_utf8(bytes) {
+        Ok(text) => std::borrow::Cow::Borrowed(text),
+        Err(_) => String::from_utf8_lossy(bytes),
     }
 }
 
 /// Parses log text into entries; see the module docs for the tolerance rules.
 pub fn parse(text: &str) -> LogRead {
-    let mut starts: Vec<usize> = text.match_indices("\n## ").map(|(at, _)| at + 1).collect();
+    parse_fields(text, Fields::All)
+}
+
+/// [`parse`], keeping only `fields`.
+pub fn parse_fields(text: &str, fields: Fields<'_>) -> LogRead {
+    let mut starts: Vec<usize> = memchr::memmem::find_iter(text.as_bytes(), HEADING_START)
+        .map(|at| at + 1)
+        .collect();
     if text.starts_with("## ") {
         starts.insert(0, 0);
     }
@@ -308,7 +354,7 @@ pub fn parse(text: &str) -> LogRead {
         };
         let block = &text[start..end];
         match split_entry(block) {
-            Some((entry, rest)) => match parse_entry(entry) {
+            Some((entry, rest)) => match parse_entry(entry, fields) {
                 Some(record) => {
                     read.records.push(record);
                     // Anything but whitespace after the closing blank line is not cairn's: the
@@ -328,8 +374,11 @@ pub fn parse(text: &str) -> LogRead {
 /// Splits a block at the blank line that closes its entry, the entry's commit marker: without it
 /// the append may have been cut short. Returns the entry (with its blank line) and what follows.
 fn split_entry(block: &str) -> Option<(&str, &str)> {
-    let lf = block.find("\n\n").map(|at| at + 2);
-    let crlf = block.find("\r\n\r\n").map(|at| at + 4);
+    let lf = memchr::memmem::find(block.as_bytes(), b"\n\n").map(|at| at + 2);
+    // Only a block with a carriage return before its first blank line can end at a CRLF one.
+    let crlf = memchr::memchr(b'\r', &block.as_bytes()[..lf.unwrap_or(block.len())])
+        .and_then(|_| memchr::memmem::find(block.as_bytes(), b"\r\n\r\n"))
+        .map(|at| at + 4);
     let end = match (lf, crlf) {
         (Some(a), Some(b)) => a.min(b),
         (a, b) => a.or(b)?,
@@ -337,7 +386,7 @@ fn split_entry(block: &str) -> Option<(&str, &str)> {
     Some(block.split_at(end))
 }
 
-fn parse_entry(entry: &str) -> Option<LogRecord> {
+fn parse_entry(entry: &str, fields: Fields<'_>) -> Option<LogRecord> {
     let mut lines = entry.lines();
     let heading = lines.next()?.strip_prefix("## ")?;
     let (at, kind) = heading.split_once(HEADING_SEPARATOR)?;
@@ -354,8 +403,12 @@ fn parse_entry(entry: &str) -> Option<LogRecord> {
         else {
             continue;
         };
+        let key = key.trim();
+        if fields == Fields::Without(key) {
+            continue;
+        }
         let value = value.strip_prefix(' ').unwrap_or(value);
-        record.fields.push((key.trim().to_owned(), unescape(value)));
+        record.fields.push((key.to_owned(), unescape(value)));
     }
     Some(record)
 }

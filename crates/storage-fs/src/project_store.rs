@@ -47,6 +47,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::layout::{self, ProjectLayout};
+use crate::progress_log::Fields;
 use crate::project_journal::{self as journal, Base, Payload};
 use crate::schema::{self, SchemaKind};
 use crate::{atomic, checkpoints, failpoint, io_error, lock, progress_log, task_cache};
@@ -1496,15 +1497,23 @@ impl ProjectStore for FsProjectStore {
 
     async fn read_log(&self, id: &ProjectId, tail: Option<usize>) -> Result<LogRead, StoreError> {
         let path = self.existing(id)?.log_md();
+        // The replay payloads are the store's bookkeeping, not events: callers see the entries
+        // as the events made them. Not even copied: one can be the whole task list.
+        let fields = Fields::Without(journal::FIELD);
         let read = match tail {
-            None => progress_log::read_all(&path)?,
+            None => progress_log::read_all_fields(&path, fields)?,
             Some(wanted) => {
                 let size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
                 let mut window = (wanted as u64)
                     .saturating_mul(TAIL_BYTES_PER_RECORD)
                     .max(4096);
                 loop {
-                    let read = progress_log::read_tail(&path, window)?;
+                    // A window past half the log reads all of it: one read, not a last one of
+                    // nearly the same bytes again.
+                    if window.saturating_mul(2) > size {
+                        window = size;
+                    }
+                    let read = progress_log::read_tail_fields(&path, window, fields)?;
                     if read.records.len() >= wanted || window >= size {
                         break read;
                     }
@@ -1512,16 +1521,10 @@ impl ProjectStore for FsProjectStore {
                 }
             }
         };
-        // The replay payloads are the store's bookkeeping, not events: callers see the entries
-        // as the events made them.
         let mut records: Vec<LogRecord> = read
             .records
             .into_iter()
             .filter(|r| r.kind != journal::STATE_ENTRY)
-            .map(|mut r| {
-                r.fields.retain(|(key, _)| key != journal::FIELD);
-                r
-            })
             .collect();
         if let Some(n) = tail {
             records.drain(..records.len().saturating_sub(n));
