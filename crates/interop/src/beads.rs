@@ -22,6 +22,7 @@
 //! Priorities 0, 1, 2, 3, 4 are CRITICAL, HIGH, MEDIUM, LOW, LOW (and back 0–3); issue type
 //! `epic` is level epic; labels are tags.
 
+use cairn_domain::project::graph::Index;
 use cairn_domain::project::import::{Incoming, IncomingTask};
 use cairn_domain::project::{Level, Priority, Task, TaskDoc, TaskId, TaskStatus};
 use cairn_domain::time::format_rfc3339;
@@ -137,7 +138,9 @@ fn key(task: &Task) -> String {
 }
 
 pub fn render(doc: &TaskDoc) -> String {
-    let key_of = |id: &TaskId| doc.get(id).map(key);
+    // An index, not `doc.get`: a scan per dependency made 100,000 tasks take seconds.
+    let index = Index::new(doc);
+    let key_of = |id: &TaskId| index.get(id).map(key);
     let mut out = String::new();
     for t in &doc.tasks {
         let id = key(t);

@@ -11,13 +11,14 @@
 //! | | | CANCELLED: not written (as `cairn tasklist push`) |
 
 use cairn_domain::project::import::{Incoming, IncomingTask};
-use cairn_domain::project::{Task, TaskDoc, TaskStatus};
+use cairn_domain::project::{Task, TaskDoc, TaskId, TaskStatus};
 use cairn_domain::tasklist::store::task_order;
 use cairn_domain::tasklist::sync::list_status;
 use cairn_domain::tasklist::{
     ClaudeTask, ClaudeTaskStatus, TaskFileWarning, is_safe_task_id, parse_task,
 };
 use serde_json::{Map, Value, json};
+use std::collections::{HashMap, HashSet};
 
 use crate::Failed;
 use crate::common::{export_key, json_error};
@@ -92,14 +93,25 @@ pub fn render(doc: &TaskDoc) -> Vec<(String, String)> {
         .iter()
         .filter(|t| list_status(t.status).is_some())
         .collect();
-    let key_of = |id| written.iter().find(|t| &t.id == id).map(|t| key(t));
+    // Maps built once, not scans per task: 100,000 tasks took minutes.
+    let by_id: HashMap<&TaskId, &Task> = written.iter().rev().map(|t| (&t.id, *t)).collect();
+    let key_of = |id| by_id.get(id).map(|t| key(t));
+    let mut blockers: HashMap<&TaskId, Vec<&Task>> = HashMap::new();
+    for o in &written {
+        // Each blocker once, in list order, as the scan found them.
+        let mut seen = HashSet::new();
+        for d in o.dependencies.iter().filter(|d| seen.insert(*d)) {
+            blockers.entry(d).or_default().push(o);
+        }
+    }
     let mut files: Vec<(String, String)> = written
         .iter()
         .map(|t| {
             let id = key(t);
-            let blocks: Vec<String> = written
-                .iter()
-                .filter(|o| o.dependencies.contains(&t.id))
+            let blocks: Vec<String> = blockers
+                .get(&t.id)
+                .into_iter()
+                .flatten()
                 .map(|o| key(o))
                 .collect();
             let blocked_by: Vec<String> = t.dependencies.iter().filter_map(key_of).collect();

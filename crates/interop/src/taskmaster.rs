@@ -248,6 +248,21 @@ fn priority_text(priority: Priority) -> &'static str {
 }
 
 /// The tagged form, every task under `master`.
+/// The smallest number from 1 up that a set, which only ever grows, does not hold: since the set
+/// only grows, the answer never goes down, and the search resumes where it stopped.
+#[derive(Default)]
+struct FirstFree(u64);
+
+impl FirstFree {
+    fn next(&mut self, taken: &HashSet<u64>) -> u64 {
+        self.0 = self.0.max(1);
+        while taken.contains(&self.0) {
+            self.0 += 1;
+        }
+        self.0
+    }
+}
+
 pub fn render(doc: &TaskDoc) -> String {
     // Top-level tasks and, per top-level task, its descendants in tree order.
     let mut tops: Vec<(&Task, Vec<&Task>)> = Vec::new();
@@ -265,12 +280,15 @@ pub fn render(doc: &TaskDoc) -> String {
         .iter()
         .map(|(t, _)| export_key(t, SOURCE, String::new).parse::<u64>().ok())
         .collect();
+    // Sets and a cursor, not scans: an export of 100,000 tasks scanned them for every task.
+    let wanted_any: HashSet<u64> = wanted.iter().flatten().copied().collect();
+    let mut free = FirstFree::default();
     let mut top_numbers = Vec::new();
     for (i, (t, _)) in tops.iter().enumerate() {
         let preferred = wanted[i].filter(|n| !taken.contains(n)).or_else(|| {
-            Some(t.id.number()).filter(|n| !taken.contains(n) && !wanted.contains(&Some(*n)))
+            Some(t.id.number()).filter(|n| !taken.contains(n) && !wanted_any.contains(n))
         });
-        let n = preferred.unwrap_or_else(|| (1..).find(|n| !taken.contains(n)).expect("free"));
+        let n = preferred.unwrap_or_else(|| free.next(&taken));
         taken.insert(n);
         top_numbers.push(n);
         full.insert(&t.id, n.to_string());
@@ -279,6 +297,7 @@ pub fn render(doc: &TaskDoc) -> String {
     for (i, (_, subs)) in tops.iter().enumerate() {
         let top = top_numbers[i];
         let mut used = HashSet::new();
+        let mut free = FirstFree::default();
         let mut numbers = Vec::new();
         for s in subs {
             let link = export_key(s, SOURCE, String::new);
@@ -286,7 +305,7 @@ pub fn render(doc: &TaskDoc) -> String {
                 .strip_prefix(&format!("{top}."))
                 .and_then(|n| n.parse::<u64>().ok())
                 .filter(|n| !used.contains(n));
-            let n = preferred.unwrap_or_else(|| (1..).find(|n| !used.contains(n)).expect("free"));
+            let n = preferred.unwrap_or_else(|| free.next(&used));
             used.insert(n);
             numbers.push(n);
             full.insert(&s.id, format!("{top}.{n}"));
