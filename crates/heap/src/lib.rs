@@ -7,16 +7,12 @@
 //! `task complete` took 10,300 page faults; faulting and zeroing them was about half its CPU time.
 //! A faster allocator does not help (mimalloc was measured slower): the cost is the kernel's.
 //!
-//! [`tune_for_a_short_process`] changes two things, for the process that calls it:
+//! [`tune_for_a_short_process`] changes three things, for the process that calls it:
 //! - glibc keeps big buffers on its heap, grows the heap in large steps and never shrinks it (the
 //!   process ends soon; what it gave back it would fault in again);
 //! - [`Heap`], the binaries' global allocator, asks the kernel to back each new stretch of the heap
 //!   with transparent huge pages (`MADV_HUGEPAGE`): one fault per 2 MiB instead of 512. Where THP is
-//!   off (`/sys/kernel/mm/transparent_hugepage/enabled` = `never`) the advice is ignored.
-//!
-//! Measured with `cairn-bench all --quick --only cli` (10,000 tasks): `task next` 20 → 12 ms,
-//! `task complete` 78 → 50 ms; the same tuning in `cairn-bench`'s floors keeps the ratios honest.
-//!
+//!   off (`/sys/kernel/mm/transparent_hugepage/enabled` = `never`) the advice is ignored;
 //! - small blocks (up to [`SMALL`] bytes: the strings and short vectors of a decoded task list)
 //!   are bumped from an arena and never freed. A decoded list of 10,000 tasks is 90,000 such
 //!   blocks; glibc spent a fifth of `task complete` allocating, freeing and consolidating them.
@@ -24,6 +20,11 @@
 //!   touched, with huge pages); a free of a block in it does nothing, a free of any other block is
 //!   glibc's. When the arena is spent, small blocks come from glibc again. What a short process
 //!   leaks this way is what it allocated small in its life: at 10,000 tasks a few megabytes.
+//!
+//! Measured with `cairn-bench all --quick --only cli` (10,000 tasks): the first two took `task
+//! next` 20 → 12 ms and `task complete` 78 → 50 ms; the arena (`CAIRN_HEAP=no-arena` against the
+//! default) 11.4 → 9.8 ms and 38–40 → 34 ms. The same tuning in `cairn-bench`'s floors keeps the
+//! ratios honest.
 //!
 //! Long-lived processes (`cairn mcp`, `cairn board`) do not call it: they keep glibc's defaults,
 //! which give memory back, and free every block. Until the call, [`Heap`] is exactly [`System`].
@@ -49,24 +50,18 @@ pub struct Heap;
 // advice only changes how the kernel backs pages, never their contents or a returned pointer.
 unsafe impl GlobalAlloc for Heap {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if let Some(block) = imp::bump(layout) {
-            return block;
-        }
-        // SAFETY: the caller upholds `GlobalAlloc::alloc`'s contract, which `System` shares.
-        let block = unsafe { System.alloc(layout) };
-        imp::advise(block, layout.size());
-        block
+        imp::bump(layout).unwrap_or_else(|| {
+            // SAFETY: the caller upholds `GlobalAlloc::alloc`'s contract, which `System` shares.
+            imp::advised(unsafe { System.alloc(layout) }, layout.size())
+        })
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         // The arena's pages are fresh from the kernel and never reused: already zero.
-        if let Some(block) = imp::bump(layout) {
-            return block;
-        }
-        // SAFETY: as in `alloc`.
-        let block = unsafe { System.alloc_zeroed(layout) };
-        imp::advise(block, layout.size());
-        block
+        imp::bump(layout).unwrap_or_else(|| {
+            // SAFETY: as in `alloc`.
+            imp::advised(unsafe { System.alloc_zeroed(layout) }, layout.size())
+        })
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
@@ -95,9 +90,7 @@ unsafe impl GlobalAlloc for Heap {
             return block;
         }
         // SAFETY: as in `dealloc`; `new_size` is the caller's, under `realloc`'s contract.
-        let block = unsafe { System.realloc(ptr, layout, new_size) };
-        imp::advise(block, new_size);
-        block
+        imp::advised(unsafe { System.realloc(ptr, layout, new_size) }, new_size)
     }
 }
 
@@ -147,7 +140,8 @@ mod imp {
         if layout.size() > super::SMALL || layout.align() > PAGE {
             return None;
         }
-        let end = ARENA_END.load(Ordering::Relaxed);
+        // Acquire: pairs with `reserve_arena`'s release, so the arena's start is seen with its end.
+        let end = ARENA_END.load(Ordering::Acquire);
         let mut next = ARENA_NEXT.load(Ordering::Relaxed);
         loop {
             // `next` is 0 (no arena: `end` is 0 too) or inside the arena, far below `usize::MAX`.
@@ -167,7 +161,9 @@ mod imp {
     /// Whether `ptr` is a block of the arena.
     pub(super) fn in_arena(ptr: *mut u8) -> bool {
         let at = ptr as usize;
-        at >= ARENA_START.load(Ordering::Relaxed) && at < ARENA_END.load(Ordering::Relaxed)
+        // The end first, as in `bump`: a start not yet seen would claim glibc's blocks.
+        let end = ARENA_END.load(Ordering::Acquire);
+        at < end && at >= ARENA_START.load(Ordering::Relaxed)
     }
 
     /// Reserves the arena. Without it (the mapping refused, e.g. under strict overcommit) small
@@ -216,21 +212,23 @@ mod imp {
         });
     }
 
-    /// After an allocation: advise what the heap grew by, or the block itself if glibc mmapped it.
-    pub(super) fn advise(block: *mut u8, size: usize) {
+    /// `block`, just allocated by glibc, after advising what the heap grew by, or the block
+    /// itself if glibc mmapped it.
+    pub(super) fn advised(block: *mut u8, size: usize) -> *mut u8 {
         let advised_to = ADVISED_TO.load(Ordering::Relaxed);
         if advised_to == 0 || block.is_null() {
-            return;
+            return block;
         }
         if size >= BIG {
             advise_range(block as usize, block as usize + size);
-            return;
+            return block;
         }
         let top = program_break();
         if top > advised_to {
             advise_range(advised_to, top);
             ADVISED_TO.store(top, Ordering::Relaxed);
         }
+        block
     }
 
     unsafe extern "C" {
@@ -272,7 +270,9 @@ mod imp {
     pub(super) fn in_arena(_ptr: *mut u8) -> bool {
         false
     }
-    pub(super) fn advise(_block: *mut u8, _size: usize) {}
+    pub(super) fn advised(block: *mut u8, _size: usize) -> *mut u8 {
+        block
+    }
 }
 
 #[cfg(test)]

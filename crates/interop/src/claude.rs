@@ -93,7 +93,8 @@ pub fn render(doc: &TaskDoc) -> Vec<(String, String)> {
         .iter()
         .filter(|t| list_status(t.status).is_some())
         .collect();
-    // Maps built once, not scans per task: 100,000 tasks took minutes.
+    // Maps built once, not scans per task: 100,000 tasks took minutes. Of a repeated id the first
+    // task wins (inserted last), as the scan's `find` had it.
     let by_id: HashMap<&TaskId, &Task> = written.iter().rev().map(|t| (&t.id, *t)).collect();
     let key_of = |id| by_id.get(id).map(|t| key(t));
     let mut blockers: HashMap<&TaskId, Vec<&Task>> = HashMap::new();

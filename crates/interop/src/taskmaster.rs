@@ -247,7 +247,6 @@ fn priority_text(priority: Priority) -> &'static str {
     }
 }
 
-/// The tagged form, every task under `master`.
 /// The smallest number from 1 up that a set, which only ever grows, does not hold: since the set
 /// only grows, the answer never goes down, and the search resumes where it stopped.
 #[derive(Default)]
@@ -263,6 +262,7 @@ impl FirstFree {
     }
 }
 
+/// The tagged form, every task under `master`.
 pub fn render(doc: &TaskDoc) -> String {
     // Top-level tasks and, per top-level task, its descendants in tree order.
     let mut tops: Vec<(&Task, Vec<&Task>)> = Vec::new();

@@ -333,7 +333,7 @@ pub fn parse(text: &str) -> LogRead {
 }
 
 /// [`parse`], keeping only `fields`.
-pub fn parse_fields(text: &str, fields: Fields<'_>) -> LogRead {
+fn parse_fields(text: &str, fields: Fields<'_>) -> LogRead {
     let mut starts: Vec<usize> = memchr::memmem::find_iter(text.as_bytes(), HEADING_START)
         .map(|at| at + 1)
         .collect();

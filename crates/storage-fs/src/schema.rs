@@ -3,11 +3,10 @@
 //! The schemas live in the workspace's `schemas/` directory (JSON Schema 2020-12) and are embedded
 //! in the binary with `include_str!`, so validation never touches the filesystem or the network.
 //! Each is compiled once per process, on first use (or ahead of it, see [`prepare`]), with format
-//! validation on (`date-time`
-//! fields must really be RFC 3339). `tasks.schema.json` refers to `task.schema.json` and
-//! `checkpoint.schema.json` to `tasks.schema.json` by relative `$ref`; both targets are served from
-//! an in-memory registry and the validator is built offline, so a reference can never trigger a
-//! fetch.
+//! validation on (`date-time` fields must really be RFC 3339). `tasks.schema.json` refers to
+//! `task.schema.json` and `checkpoint.schema.json` to `tasks.schema.json` by relative `$ref`; both
+//! targets are served from an in-memory registry and the validator is built offline, so a
+//! reference can never trigger a fetch.
 //!
 //! The schemas describe the interoperability contract with the original plugin's files: required
 //! fields and their shapes are enforced, unknown properties are allowed (cairn preserves them).
