@@ -112,6 +112,75 @@ fn a_damaged_file_with_no_checkpoint_exits_7() {
     assert!(run.stderr.contains("cairn doctor"), "{}", run.stderr);
 }
 
+/// The usual doctor checks what every read relies on, at the cost of a read: a checkpoint cut
+/// short and a torn log are found; a checkpoint whose ends are whole but whose content another
+/// tool broke takes `--full`, which validates every file.
+#[test]
+fn doctor_finds_cut_short_files_and_full_validates_every_checkpoint() {
+    let repo = Repo::with_project();
+    repo.add(&["First task"]);
+    repo.ok(&["checkpoint", "write"]);
+    repo.ok(&["checkpoint", "write"]);
+    let dir = repo.tasks_file().with_file_name("checkpoints");
+    let [first, second] = ["checkpoint-001.json", "checkpoint-002.json"].map(|n| dir.join(n));
+    assert_eq!(repo.json(&["doctor"])["clean"], true);
+
+    let text = std::fs::read_to_string(&first).unwrap();
+    std::fs::write(&first, &text[..text.len() / 2]).unwrap();
+    let broken =
+        std::fs::read_to_string(&second)
+            .unwrap()
+            .replacen("\"PENDING\"", "\"SOMEDAY\"", 1);
+    std::fs::write(&second, broken).unwrap();
+    let usual = repo.run(&["doctor"]);
+    assert_eq!(
+        usual.code,
+        code::UNHEALTHY,
+        "{}{}",
+        usual.stdout,
+        usual.stderr
+    );
+    assert!(
+        usual.stdout.contains("checkpoint-001.json: cut short"),
+        "{}",
+        usual.stdout
+    );
+    assert!(!usual.stdout.contains("checkpoint-002"), "{}", usual.stdout);
+    let full = repo.json_exiting(&["doctor", "--full"], code::UNHEALTHY);
+    let damaged: Vec<&str> = full["damaged"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["path"].as_str().unwrap())
+        .collect();
+    assert!(
+        damaged.len() == 2 && damaged[1].ends_with("checkpoint-002.json"),
+        "{full}"
+    );
+    assert!(
+        full["damaged"][1]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("schema"),
+        "{full}"
+    );
+
+    std::fs::write(&first, &text).unwrap();
+    std::fs::write(&second, &text).unwrap();
+    let log = repo.tasks_file().with_file_name("progress/log.md");
+    let mut torn = std::fs::read_to_string(&log).unwrap();
+    torn.push_str("## 2026-11-24T05:00:00Z \u{2014} TASK_COMPLETE\n- task: T-0");
+    std::fs::write(&log, torn).unwrap();
+    for args in [&["doctor"][..], &["doctor", "--full"]] {
+        let report = repo.json_exiting(args, code::UNHEALTHY);
+        assert_eq!(
+            (report["torn_log"].as_bool(), report["clean"].as_bool()),
+            (Some(true), Some(false)),
+            "{args:?}: {report}"
+        );
+    }
+}
+
 #[test]
 fn doctor_exits_9_on_problems_and_fix_repairs_the_safe_ones() {
     let repo = Repo::with_project();

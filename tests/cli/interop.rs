@@ -22,7 +22,8 @@ fn files(repo: &Repo) -> BTreeMap<PathBuf, Vec<u8>> {
             let path = entry.path();
             if path.is_dir() {
                 walk(&path, out);
-            } else {
+            } else if !path.ends_with(".tasks.json.cache") {
+                // The read cache is derived from tasks.json: any read may write it.
                 out.insert(path.clone(), std::fs::read(&path).expect("read"));
             }
         }

@@ -223,6 +223,7 @@ fn every_json_output_has_its_documented_shape() {
         &doctor,
         &with_page(&[
             "clean",
+            "scrutiny",
             "findings",
             "damaged",
             "debris",
@@ -232,6 +233,8 @@ fn every_json_output_has_its_documented_shape() {
             "plan_pointer",
         ]),
     );
+    assert_eq!(doctor["scrutiny"], "usual");
+    assert_eq!(repo.json(&["doctor", "--full"])["scrutiny"], "full");
 
     let status = repo.json(&["status"]);
     assert_keys(

@@ -169,11 +169,21 @@ impl Repo {
 
     /// Runs with `--json`, insists on success, parses stdout.
     pub fn json(&self, args: &[&str]) -> Value {
+        self.json_exiting(args, code::OK)
+    }
+
+    /// Runs with `--json`, insists on exit code `expected`, parses stdout.
+    pub fn json_exiting(&self, args: &[&str], expected: i32) -> Value {
         let mut all = vec!["--json"];
         all.extend_from_slice(args);
-        let stdout = self.ok(&all);
-        serde_json::from_str(&stdout)
-            .unwrap_or_else(|e| panic!("cairn {all:?} printed invalid JSON ({e}):\n{stdout}"))
+        let run = self.run(&all);
+        assert_eq!(
+            run.code, expected,
+            "cairn {all:?}\nstdout:\n{}\nstderr:\n{}",
+            run.stdout, run.stderr
+        );
+        serde_json::from_str(&run.stdout)
+            .unwrap_or_else(|e| panic!("cairn {all:?} printed invalid JSON ({e}):\n{}", run.stdout))
     }
 
     /// Runs a list command with `--json --all`, checks the list envelope says it is whole, and

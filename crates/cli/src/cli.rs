@@ -201,9 +201,15 @@ State dir: $MAESTRO_STATE_DIR (relative to the root), default docs/maestro."
     /// Exits 0 when everything is clean, 9 when problems remain. With --fix, repairs only what is
     /// safe (dangling references, one-sided parent links, stale temporary files, parents whose
     /// subtasks are all complete) and logs each repair.
+    ///
+    /// By default the files are checked as every command reads them: tasks.json in full unless it
+    /// is the very file cairn validated and wrote, checkpoints for being cut short, the log for a
+    /// torn last entry; this takes about as long as one read. --full validates every file against
+    /// its schema, every checkpoint in full and the whole log (seconds on a very large store).
     #[command(after_help = "Examples:
   cairn doctor
-  cairn doctor --fix")]
+  cairn doctor --fix
+  cairn doctor --full")]
     Doctor(DoctorArgs),
 
     /// A human summary: progress, work under way, blocked tasks, what is next
@@ -902,6 +908,10 @@ pub struct DoctorArgs {
     /// Repair what is safe to repair, logging each repair
     #[arg(long)]
     pub fix: bool,
+    /// Validate every file in full: tasks.json even when cairn wrote it, every checkpoint, the
+    /// whole log
+    #[arg(long)]
+    pub full: bool,
     /// Pages the findings (the exit code counts all of them)
     #[command(flatten)]
     pub page: PageArgs,

@@ -138,7 +138,12 @@ impl ProjectStore for Mocked {
     async fn clean_debris(&self, _: &ProjectId, _: Timestamp) -> Result<Vec<String>, StoreError> {
         Ok(vec![])
     }
-    async fn health(&self, _: &ProjectId, _: Timestamp) -> Result<StoreHealth, StoreError> {
+    async fn health(
+        &self,
+        _: &ProjectId,
+        _: Timestamp,
+        _: Scrutiny,
+    ) -> Result<StoreHealth, StoreError> {
         Ok(StoreHealth::default())
     }
     async fn export_project(&self, _: &ProjectId) -> Result<ProjectDump, StoreError> {

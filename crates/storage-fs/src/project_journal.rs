@@ -74,6 +74,66 @@ pub(crate) struct TasksChange {
     pub top: Option<TaskDoc>,
 }
 
+/// A commit's number and the markers it read: all a reader needs to tell whether the state files
+/// are behind the log, without the change (which can be the whole list: an import, a restore).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+pub(crate) struct Head {
+    pub seq: u64,
+    #[serde(default)]
+    pub base: Base,
+}
+
+/// A logged commit as found: its [`Head`], and its payload's text, parsed only when asked.
+#[derive(Debug)]
+pub(crate) struct Commit {
+    pub head: Head,
+    text: String,
+}
+
+impl Commit {
+    /// The commit `record` carries: `None` when it has no payload, `Some(Err)` when the payload is
+    /// unreadable.
+    pub fn of(mut record: LogRecord) -> Option<Result<Self, String>> {
+        let at = record.fields.iter().position(|(key, _)| key == FIELD)?;
+        let text = record.fields.swap_remove(at).1;
+        Some(Head::of(&text).map(|head| Self { head, text }))
+    }
+
+    /// Whether the payload may hold a `tasks` change, and a `project` record: never false when
+    /// it does (the key is there, outside any string), sometimes true when it does not (a task's
+    /// own field of that name). A search, not a parse, of what can be the whole list.
+    pub fn may_carry(&self) -> (bool, bool) {
+        let has = |key: &[u8]| memchr::memmem::find(self.text.as_bytes(), key).is_some();
+        (has(b"\"tasks\":{"), has(b"\"project\":{"))
+    }
+
+    pub fn payload(&self) -> Result<Payload, String> {
+        serde_json::from_str(&self.text).map_err(|e| e.to_string())
+    }
+}
+
+impl Head {
+    pub fn of(text: &str) -> Result<Self, String> {
+        // `encode` writes `seq` and `base` first, and `base` holds only numbers, so its first `}`
+        // closes it: the head parses from that prefix. Any other shape is parsed whole.
+        let prefix = text.strip_prefix("{\"seq\":").and_then(|rest| {
+            let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+            let base = rest[digits..].strip_prefix(",\"base\":{")?;
+            let close = base.find('}')?;
+            Some(&text[..text.len() - base.len() + close + 1])
+        });
+        if let Some(Ok(head)) = prefix.map(|p| serde_json::from_str(&format!("{p}}}"))) {
+            return Ok(head);
+        }
+        serde_json::from_str::<Payload>(text)
+            .map(|p| Self {
+                seq: p.seq,
+                base: p.base,
+            })
+            .map_err(|e| e.to_string())
+    }
+}
+
 impl Payload {
     pub fn encode(&self) -> String {
         // Serializing plain data with string keys cannot fail.
@@ -316,6 +376,50 @@ mod tests {
             apply(&mut replayed, &payload.tasks.expect("tasks")).expect("applies");
         }
         assert_eq!(&replayed, after);
+    }
+
+    /// A commit's head is read from the front of its payload, and agrees with the whole parse;
+    /// a payload of another shape falls back to the whole parse, and one torn after its head
+    /// still numbers (its head) but applies nothing.
+    #[test]
+    fn a_commits_head_agrees_with_its_whole_payload() {
+        let record = |text: &str| {
+            let mut r = LogRecord::new(chrono::Utc::now(), STATE_ENTRY);
+            r.fields.push(("task".into(), "T-001".into()));
+            r.fields.push((FIELD.into(), text.into()));
+            r
+        };
+        let base = Base {
+            tasks: 4,
+            project: 2,
+        };
+        let with_tasks = Payload {
+            seq: 9,
+            base,
+            tasks: diff(&doc(vec![]), &doc(vec![task(1, "one")]), &[]),
+            project: None,
+        };
+        let commit = Commit::of(record(&with_tasks.encode()))
+            .expect("a commit")
+            .expect("readable");
+        assert_eq!(commit.head, Head { seq: 9, base });
+        assert_eq!(commit.may_carry(), (true, false));
+        assert_eq!(commit.payload(), Ok(with_tasks));
+
+        let reordered = r#"{"base":{"project":2,"tasks":4},"seq":9}"#;
+        let commit = Commit::of(record(reordered))
+            .expect("a commit")
+            .expect("readable");
+        assert_eq!(commit.head, Head { seq: 9, base });
+        assert_eq!(commit.may_carry(), (false, false));
+
+        let torn = r#"{"seq":9,"base":{"tasks":4,"project":2},"tasks":{"put":[{"id":"#;
+        let commit = Commit::of(record(torn)).expect("a commit").expect("a head");
+        assert_eq!(commit.head, Head { seq: 9, base });
+        assert!(commit.payload().is_err());
+
+        assert!(Commit::of(record("{\"seq\":")).expect("a commit").is_err());
+        assert!(Commit::of(LogRecord::new(chrono::Utc::now(), STATE_ENTRY)).is_none());
     }
 
     #[test]

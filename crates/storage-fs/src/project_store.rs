@@ -35,7 +35,7 @@ use cairn_domain::ports::Clock;
 use cairn_domain::project::policy::{CHECKPOINT_RETENTION, DEBRIS_MAX_AGE, Velocity};
 use cairn_domain::project::store::{
     CheckpointInfo, Committed, DroppedTask, DumpedCheckpoint, DumpedResearch, KeptTask, Loaded,
-    LogRead, Mutation, ProjectDump, ProjectStore, Recovery, StoreHealth, TaskSource,
+    LogRead, Mutation, ProjectDump, ProjectStore, Recovery, Scrutiny, StoreHealth, TaskSource,
 };
 use cairn_domain::project::{
     Project, ProjectEvent, ProjectId, ProjectState, Task, TaskDoc, TaskId,
@@ -48,7 +48,7 @@ use serde_json::Value;
 
 use crate::layout::{self, ProjectLayout};
 use crate::progress_log::Fields;
-use crate::project_journal::{self as journal, Base, Payload};
+use crate::project_journal::{self as journal, Base, Commit, Payload};
 use crate::schema::{self, SchemaKind};
 use crate::{atomic, checkpoints, failpoint, io_error, lock, progress_log, task_cache};
 
@@ -207,7 +207,7 @@ impl FsProjectStore {
                     tasks: damaged_marker.unwrap_or(0),
                     project: read_project(&layout.project_json()).map_or(0, |(_, seq)| seq),
                 };
-                let seq = marks.next(last_payload_in(&log.records).map_or(0, |p| p.seq));
+                let seq = marks.next(last_commit_in(&log.records).map_or(0, |c| c.seq));
                 let payload = Payload {
                     seq,
                     base: marks.base(),
@@ -333,14 +333,29 @@ impl FsProjectStore {
             project: project_seq,
         };
         let last = if locked {
-            last_payload(layout)?
+            last_commit(layout)?
         } else {
             // A reader's look at the log is an optimisation of freshness, not of safety: an
             // unreadable log must not stop it from reading the state.
-            last_payload_within(layout, READER_LOG_WINDOW).unwrap_or(None)
+            last_commit_within(layout, READER_LOG_WINDOW).unwrap_or(None)
         };
         let Some(last) = last else {
             return Ok((Loaded { state, recovered }, marks, 0, as_read));
+        };
+        let head = last.head;
+        // Only a file whose marker is the commit's base can be behind it; most of the time
+        // neither is, and the change (the whole list, after an import) is never parsed.
+        let may_be_behind = |mark: u64, base: u64| mark != 0 && mark == base;
+        let (tasks_changed, project_changed) = last.may_carry();
+        let tasks_may_lag = tasks_changed && may_be_behind(marks.tasks, head.base.tasks);
+        let project_may_lag = project_changed && may_be_behind(marks.project, head.base.project);
+        if !tasks_may_lag && !project_may_lag {
+            return Ok((Loaded { state, recovered }, marks, head.seq, as_read));
+        }
+        // An unreadable payload is not a commit anyone can apply; the writer after it numbers
+        // from its head, so nothing is numbered twice.
+        let Ok(last) = last.payload() else {
+            return Ok((Loaded { state, recovered }, marks, head.seq, as_read));
         };
         // A file without a marker was written by another tool (or before markers existed): its
         // content is not cairn's to roll forward. (A new project's files, which the create
@@ -483,25 +498,73 @@ fn is_damage(error: &StoreError) -> bool {
     }
 }
 
-/// The payload of the last commit in `records`.
-fn last_payload_in(records: &[LogRecord]) -> Option<Payload> {
-    records.iter().rev().find_map(|r| Payload::of(r)?.ok())
+/// Whether the log ends in a torn entry, reading backwards from its end no further than its last
+/// entry: the torn tail is in the last entry, and the last heading in view is the log's last.
+fn log_is_torn(path: &Path) -> Result<bool, StoreError> {
+    let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+    let mut window = READER_LOG_WINDOW;
+    loop {
+        let read = progress_log::read_tail_fields(path, window, Fields::Without(journal::FIELD))?;
+        let saw_a_heading =
+            !read.records.is_empty() || read.torn_tail.is_some() || !read.skipped.is_empty();
+        if saw_a_heading || window >= size {
+            return Ok(read.torn_tail.is_some());
+        }
+        window = window.saturating_mul(4);
+    }
+}
+
+/// What is wrong with a checkpoint that is cut short, judged by its ends only: cairn writes one
+/// whole JSON object, so one that does not start with `{` and end with `}` was truncated or is
+/// not JSON. Reading its ends costs the same for any size of checkpoint.
+fn checkpoint_cut_short(path: &Path) -> Option<String> {
+    use std::io::{Read, Seek, SeekFrom};
+    const END: u64 = 64;
+    let ends = (|| {
+        let mut file = std::fs::File::open(path)?;
+        let len = file.metadata()?.len();
+        let mut head = vec![0; usize::try_from(len.min(END)).unwrap_or(0)];
+        file.read_exact(&mut head)?;
+        file.seek(SeekFrom::Start(len.saturating_sub(END)))?;
+        let mut tail = Vec::new();
+        file.read_to_end(&mut tail)?;
+        Ok::<_, std::io::Error>((head, tail))
+    })();
+    let (head, tail) = match ends {
+        Ok(ends) => ends,
+        Err(e) => return Some(format!("cannot read it: {e}")),
+    };
+    let first = head.iter().find(|b| !b.is_ascii_whitespace());
+    let last = tail.iter().rev().find(|b| !b.is_ascii_whitespace());
+    (first != Some(&b'{') || last != Some(&b'}')).then(|| {
+        "cut short or not JSON: it is not one whole JSON object (`cairn doctor --full` checks \
+         every checkpoint in full)"
+            .to_owned()
+    })
+}
+
+/// The head of the last commit in `records`.
+fn last_commit_in(records: &[LogRecord]) -> Option<journal::Head> {
+    records
+        .iter()
+        .rev()
+        .find_map(|r| journal::Head::of(r.get(journal::FIELD)?).ok())
 }
 
 /// The last commit of the log, reading backwards from its end in growing windows.
-fn last_payload(layout: &ProjectLayout) -> Result<Option<Payload>, StoreError> {
-    last_payload_within(layout, u64::MAX)
+fn last_commit(layout: &ProjectLayout) -> Result<Option<Commit>, StoreError> {
+    last_commit_within(layout, u64::MAX)
 }
 
-fn last_payload_within(layout: &ProjectLayout, limit: u64) -> Result<Option<Payload>, StoreError> {
+fn last_commit_within(layout: &ProjectLayout, limit: u64) -> Result<Option<Commit>, StoreError> {
     let path = layout.log_md();
     let size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
     let mut window = READER_LOG_WINDOW.min(limit);
     loop {
         let read = progress_log::read_tail(&path, window)?;
-        if let Some(found) = read.records.iter().rev().find_map(Payload::of) {
-            // An unreadable payload is not a commit anyone can apply; the writer after it numbers
-            // from the files' markers as well, so nothing is numbered twice.
+        if let Some(found) = read.records.into_iter().rev().find_map(Commit::of) {
+            // A payload without a readable head is not a commit anyone can apply; the writer
+            // after it numbers from the files' markers as well, so nothing is numbered twice.
             return Ok(found.ok());
         }
         if window >= size || window >= limit {
@@ -619,23 +682,37 @@ fn replay_tasks(layout: &ProjectLayout, records: &[LogRecord]) -> Option<Replaye
 type TaskFile = (TaskDoc, u64, Option<Vec<u8>>, Option<task_cache::Encoded>);
 
 /// Parses tasks.json, validating it unless it is exactly the file cairn itself validated and
-/// wrote (see [`stamp`]), and takes its `log_seq` marker out. A stamped file whose binary read
-/// cache is of it (see [`task_cache`]) is not parsed at all. The bytes come back too when they are
-/// cairn's own (stamped) and `want_bytes`, for a writer to reuse (see [`TaskLines`]). The error
-/// says what is wrong, for the log.
+/// wrote (see [`stamp`]), and takes its `log_seq` marker out. A file whose binary read cache is of
+/// it (see [`task_cache`]) is not parsed at all: a stamped file's, or a file another tool wrote
+/// that a read before this one validated in full. The bytes come back too when they are cairn's
+/// own (stamped) and `want_bytes`, for a writer to reuse (see [`TaskLines`]). The error says what
+/// is wrong, for the log.
 fn read_task_doc(layout: &ProjectLayout, want_bytes: bool) -> Result<TaskFile, String> {
-    let (mut file, identity) = open_tasks(layout)?;
+    let (mut file, identity, stamped) = open_tasks(layout)?;
     let cache = task_cache::path(layout.dir());
-    if let Some(key) = &identity
+    // A file another tool wrote (a `git pull`, an editor) is validated in full once, and the
+    // cache made of it then stands for that validation — under a key of its own, since its bytes
+    // are not cairn's to reuse line by line. Without it every read of the file pays the full
+    // validation until cairn next writes it: a second at 100,000 tasks.
+    let key = identity.map(|id| {
+        if stamped {
+            id
+        } else {
+            format!("{id} {FOREIGN}")
+        }
+    });
+    if let Some(key) = &key
         && let Some((doc, seq, encoded)) = task_cache::read(&cache, key, want_bytes)
     {
-        let own = want_bytes.then(|| read_rest(&mut file)).transpose()?;
+        let own = (want_bytes && stamped)
+            .then(|| read_rest(&mut file))
+            .transpose()?;
         return Ok((doc, seq, own, encoded));
     }
     let bytes = read_rest(&mut file)?;
-    let fast = identity
-        .as_ref()
-        .and_then(|_| serde_json::from_slice::<TaskDoc>(&bytes).ok());
+    let fast = stamped
+        .then(|| serde_json::from_slice::<TaskDoc>(&bytes).ok())
+        .flatten();
     let (mut doc, own) = match fast {
         Some(doc) => (doc, Some(bytes)),
         None => {
@@ -648,25 +725,35 @@ fn read_task_doc(layout: &ProjectLayout, want_bytes: bool) -> Result<TaskFile, S
         }
     };
     let seq = journal::take_marker(&mut doc.extra);
-    if let (Some(key), Some(_)) = (&identity, &own)
-        && let Some(encoded) = task_cache::Encoded::of(&doc, seq)
-    {
+    let encoded = key.and_then(|key| {
+        let encoded = task_cache::Encoded::of(&doc, seq)?;
         // The next read of this same file skips the JSON.
-        task_cache::write(&cache, key, &encoded);
-    }
-    Ok((doc, seq, own.filter(|_| want_bytes), None))
+        task_cache::write(&cache, &key, &encoded);
+        Some(encoded)
+    });
+    Ok((
+        doc,
+        seq,
+        own.filter(|_| want_bytes),
+        encoded.filter(|_| want_bytes),
+    ))
 }
 
-/// tasks.json opened, with its identity when it is stamped as cairn's own (see [`stamp`]).
-fn open_tasks(layout: &ProjectLayout) -> Result<(std::fs::File, Option<String>), String> {
+/// What a read cache's key adds to the identity of a tasks.json that cairn did not write.
+const FOREIGN: &str = "validated";
+
+/// tasks.json opened, with its identity, and whether that identity is stamped as cairn's own
+/// (see [`stamp`]).
+fn open_tasks(layout: &ProjectLayout) -> Result<(std::fs::File, Option<String>, bool), String> {
     let file =
         std::fs::File::open(layout.tasks_json()).map_err(|e| format!("cannot read it: {e}"))?;
     // Identity and bytes come from the same open handle, so a concurrent replace cannot pair one
     // file's stamp with another file's content.
     let identity = file.metadata().ok().map(|m| identity(&m));
-    let stamped =
-        identity.filter(|id| std::fs::read_to_string(stamp(layout)).ok().as_ref() == Some(id));
-    Ok((file, stamped))
+    let stamped = identity
+        .as_ref()
+        .is_some_and(|id| std::fs::read_to_string(stamp(layout)).ok().as_ref() == Some(id));
+    Ok((file, identity, stamped))
 }
 
 fn read_rest(file: &mut std::fs::File) -> Result<Vec<u8>, String> {
@@ -680,8 +767,8 @@ fn read_rest(file: &mut std::fs::File) -> Result<Vec<u8>, String> {
 /// tasks.json's bytes, and whether they are exactly what cairn validated and wrote (its
 /// [`stamp`] matches).
 fn read_tasks_bytes(layout: &ProjectLayout) -> Result<(Vec<u8>, bool), String> {
-    let (mut file, stamped) = open_tasks(layout)?;
-    Ok((read_rest(&mut file)?, stamped.is_some()))
+    let (mut file, _, stamped) = open_tasks(layout)?;
+    Ok((read_rest(&mut file)?, stamped))
 }
 
 /// The number of tasks in a document known to be valid, without building them.
@@ -1296,7 +1383,7 @@ impl ProjectStore for FsProjectStore {
         let _guard = self.lock(&layout)?;
         // A log that holds a commit is a project whose project.json a crash or a person removed:
         // the next read rebuilds it, so a second create must not start it over.
-        let last = last_payload(&layout)?;
+        let last = last_commit(&layout)?;
         if layout.project_json().exists() || last.is_some() {
             return Err(StoreError::AlreadyExists {
                 entity: Entity::Project,
@@ -1322,6 +1409,7 @@ impl ProjectStore for FsProjectStore {
         append_commit(&layout, at, &events, Some(&payload))?;
         (|| {
             tasks.install(&layout.tasks_json())?;
+            let _ = stamp_tasks(&layout);
             // project.json last: its existence is what makes the project exist to a reader.
             record.install(&layout.project_json())
         })()
@@ -1696,7 +1784,7 @@ impl ProjectStore for FsProjectStore {
             tasks: tasks_seq,
             project: project_seq,
         };
-        let seq = marks.next(last_payload(&layout)?.map_or(0, |p| p.seq));
+        let seq = marks.next(last_commit(&layout)?.map_or(0, |c| c.head.seq));
         let staged = atomic::stage(&layout.temp_dir(), &tasks_bytes(&layout, &doc, seq, None)?)?;
         events.push(ProjectEvent::CheckpointRestored {
             number,
@@ -1818,7 +1906,7 @@ impl ProjectStore for FsProjectStore {
         let layout = self.layout(&project.id)?;
         layout.create_dirs()?;
         let _guard = self.lock(&layout)?;
-        if !replace && (layout.project_json().exists() || last_payload(&layout)?.is_some()) {
+        if !replace && (layout.project_json().exists() || last_commit(&layout)?.is_some()) {
             return Err(StoreError::AlreadyExists {
                 entity: Entity::Project,
                 id: project.id.to_string(),
@@ -1904,29 +1992,56 @@ impl ProjectStore for FsProjectStore {
         atomic::write_atomic(&temp, &layout.project_json(), &record)
     }
 
-    async fn health(&self, id: &ProjectId, now: Timestamp) -> Result<StoreHealth, StoreError> {
+    async fn health(
+        &self,
+        id: &ProjectId,
+        now: Timestamp,
+        scrutiny: Scrutiny,
+    ) -> Result<StoreHealth, StoreError> {
         let layout = self.existing(id)?;
+        let full = scrutiny == Scrutiny::Full;
         let mut health = StoreHealth::default();
-        let mut check = |path: PathBuf, kind: SchemaKind, required: bool| {
-            let problem = match std::fs::read(&path) {
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound && !required => None,
-                Err(e) => Some(format!("cannot read it: {e}")),
-                Ok(bytes) => match serde_json::from_slice::<Value>(&bytes) {
-                    Err(e) => Some(format!("not valid JSON: {e}")),
-                    Ok(value) => schema::validate(kind, &value)
-                        .err()
-                        .map(|errors| format!("fails its schema: {}", summarize(&errors))),
-                },
-            };
+        let mut damaged = |path: PathBuf, problem: Option<String>| {
             if let Some(problem) = problem {
                 health.damaged.push((path.display().to_string(), problem));
             }
         };
-        check(layout.project_json(), SchemaKind::Project, true);
-        check(layout.tasks_json(), SchemaKind::Tasks, true);
-        check(layout.velocity_json(), SchemaKind::Velocity, false);
+        let validate = |path: &Path, kind: SchemaKind, required: bool| match std::fs::read(path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && !required => None,
+            Err(e) => Some(format!("cannot read it: {e}")),
+            Ok(bytes) => match serde_json::from_slice::<Value>(&bytes) {
+                Err(e) => Some(format!("not valid JSON: {e}")),
+                Ok(value) => schema::validate(kind, &value)
+                    .err()
+                    .map(|errors| format!("fails its schema: {}", summarize(&errors))),
+            },
+        };
+        let project_json = layout.project_json();
+        damaged(
+            project_json.clone(),
+            validate(&project_json, SchemaKind::Project, true),
+        );
+        let tasks_json = layout.tasks_json();
+        // Usually tasks.json is checked as every read checks it: in full unless it is the very
+        // file cairn validated and wrote, or one a read already validated in full.
+        let tasks_problem = if full {
+            validate(&tasks_json, SchemaKind::Tasks, true)
+        } else {
+            read_task_doc(&layout, false).err()
+        };
+        damaged(tasks_json, tasks_problem);
+        let velocity_json = layout.velocity_json();
+        damaged(
+            velocity_json.clone(),
+            validate(&velocity_json, SchemaKind::Velocity, false),
+        );
         for c in checkpoints::list(&layout.checkpoints_dir())? {
-            check(c.path, SchemaKind::Checkpoint, true);
+            let problem = if full {
+                validate(&c.path, SchemaKind::Checkpoint, true)
+            } else {
+                checkpoint_cut_short(&c.path)
+            };
+            damaged(c.path, problem);
         }
         let cutoff = now - DEBRIS_MAX_AGE;
         if let Ok(entries) = std::fs::read_dir(layout.temp_dir()) {
@@ -1938,9 +2053,13 @@ impl ProjectStore for FsProjectStore {
                 }
             }
         }
-        health.torn_log = progress_log::read_all(&layout.log_md())?
-            .torn_tail
-            .is_some();
+        health.torn_log = if full {
+            progress_log::read_all(&layout.log_md())?
+                .torn_tail
+                .is_some()
+        } else {
+            log_is_torn(&layout.log_md())?
+        };
         Ok(health)
     }
 }

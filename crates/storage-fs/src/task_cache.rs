@@ -4,7 +4,9 @@
 //!
 //! The cache is keyed by the identity of the tasks.json it was made from (the validation stamp's
 //! key: inode, size, modification time), and is trusted only when that key is the identity of
-//! the tasks.json being read *and* that file is stamped as cairn's own. Any change to tasks.json
+//! the tasks.json being read. A file stamped as cairn's own is keyed by its identity alone; a
+//! file another tool wrote is cached only once a read has validated it in full, under its
+//! identity and a word that says so, so that the two can never be taken for each other. Any change to tasks.json
 //! — by cairn, another tool, an editor, a restore — changes its identity and makes the cache
 //! stale. The payload carries its length and a checksum: a truncated, garbled or foreign file is
 //! not trusted either. A cache that is not trusted is ignored (the JSON is read instead) and

@@ -186,3 +186,54 @@ async fn any_change_to_tasks_json_makes_the_cache_stale() {
     std::fs::remove_file(s.path(".tasks.json.cache")).expect("remove the cache");
     assert_eq!(s.load().await, state);
 }
+
+/// A tasks.json another tool wrote (a `git pull`, an editor) is validated in full by the first
+/// read only: that read caches it under a key that says it is not cairn's own, and later reads of
+/// the same file come from the cache. A cairn write on top renders it afresh, in cairn's layout.
+#[tokio::test]
+async fn a_file_another_tool_wrote_is_validated_once_then_read_from_the_cache() {
+    let s = Store::new().await;
+    let path = s.path("tasks.json");
+    let cache = s.path(".tasks.json.cache");
+    let text = std::fs::read_to_string(&path).expect("read");
+    let value: serde_json::Value = serde_json::from_str(&text).expect("json");
+    let pretty = serde_json::to_string_pretty(&value)
+        .expect("pretty")
+        .replacen("second task", "SECOND TASK", 1);
+    std::fs::remove_file(&path).expect("remove");
+    std::fs::write(&path, pretty).expect("another tool's write");
+    std::fs::remove_file(&cache).expect("no cache yet");
+
+    let state = s.load().await;
+    assert_eq!(titles(&state), ["first task", "SECOND TASK", "third task"]);
+    let head = std::fs::read(&cache).expect("the read cached the file");
+    assert!(
+        head.split(|&b| b == b'\n')
+            .nth(1)
+            .is_some_and(|key| key.ends_with(b" validated")),
+        "keyed as validated, not as cairn's own"
+    );
+    s.retitle_keeping_identity("third task", "THIRD TASK");
+    assert_eq!(
+        s.load().await,
+        state,
+        "the same file (same identity) is read from the cache, not parsed again"
+    );
+
+    s.service
+        .add_task(&s.id, NewTask::titled("fourth task".to_owned()))
+        .await
+        .expect("add");
+    let written = std::fs::read_to_string(&path).expect("read");
+    assert!(
+        written
+            .lines()
+            .nth(1)
+            .is_some_and(|l| l.starts_with("{\"id\":\"T-001\"")),
+        "rewritten one task per line: {written}"
+    );
+    assert_eq!(
+        titles(&s.load().await),
+        ["first task", "SECOND TASK", "third task", "fourth task"]
+    );
+}

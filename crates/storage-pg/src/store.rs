@@ -24,7 +24,7 @@ use cairn_domain::ports::Clock;
 use cairn_domain::project::policy::{CHECKPOINT_RETENTION, Velocity};
 use cairn_domain::project::store::{
     CheckpointInfo, Committed, DumpedCheckpoint, DumpedResearch, Loaded, LogRead, Mutation,
-    ProjectDump, ProjectStore, StoreHealth,
+    ProjectDump, ProjectStore, Scrutiny, StoreHealth,
 };
 use cairn_domain::project::{Project, ProjectEvent, ProjectId, ProjectState, TaskDoc, TaskId};
 use cairn_domain::time::{Timestamp, format_rfc3339, parse_rfc3339};
@@ -1163,7 +1163,14 @@ impl ProjectStore for PgProjectStore {
         })
     }
 
-    async fn health(&self, id: &ProjectId, _now: Timestamp) -> Result<StoreHealth, StoreError> {
+    /// Every scrutiny looks at everything: the rows were written whole by transactions, so
+    /// there is no torn file to look for, and what is checked is each document's schema.
+    async fn health(
+        &self,
+        id: &ProjectId,
+        _now: Timestamp,
+        _scrutiny: Scrutiny,
+    ) -> Result<StoreHealth, StoreError> {
         let (head, velocity, checkpoints): (Head, Option<String>, Vec<(i32, String)>) =
             store_tx!(self, true, |tx| {
                 let row = tx

@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 use cairn_domain::project::report::{Finding, clip};
 use cairn_domain::project::service::Outlook;
 use cairn_domain::project::service::{LogQuery, ReconcileScope};
+use cairn_domain::project::store::Scrutiny;
 use cairn_domain::project::{ProjectStatus, TaskId, TaskStatus};
 use cairn_domain::time::{Timestamp, format_rfc3339};
 use cairn_render::PRIME_MAX_CHARS;
@@ -244,7 +245,12 @@ pub fn doctor(ctx: &Ctx, args: DoctorArgs) -> Result<Report, Failure> {
         } else {
             "checking the store…"
         });
-        ctx.block_on(ctx.service.doctor(&p, args.fix))?
+        let scrutiny = if args.full {
+            Scrutiny::Full
+        } else {
+            Scrutiny::Usual
+        };
+        ctx.block_on(ctx.service.doctor(&p, args.fix, scrutiny))?
     };
     let clean = report.is_clean() && plan.is_clean();
     // Findings are the list that grows with the store; the rest is a handful of files.

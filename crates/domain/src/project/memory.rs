@@ -294,7 +294,12 @@ impl ProjectStore for MemoryProjectStore {
         self.with(id, |_| Ok(Vec::new()))
     }
 
-    async fn health(&self, id: &ProjectId, _now: Timestamp) -> Result<StoreHealth, StoreError> {
+    async fn health(
+        &self,
+        id: &ProjectId,
+        _now: Timestamp,
+        _scrutiny: Scrutiny,
+    ) -> Result<StoreHealth, StoreError> {
         self.with(id, |_| Ok(StoreHealth::default()))
     }
 

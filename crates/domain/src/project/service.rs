@@ -23,7 +23,9 @@ use super::model::*;
 use super::phases::{self, PhaseProgress};
 use super::policy::{self, Completion, Reconciled, Velocity};
 use super::report::{self, Finding, Summary};
-use super::store::{Changes, CheckpointInfo, Committed, ProjectStore, Recovery, StoreHealth};
+use super::store::{
+    Changes, CheckpointInfo, Committed, ProjectStore, Recovery, Scrutiny, StoreHealth,
+};
 use super::tasks::{FieldChange, MoveDetail, NewTask, TaskEdit};
 
 /// What `init` needs.
@@ -89,6 +91,8 @@ impl ReconcileScope {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct DoctorReport {
+    /// How closely the stored files were looked at.
+    pub scrutiny: Scrutiny,
     pub findings: Vec<Finding>,
     pub store: StoreHealth,
     /// Repairs made (with `fix`).
@@ -753,10 +757,16 @@ impl ProjectService {
             .collect())
     }
 
-    pub async fn doctor(&self, id: &ProjectId, fix: bool) -> Result<DoctorReport, Error> {
+    pub async fn doctor(
+        &self,
+        id: &ProjectId,
+        fix: bool,
+        scrutiny: Scrutiny,
+    ) -> Result<DoctorReport, Error> {
         let at = self.now();
         let mut report = DoctorReport {
-            store: self.store.health(id, at).await?,
+            scrutiny,
+            store: self.store.health(id, at, scrutiny).await?,
             ..Default::default()
         };
         let state = self.load(id).await?;
@@ -789,7 +799,7 @@ impl ProjectService {
         // Report what is left after the repairs.
         let state = self.load(id).await?;
         report.findings = report::diagnose(&state.tasks);
-        report.store = self.store.health(id, at).await?;
+        report.store = self.store.health(id, at, scrutiny).await?;
         Ok(report)
     }
 

@@ -177,6 +177,20 @@ pub struct CheckpointInfo {
     pub size_bytes: u64,
 }
 
+/// How closely [`ProjectStore::health`] looks at the stored files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Scrutiny {
+    /// What every read relies on, at about the cost of a read: a file the store wrote and can
+    /// tell unchanged since is trusted as reads trust it, checkpoints are checked for being cut
+    /// short, and the log for a torn last entry. Its cost does not grow with the checkpoints.
+    #[default]
+    Usual,
+    /// Every file parsed and validated against its schema, whoever wrote it, every checkpoint in
+    /// full, and the whole log.
+    Full,
+}
+
 /// Problems with the stored files themselves (not with the tasks), for `doctor`.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct StoreHealth {
@@ -357,8 +371,14 @@ pub trait ProjectStore: std::fmt::Debug + Send + Sync {
     async fn clean_debris(&self, id: &ProjectId, now: Timestamp)
     -> Result<Vec<String>, StoreError>;
 
-    /// Checks the stored files without changing them. Errors: `NotFound`, `Io`.
-    async fn health(&self, id: &ProjectId, now: Timestamp) -> Result<StoreHealth, StoreError>;
+    /// Checks the stored files without changing them, as closely as `scrutiny` asks.
+    /// Errors: `NotFound`, `Io`.
+    async fn health(
+        &self,
+        id: &ProjectId,
+        now: Timestamp,
+        scrutiny: Scrutiny,
+    ) -> Result<StoreHealth, StoreError>;
 
     /// Everything stored of project `id`, to copy it into another store.
     /// Errors: `NotFound`; `Corrupt` when a file or checkpoint does not parse (nothing is
