@@ -33,6 +33,28 @@ fn files(repo: &Repo) -> BTreeMap<PathBuf, Vec<u8>> {
     out
 }
 
+/// Every file at or under `path` with its modification time.
+fn modified_under(path: &Path) -> BTreeMap<PathBuf, std::time::SystemTime> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![path.to_path_buf()];
+    while let Some(path) = stack.pop() {
+        if path.is_dir() {
+            stack.extend(
+                std::fs::read_dir(&path)
+                    .expect("read dir")
+                    .flatten()
+                    .map(|e| e.path()),
+            );
+        } else {
+            let modified = std::fs::metadata(&path)
+                .and_then(|m| m.modified())
+                .expect("mtime");
+            out.insert(path, modified);
+        }
+    }
+    out
+}
+
 /// (title, status, parent title, dependency titles) of every task, in file order.
 fn shape(repo: &Repo) -> Vec<(String, String, Option<String>, Vec<String>)> {
     let doc = repo.tasks_json();
@@ -119,6 +141,14 @@ fn round_trip(
     let out = repo.root().join(format!("export-{format}"));
     let o = out.to_str().unwrap();
     repo.ok(&["export", format, o]);
+    let written = modified_under(&out);
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    repo.ok(&["export", format, o]);
+    assert_eq!(
+        modified_under(&out),
+        written,
+        "a re-export leaves files that already hold it alone"
+    );
     let fresh = Repo::with_project();
     fresh.ok(&["import", format, o]);
     let lossless: Vec<_> = shape(&repo);
