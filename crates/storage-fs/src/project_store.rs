@@ -501,16 +501,32 @@ fn is_damage(error: &StoreError) -> bool {
 /// Whether the log ends in a torn entry, reading backwards from its end no further than its last
 /// entry: the torn tail is in the last entry, and the last heading in view is the log's last.
 fn log_is_torn(path: &Path) -> Result<bool, StoreError> {
-    let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
-    let mut window = READER_LOG_WINDOW;
-    loop {
-        let read = progress_log::read_tail_fields(path, window, Fields::Without(journal::FIELD))?;
+    let torn = look_back(path, u64::MAX, Fields::Without(journal::FIELD), |read| {
         let saw_a_heading =
             !read.records.is_empty() || read.torn_tail.is_some() || !read.skipped.is_empty();
-        if saw_a_heading || window >= size {
-            return Ok(read.torn_tail.is_some());
+        saw_a_heading.then_some(read.torn_tail.is_some())
+    })?;
+    Ok(torn.unwrap_or(false))
+}
+
+/// Reads the log's tail in windows growing fourfold from [`READER_LOG_WINDOW`] up to `limit` (or
+/// the whole log) until `look` finds in one what it looks for; `None` if the last window does not.
+fn look_back<T>(
+    path: &Path,
+    limit: u64,
+    fields: Fields<'_>,
+    mut look: impl FnMut(progress_log::LogRead) -> Option<T>,
+) -> Result<Option<T>, StoreError> {
+    let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+    let mut window = READER_LOG_WINDOW.min(limit);
+    loop {
+        if let Some(found) = look(progress_log::read_tail_fields(path, window, fields)?) {
+            return Ok(Some(found));
         }
-        window = window.saturating_mul(4);
+        if window >= size || window >= limit {
+            return Ok(None);
+        }
+        window = window.saturating_mul(4).min(limit);
     }
 }
 
@@ -557,21 +573,12 @@ fn last_commit(layout: &ProjectLayout) -> Result<Option<Commit>, StoreError> {
 }
 
 fn last_commit_within(layout: &ProjectLayout, limit: u64) -> Result<Option<Commit>, StoreError> {
-    let path = layout.log_md();
-    let size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
-    let mut window = READER_LOG_WINDOW.min(limit);
-    loop {
-        let read = progress_log::read_tail(&path, window)?;
-        if let Some(found) = read.records.into_iter().rev().find_map(Commit::of) {
-            // A payload without a readable head is not a commit anyone can apply; the writer
-            // after it numbers from the files' markers as well, so nothing is numbered twice.
-            return Ok(found.ok());
-        }
-        if window >= size || window >= limit {
-            return Ok(None);
-        }
-        window = window.saturating_mul(4).min(limit);
-    }
+    let found = look_back(&layout.log_md(), limit, Fields::All, |read| {
+        read.records.into_iter().rev().find_map(Commit::of)
+    })?;
+    // A payload without a readable head is not a commit anyone can apply; the writer after it
+    // numbers from the files' markers as well, so nothing is numbered twice.
+    Ok(found.and_then(Result::ok))
 }
 
 /// The tasks as the log rebuilds them: a trusted base and every later commit.
@@ -2027,7 +2034,11 @@ impl ProjectStore for FsProjectStore {
         let tasks_problem = if full {
             validate(&tasks_json, SchemaKind::Tasks, true)
         } else {
-            read_task_doc(&layout, false).err()
+            // A stamped file is not even decoded here: the doctor's load after this reads it.
+            match open_tasks(&layout) {
+                Ok((_, _, true)) => None,
+                _ => read_task_doc(&layout, false).err(),
+            }
         };
         damaged(tasks_json, tasks_problem);
         let velocity_json = layout.velocity_json();
