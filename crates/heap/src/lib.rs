@@ -94,6 +94,29 @@ unsafe impl GlobalAlloc for Heap {
     }
 }
 
+/// Small blocks come from glibc, freed and reused, while the returned guard lives, instead of
+/// from the arena: for a stretch of work that allocates and frees far more than it keeps, where
+/// the arena would commit (and the kernel zero) every block it ever handed out. Reading a
+/// 100,000-task tasks.json another tool wrote builds and drops a JSON tree per task; through the
+/// arena that is 300 MB of pages touched once. Guards nest; the arena is back when the last one
+/// drops. It is process-wide — another thread's small blocks meanwhile are glibc's too, which is
+/// only slower — and a no-op where there is no arena.
+#[must_use = "the arena is back as soon as the guard is dropped"]
+pub fn recycling() -> Recycling {
+    imp::RECYCLING.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    Recycling(())
+}
+
+/// See [`recycling`].
+#[derive(Debug)]
+pub struct Recycling(());
+
+impl Drop for Recycling {
+    fn drop(&mut self) {
+        imp::RECYCLING.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
 /// Tunes the heap of this process for a short life on a large store (see the crate docs). Call it
 /// once, early, in a process that ends within seconds; calling it again does nothing more.
 /// `CAIRN_HEAP=system` in the environment turns it off, and `CAIRN_HEAP=no-arena` turns off only
@@ -135,9 +158,16 @@ mod imp {
     /// Address space reserved for the arena. Only what is touched is ever committed.
     const ARENA_SIZE: usize = 1 << 30;
 
-    /// A fresh block of the arena for `layout`, if it is small and the arena has room.
+    /// How many [`super::Recycling`] guards are alive: while any is, the arena serves nothing.
+    pub(super) static RECYCLING: AtomicUsize = AtomicUsize::new(0);
+
+    /// A fresh block of the arena for `layout`, if it is small, the arena has room and no
+    /// [`super::Recycling`] guard is alive.
     pub(super) fn bump(layout: Layout) -> Option<*mut u8> {
-        if layout.size() > super::SMALL || layout.align() > PAGE {
+        if layout.size() > super::SMALL
+            || layout.align() > PAGE
+            || RECYCLING.load(Ordering::Relaxed) != 0
+        {
             return None;
         }
         // Acquire: pairs with `reserve_arena`'s release, so the arena's start is seen with its end.
@@ -263,6 +293,8 @@ mod imp {
 
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
 mod imp {
+    pub(super) static RECYCLING: std::sync::atomic::AtomicUsize =
+        std::sync::atomic::AtomicUsize::new(0);
     pub(super) fn tune(_arena: bool) {}
     pub(super) fn bump(_layout: std::alloc::Layout) -> Option<*mut u8> {
         None
@@ -330,5 +362,28 @@ mod tests {
         }
         // SAFETY: as above.
         unsafe { heap.dealloc(after, layout) };
+
+        let recycled = {
+            let _outer = recycling();
+            let _inner = recycling();
+            // SAFETY: as above.
+            unsafe { heap.alloc(layout) }
+        };
+        assert!(
+            !imp::in_arena(recycled),
+            "while recycling, small blocks are glibc's"
+        );
+        // SAFETY: as above; a glibc block is freed to glibc after the guards are gone.
+        unsafe { heap.dealloc(recycled, layout) };
+        // SAFETY: as above.
+        let back = unsafe { heap.alloc(layout) };
+        if cfg!(all(target_os = "linux", target_env = "gnu")) {
+            assert!(
+                imp::in_arena(back),
+                "the arena is back when the last guard drops"
+            );
+        }
+        // SAFETY: as above.
+        unsafe { heap.dealloc(back, layout) };
     }
 }

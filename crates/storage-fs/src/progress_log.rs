@@ -36,7 +36,9 @@
 //! reported in [`LogRead::skipped`]. Lines inside an entry that are not `- key: value` are
 //! ignored. [`read_tail`] parses only the last
 //! bytes of the file, resynchronising on the first heading it finds, for hot paths that only need
-//! recent entries.
+//! recent entries. [`find_back`] walks the blocks from the end one at a time with their field
+//! lines cut short, for a writer that needs the head of the last commit however long its entry
+//! is (a whole-list payload after an import is tens of megabytes).
 
 use crate::failpoints::failpoint;
 use crate::{fsync_dir, io_error, parent_dir};
@@ -344,31 +346,241 @@ fn parse_fields(text: &str, fields: Fields<'_>) -> LogRead {
     let mut read = LogRead::default();
     for (index, &start) in starts.iter().enumerate() {
         let end = starts.get(index + 1).copied().unwrap_or(text.len());
-        let is_last = index + 1 == starts.len();
-        let mut damaged = |fragment: &str| {
-            if is_last {
-                read.torn_tail = Some(fragment.to_owned());
+        let (record, damage) = parse_block(&text[start..end], fields);
+        read.records.extend(record);
+        if let Some(damage) = damage {
+            if index + 1 == starts.len() {
+                read.torn_tail = Some(damage.to_owned());
             } else {
-                read.skipped.push(fragment.to_owned());
+                read.skipped.push(damage.to_owned());
             }
-        };
-        let block = &text[start..end];
-        match split_entry(block) {
-            Some((entry, rest)) => match parse_entry(entry, fields) {
-                Some(record) => {
-                    read.records.push(record);
-                    // Anything but whitespace after the closing blank line is not cairn's: the
-                    // first bytes of an append cut off before its heading was complete, or notes.
-                    if !rest.trim().is_empty() {
-                        damaged(rest);
-                    }
-                }
-                None => damaged(block),
-            },
-            None => damaged(block),
         }
     }
     read
+}
+
+/// What one block (a heading up to the next one) holds: its entry, and its damaged text, if any.
+fn parse_block<'a>(block: &'a str, fields: Fields<'_>) -> (Option<LogRecord>, Option<&'a str>) {
+    match split_entry(block) {
+        Some((entry, rest)) => match parse_entry(entry, fields) {
+            // Anything but whitespace after the closing blank line is not cairn's: the first
+            // bytes of an append cut off before its heading was complete, or notes.
+            Some(record) => (Some(record), (!rest.trim().is_empty()).then_some(rest)),
+            None => (None, Some(block)),
+        },
+        None => (None, Some(block)),
+    }
+}
+
+/// One block of the log as [`find_back`] reads it.
+#[derive(Debug)]
+pub struct Block {
+    /// Where the block starts (its heading) and ends (the next heading, or the end of the file).
+    pub span: (u64, u64),
+    /// Its entry, every line cut to the clip length; `None` when it holds none.
+    pub record: Option<LogRecord>,
+    /// Whether it is damaged: no entry, or stray text after the entry's blank line (see the
+    /// module docs). The last block of the log damaged is its torn tail.
+    pub damaged: bool,
+    /// Whether a line was cut: [`read_block`] reads the entry whole.
+    pub clipped: bool,
+}
+
+/// Walks the log's blocks from its end backwards, handing each to `look` until it returns
+/// something, and looks no further back than the block starting within the last `limit` bytes.
+/// Every line of a block is cut to its first `clip` bytes, so memory stays small however long an
+/// entry is: a replay payload can be a whole task list of tens of megabytes, of which a writer
+/// needs the first hundred bytes. Blocks are parsed as [`read_all`] parses them. A missing file
+/// is an empty log.
+pub fn find_back<T>(
+    path: &Path,
+    limit: u64,
+    clip: usize,
+    mut look: impl FnMut(Block) -> Option<T>,
+) -> Result<Option<T>, StoreError> {
+    let mut file = match File::open(path) {
+        Ok(file) => file,
+        Err(error) if error.kind() == ErrorKind::NotFound => return Ok(None),
+        Err(source) => return Err(io_error("open progress log", path)(source)),
+    };
+    let len = file
+        .metadata()
+        .map_err(io_error("stat progress log", path))?
+        .len();
+    let floor = len.saturating_sub(limit);
+    let mut chunk = Vec::new();
+    let mut end = len;
+    while let Some(start) = heading_before(&mut file, end, floor, &mut chunk)
+        .map_err(io_error("read progress log", path))?
+    {
+        let (bytes, clipped) = read_clipped(&mut file, (start, end), clip, &mut chunk)
+            .map_err(io_error("read progress log", path))?;
+        let text = text(&bytes);
+        let (record, damage) = parse_block(&text, Fields::All);
+        let block = Block {
+            span: (start, end),
+            damaged: damage.is_some(),
+            record,
+            clipped,
+        };
+        if let Some(found) = look(block) {
+            return Ok(Some(found));
+        }
+        end = start;
+    }
+    Ok(None)
+}
+
+/// The entry of the block at `span` (as [`find_back`] found it), read whole.
+pub fn read_block(path: &Path, span: (u64, u64)) -> Result<Option<LogRecord>, StoreError> {
+    let mut file = File::open(path).map_err(io_error("open progress log", path))?;
+    file.seek(SeekFrom::Start(span.0))
+        .map_err(io_error("seek in progress log", path))?;
+    let mut bytes = Vec::with_capacity(usize::try_from(span.1 - span.0).unwrap_or(0));
+    file.take(span.1 - span.0)
+        .read_to_end(&mut bytes)
+        .map_err(io_error("read progress log", path))?;
+    Ok(parse_block(&text(&bytes), Fields::All).0)
+}
+
+/// Which of `needles` occur in the bytes of `span` (as [`find_back`] found it), as the log
+/// holds them — escaped: a needle without `\`, a line feed or a carriage return occurs there
+/// exactly where it occurs in the unescaped text, or in another field of the entry. Reads a chunk
+/// at a time: a search through a payload of tens of megabytes that allocates nothing of its size.
+pub fn block_contains(
+    path: &Path,
+    span: (u64, u64),
+    needles: &[&[u8]],
+) -> Result<Vec<bool>, StoreError> {
+    let mut file = File::open(path).map_err(io_error("open progress log", path))?;
+    let overlap = needles.iter().map(|n| n.len()).max().unwrap_or(1).max(1) as u64 - 1;
+    let mut found = vec![false; needles.len()];
+    let mut chunk = Vec::new();
+    let mut at = span.0;
+    while at < span.1 && found.contains(&false) {
+        let to = span.1.min(at + CHUNK as u64);
+        read_range(&mut file, (at, to), &mut chunk).map_err(io_error("read progress log", path))?;
+        for (needle, seen) in needles.iter().zip(&mut found) {
+            *seen |= memchr::memmem::find(&chunk, needle).is_some();
+        }
+        if to >= span.1 || chunk.len() as u64 <= overlap {
+            break;
+        }
+        // The next chunk repeats this one's last bytes, so a needle across the seam is seen.
+        at = to - overlap;
+    }
+    Ok(found)
+}
+
+/// How much of the log [`find_back`] reads at a time. The tests read a few bytes at a time, so
+/// that headings, needles and line ends fall across chunks' seams.
+const CHUNK: usize = if cfg!(test) { 97 } else { 64 * 1024 };
+
+/// The start of the last heading that starts at or after `floor` and before `before`, scanning
+/// backwards a chunk at a time.
+fn heading_before(
+    file: &mut File,
+    before: u64,
+    floor: u64,
+    chunk: &mut Vec<u8>,
+) -> std::io::Result<Option<u64>> {
+    // A heading at `at` shows as "\n## " from `at - 1`; chunks overlap by the pattern's length
+    // so none is missed where two meet.
+    let overlap = HEADING_START.len() as u64;
+    let mut hi = before.saturating_add(overlap - 1);
+    loop {
+        let lo = hi.saturating_sub(CHUNK as u64).max(floor.saturating_sub(1));
+        read_range(file, (lo, hi), chunk)?;
+        let found = memchr::memmem::rfind_iter(chunk, HEADING_START)
+            .map(|at| lo + at as u64 + 1)
+            .find(|&at| at < before);
+        if let Some(at) = found {
+            return Ok((at >= floor).then_some(at));
+        }
+        if lo <= floor.saturating_sub(1) {
+            let starts_with_one = floor == 0 && before > 0 && chunk.starts_with(b"## ") && lo == 0;
+            return Ok(starts_with_one.then_some(0));
+        }
+        hi = lo + overlap;
+    }
+}
+
+/// Reads the bytes of `span` (clamped to the file) into `chunk`.
+fn read_range(file: &mut File, span: (u64, u64), chunk: &mut Vec<u8>) -> std::io::Result<()> {
+    chunk.clear();
+    file.seek(SeekFrom::Start(span.0))?;
+    file.take(span.1.saturating_sub(span.0))
+        .read_to_end(chunk)
+        .map(drop)
+}
+
+/// The bytes of `span` with every field line (`- key: value`) cut to its first `clip` bytes (at
+/// least its `- `), and whether one was. Nothing else changes: the block splits, parses and is
+/// damaged as it is whole (a cut line keeps its line ending, carriage return included, and is
+/// never blank); only the values of cut fields are shortened.
+fn read_clipped(
+    file: &mut File,
+    span: (u64, u64),
+    clip: usize,
+    chunk: &mut Vec<u8>,
+) -> std::io::Result<(Vec<u8>, bool)> {
+    let clip = clip.max(2);
+    let mut out = Vec::new();
+    let mut clipped = false;
+    // The line being copied: how long it is so far, counting what was cut, and whether it is a
+    // field line (known from its second byte on), and whether its last byte cut was `\r`.
+    let mut line = 0usize;
+    let mut field = false;
+    let mut cut_cr = false;
+    let mut at = span.0;
+    while at < span.1 {
+        let to = span.1.min(at + CHUNK as u64);
+        read_range(file, (at, to), chunk)?;
+        if chunk.is_empty() {
+            break;
+        }
+        at += chunk.len() as u64;
+        let mut rest = chunk.as_slice();
+        while !rest.is_empty() {
+            let (part, ends_line) = match memchr::memchr(b'\n', rest) {
+                Some(lf) => (&rest[..lf], true),
+                None => (rest, false),
+            };
+            for (i, &b) in part.iter().take(2usize.saturating_sub(line)).enumerate() {
+                field = if line + i == 0 {
+                    b == b'-'
+                } else {
+                    field && b == b' '
+                };
+            }
+            let keep = if field || line + part.len() < 2 {
+                part.len().min(clip.saturating_sub(line))
+            } else {
+                part.len()
+            };
+            out.extend_from_slice(&part[..keep]);
+            if keep < part.len() {
+                clipped = true;
+                cut_cr = part.last() == Some(&b'\r');
+            } else if !part.is_empty() {
+                cut_cr = false;
+            }
+            line += part.len();
+            rest = &rest[part.len()..];
+            if ends_line {
+                if cut_cr {
+                    out.push(b'\r');
+                }
+                out.push(b'\n');
+                (line, field, cut_cr) = (0, false, false);
+                rest = &rest[1..];
+            }
+        }
+    }
+    if cut_cr {
+        out.push(b'\r');
+    }
+    Ok((out, clipped))
 }
 
 /// Splits a block at the blank line that closes its entry, the entry's commit marker: without it
@@ -680,5 +892,120 @@ mod tests {
     fn crlf_edited_logs_still_parse() {
         let text = render(&complete("T-1", 1)).unwrap().replace('\n', "\r\n");
         assert_eq!(parse(&text).records, vec![complete("T-1", 1)]);
+    }
+
+    /// The log's blocks as the whole-file parse splits them, each with its entry and whether it
+    /// is damaged: what [`find_back`] must find, newest first.
+    fn blocks_forward(text: &str) -> Vec<(u64, Option<LogRecord>, bool)> {
+        let mut starts: Vec<usize> = memchr::memmem::find_iter(text.as_bytes(), HEADING_START)
+            .map(|at| at + 1)
+            .collect();
+        if text.starts_with("## ") {
+            starts.insert(0, 0);
+        }
+        starts
+            .iter()
+            .enumerate()
+            .map(|(i, &start)| {
+                let end = starts.get(i + 1).copied().unwrap_or(text.len());
+                let (record, damage) = parse_block(&text[start..end], Fields::All);
+                (start as u64, record, damage.is_some())
+            })
+            .collect()
+    }
+
+    fn piece() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        // Long values cross find_back's chunks; the other pieces are the damage a log can hold.
+        let value = prop_oneof![
+            "[a-z \\\n#]{0,12}",
+            (0usize..3_000, "[a-z#\n]").prop_map(|(n, c)| c.repeat(n)),
+        ];
+        prop_oneof![
+            4 => (value, 0i64..1000).prop_map(|(v, s)| {
+                render(&LogRecord::new(at(s), "STATE_SAVED").with("replay", v).with("n", s))
+                    .unwrap()
+            }),
+            1 => (0usize..500, 0i64..9).prop_map(|(n, s)| {
+                let record = LogRecord::new(at(s), "STATE_SAVED").with("replay", "y".repeat(n));
+                render(&record).unwrap().replace('\n', "\r\n")
+            }),
+            1 => Just("notes a person wrote\n".to_owned()),
+            1 => Just("## 2026-11-18T21:47:40Z \u{2014} TASK_ST".to_owned()),
+            1 => Just("## not a heading\n\n".to_owned()),
+            1 => Just("\n## ".to_owned()),
+            1 => (0usize..300).prop_map(|n| format!("x{}\n", "#".repeat(n))),
+        ]
+    }
+
+    /// A needle is found wherever it falls against the chunks' seams, and only where it is.
+    #[test]
+    fn block_contains_finds_a_needle_across_every_seam() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("log.md");
+        for offset in 0..2 * CHUNK {
+            let text = format!("## x\n- a: {}\"tasks\":{{\n\n", "z".repeat(offset));
+            fs::write(&path, &text).unwrap();
+            let span = (0, text.len() as u64);
+            let needles: [&[u8]; 2] = [b"\"tasks\":{", b"\"project\":{"];
+            assert_eq!(
+                block_contains(&path, span, &needles).unwrap(),
+                [true, false],
+                "{offset}"
+            );
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+
+        /// Backwards, a block at a time and with its lines cut, the log reads as the whole-file
+        /// parse reads it: the same blocks, entries and damage, a cut entry read whole by
+        /// `read_block`, `block_contains` as a search of the block's bytes, and `limit` keeping
+        /// exactly the blocks that start within it.
+        #[test]
+        fn find_back_reads_the_blocks_the_whole_parse_reads(
+            pieces in proptest::collection::vec(piece(), 0..8),
+            clip in proptest::prop_oneof![proptest::strategy::Just(usize::MAX), 1usize..200],
+            limit in proptest::prop_oneof![proptest::strategy::Just(u64::MAX), 0u64..12_000],
+        ) {
+            use proptest::prelude::*;
+            let text = pieces.concat();
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("log.md");
+            fs::write(&path, &text).unwrap();
+            let len = text.len() as u64;
+            let expected: Vec<_> = blocks_forward(&text)
+                .into_iter()
+                .rev()
+                .filter(|(start, _, _)| *start >= len.saturating_sub(limit))
+                .collect();
+            let mut found = Vec::new();
+            let none = find_back(&path, limit, clip, |block| {
+                found.push(block);
+                None::<()>
+            })
+            .unwrap();
+            prop_assert!(none.is_none());
+            prop_assert_eq!(found.len(), expected.len());
+            let mut end = len;
+            for (block, (start, record, damaged)) in found.iter().zip(&expected) {
+                prop_assert_eq!(block.span, (*start, end));
+                prop_assert_eq!(block.damaged, *damaged);
+                let whole = read_block(&path, block.span).unwrap();
+                prop_assert_eq!(&whole, record);
+                if !block.clipped {
+                    prop_assert_eq!(&block.record, record);
+                }
+                prop_assert_eq!(block.record.is_some(), record.is_some());
+                let bytes = &text.as_bytes()[*start as usize..end as usize];
+                let needles: [&[u8]; 3] = [b"y\r\n", b"replay", b"\n## "];
+                let contains = block_contains(&path, block.span, &needles).unwrap();
+                for (needle, found) in needles.iter().zip(contains) {
+                    prop_assert_eq!(found, memchr::memmem::find(bytes, needle).is_some());
+                }
+                end = *start;
+            }
+        }
     }
 }

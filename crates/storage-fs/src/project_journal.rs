@@ -104,13 +104,17 @@ impl Commit {
     /// own field of that name). A search, not a parse, of what can be the whole list.
     pub fn may_carry(&self) -> (bool, bool) {
         let has = |key: &[u8]| memchr::memmem::find(self.text.as_bytes(), key).is_some();
-        (has(b"\"tasks\":{"), has(b"\"project\":{"))
+        (has(CARRIES[0]), has(CARRIES[1]))
     }
 
     pub fn payload(&self) -> Result<Payload, String> {
         serde_json::from_str(&self.text).map_err(|e| e.to_string())
     }
 }
+
+/// What [`Commit::may_carry`] looks for: a `tasks` change, a `project` record. Neither holds a
+/// character the log escapes, so a search of the log's own bytes finds them too.
+pub(crate) const CARRIES: [&[u8]; 2] = [b"\"tasks\":{", b"\"project\":{"];
 
 impl Head {
     pub fn of(text: &str) -> Result<Self, String> {

@@ -13,7 +13,9 @@ const POLICY: &[(&str, &[&str])] = &[
     // The binaries' allocator (the only unsafe code): it knows nothing of cairn.
     ("cairn-heap", &[]),
     ("cairn-render", &["cairn-domain"]),
-    ("cairn-storage-fs", &["cairn-domain"]),
+    // The heap's `recycling` guard: a read that builds and drops a JSON tree per task says so, and
+    // the binaries' allocator frees those blocks instead of bumping them (a no-op elsewhere).
+    ("cairn-storage-fs", &["cairn-domain", "cairn-heap"]),
     // The MCP server is a driving adapter like the CLI, but names no store: the CLI's wiring
     // hands it the services. It answers with the JSON shapes `cairn --json plan|session` prints,
     // which live in the renderer so that there is one of each.
