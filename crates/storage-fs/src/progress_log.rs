@@ -408,9 +408,13 @@ pub fn find_back<T>(
         .map_err(io_error("stat progress log", path))?
         .len();
     let floor = len.saturating_sub(limit);
+    let mut window = Window {
+        lo: len,
+        bytes: Vec::new(),
+    };
     let mut chunk = Vec::new();
     let mut end = len;
-    while let Some(start) = heading_before(&mut file, end, floor, &mut chunk)
+    while let Some(start) = heading_before(&mut file, end, floor, &mut window)
         .map_err(io_error("read progress log", path))?
     {
         let (bytes, clipped) = read_clipped(&mut file, (start, end), clip, &mut chunk)
@@ -476,32 +480,42 @@ pub fn block_contains(
 /// that headings, needles and line ends fall across chunks' seams.
 const CHUNK: usize = if cfg!(test) { 97 } else { 64 * 1024 };
 
-/// The start of the last heading that starts at or after `floor` and before `before`, scanning
-/// backwards a chunk at a time.
+/// The log's bytes from `lo` on, as far as [`heading_before`] has read them backwards.
+struct Window {
+    lo: u64,
+    bytes: Vec<u8>,
+}
+
+/// The start of the last heading that starts at or after `floor` and before `before`, searching
+/// `window` and reading further back a chunk at a time. `before` is the file's end or a heading
+/// this found, so the window already holds the bytes before it: a walk over many small entries
+/// reads each chunk once.
 fn heading_before(
     file: &mut File,
     before: u64,
     floor: u64,
-    chunk: &mut Vec<u8>,
+    window: &mut Window,
 ) -> std::io::Result<Option<u64>> {
-    // A heading at `at` shows as "\n## " from `at - 1`; chunks overlap by the pattern's length
-    // so none is missed where two meet.
-    let overlap = HEADING_START.len() as u64;
-    let mut hi = before.saturating_add(overlap - 1);
+    // A heading at `at` shows as "\n## " from `at - 1` to `at + 3`: one before `before` ends by
+    // `before + 2`, and one at `floor` starts at `floor - 1`.
+    let reach = before.saturating_add(2);
+    let bottom = floor.saturating_sub(1);
     loop {
-        let lo = hi.saturating_sub(CHUNK as u64).max(floor.saturating_sub(1));
-        read_range(file, (lo, hi), chunk)?;
-        let found = memchr::memmem::rfind_iter(chunk, HEADING_START)
-            .map(|at| lo + at as u64 + 1)
-            .find(|&at| at < before);
-        if let Some(at) = found {
+        let end = usize::try_from(reach.saturating_sub(window.lo))
+            .unwrap_or(usize::MAX)
+            .min(window.bytes.len());
+        if let Some(m) = memchr::memmem::rfind(&window.bytes[..end], HEADING_START) {
+            let at = window.lo + m as u64 + 1;
             return Ok((at >= floor).then_some(at));
         }
-        if lo <= floor.saturating_sub(1) {
-            let starts_with_one = floor == 0 && before > 0 && chunk.starts_with(b"## ") && lo == 0;
-            return Ok(starts_with_one.then_some(0));
+        if window.lo <= bottom {
+            let first = floor == 0 && before > 0 && window.lo == 0;
+            return Ok((first && window.bytes.starts_with(b"## ")).then_some(0));
         }
-        hi = lo + overlap;
+        // The next chunk down keeps the three bytes a heading across the seam needs.
+        let hi = window.lo + HEADING_START.len() as u64 - 1;
+        window.lo = hi.saturating_sub(CHUNK as u64).max(bottom);
+        read_range(file, (window.lo, hi), &mut window.bytes)?;
     }
 }
 

@@ -351,11 +351,21 @@ impl FsProjectStore {
         if !tasks_may_lag && !project_may_lag {
             return Ok((Loaded { state, recovered }, marks, head.seq, as_read));
         }
-        let (tasks_changed, project_changed) = last.may_carry(layout)?;
+        // A reader that cannot read the rest of the entry reads the state as it is (see above).
+        let carried = match last.may_carry(layout) {
+            Err(_) if !locked => (false, false),
+            carried => carried?,
+        };
+        let (tasks_changed, project_changed) = carried;
         if !(tasks_changed && tasks_may_lag || project_changed && project_may_lag) {
             return Ok((Loaded { state, recovered }, marks, head.seq, as_read));
         }
-        let last = last.whole(layout)?;
+        let last = match last.whole(layout) {
+            Err(_) if !locked => {
+                return Ok((Loaded { state, recovered }, marks, head.seq, as_read));
+            }
+            last => last?,
+        };
         // An unreadable payload is not a commit anyone can apply; the writer after it numbers
         // from its head, so nothing is numbered twice.
         let Ok(last) = last.payload() else {
