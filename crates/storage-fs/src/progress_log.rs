@@ -336,13 +336,7 @@ pub fn parse(text: &str) -> LogRead {
 
 /// [`parse`], keeping only `fields`.
 fn parse_fields(text: &str, fields: Fields<'_>) -> LogRead {
-    let mut starts: Vec<usize> = memchr::memmem::find_iter(text.as_bytes(), HEADING_START)
-        .map(|at| at + 1)
-        .collect();
-    if text.starts_with("## ") {
-        starts.insert(0, 0);
-    }
-
+    let starts = block_starts(text);
     let mut read = LogRead::default();
     for (index, &start) in starts.iter().enumerate() {
         let end = starts.get(index + 1).copied().unwrap_or(text.len());
@@ -357,6 +351,17 @@ fn parse_fields(text: &str, fields: Fields<'_>) -> LogRead {
         }
     }
     read
+}
+
+/// Where each block of `text` starts: every heading at the start of a line.
+fn block_starts(text: &str) -> Vec<usize> {
+    let mut starts: Vec<usize> = memchr::memmem::find_iter(text.as_bytes(), HEADING_START)
+        .map(|at| at + 1)
+        .collect();
+    if text.starts_with("## ") {
+        starts.insert(0, 0);
+    }
+    starts
 }
 
 /// What one block (a heading up to the next one) holds: its entry, and its damaged text, if any.
@@ -911,12 +916,7 @@ mod tests {
     /// The log's blocks as the whole-file parse splits them, each with its entry and whether it
     /// is damaged: what [`find_back`] must find, newest first.
     fn blocks_forward(text: &str) -> Vec<(u64, Option<LogRecord>, bool)> {
-        let mut starts: Vec<usize> = memchr::memmem::find_iter(text.as_bytes(), HEADING_START)
-            .map(|at| at + 1)
-            .collect();
-        if text.starts_with("## ") {
-            starts.insert(0, 0);
-        }
+        let starts = block_starts(text);
         starts
             .iter()
             .enumerate()
