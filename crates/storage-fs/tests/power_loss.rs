@@ -526,7 +526,12 @@ fn parse_trace(text: &str) -> Vec<Op> {
         let Some((name, rest)) = call.split_once('(') else {
             continue;
         };
-        let Some((args, ret)) = rest.rsplit_once(") = ") else {
+        // strace pads a short line (a resumed half) to a column: `<... fsync resumed>)     = 0`.
+        // Every byte of an argument is hex-escaped (`-xx`), so the last ` = ` is the return's.
+        let Some((args, ret)) = rest.rsplit_once(" = ") else {
+            continue;
+        };
+        let Some(args) = args.trim_end().strip_suffix(')') else {
             continue;
         };
         let ret = ret.split_whitespace().next().unwrap_or("-1");
@@ -566,6 +571,16 @@ fn parse_trace(text: &str) -> Vec<Op> {
                     fd: fd.expect("fd"),
                     data,
                 }
+            }
+            // The first `ret` bytes of the buffers, in order: what the kernel wrote.
+            "writev" => {
+                let mut data: Vec<u8> = args[1]
+                    .split("iov_base=\"")
+                    .skip(1)
+                    .flat_map(|base| unhex(base.split_once('"').map_or(base, |(hex, _)| hex)))
+                    .collect();
+                data.truncate(usize::try_from(ret_number.expect("count")).expect("a count"));
+                Op::Write { fd: fd(0), data }
             }
             "lseek" => Op::Seek {
                 fd: fd(0),
@@ -1034,7 +1049,7 @@ fn trace_and_cut<'a>(
         .arg(&trace)
         .args([
             "-e",
-            "trace=openat,write,lseek,ftruncate,fsync,fdatasync,close,rename,renameat,renameat2,link,linkat,unlink,unlinkat,mkdir,mkdirat",
+            "trace=openat,write,writev,lseek,ftruncate,fsync,fdatasync,close,rename,renameat,renameat2,link,linkat,unlink,unlinkat,mkdir,mkdirat",
         ])
         .arg(child.get_program())
         .args(child.get_args())
@@ -1067,7 +1082,12 @@ fn trace_and_cut<'a>(
         let what = format!("{role} {arg}, cut after syscall {k} ({op:?})");
         if let Err(failure) = check(cut.path(), &what) {
             let kept = cut.keep();
-            panic!("{failure}\nthe cut's files are kept in {}", kept.display());
+            let trace = work.keep().join("trace.txt");
+            panic!(
+                "{failure}\nthe cut's files are kept in {}, the trace in {}",
+                kept.display(),
+                trace.display()
+            );
         }
         cuts += 1;
     }
@@ -1139,4 +1159,36 @@ fn a_session_cut_anywhere_leaves_session_and_project_agreeing() {
         "the whole history ran"
     );
     assert!(cuts >= 100, "{cuts} cuts is too few to mean much");
+}
+
+/// The harness is only as good as its reading of the trace: a syscall it drops is a write or a
+/// sync the simulated disk never sees. A call another thread interrupted arrives in two halves,
+/// the second padded to a column; a vectored write carries its bytes in several buffers.
+#[test]
+fn the_trace_reader_keeps_split_calls_and_vectored_writes() {
+    let hex = |text: &str| {
+        text.bytes()
+            .map(|b| format!("\\x{b:02x}"))
+            .collect::<String>()
+    };
+    let file = hex("/r/t");
+    let trace = format!(
+        "7 openat(AT_FDCWD<{root}>, \"{file}\", O_WRONLY|O_CREAT|O_EXCL|O_CLOEXEC, 0666) = 4<{file}>\n\
+         7 writev(4<{file}>, [{{iov_base=\"{ab}\", iov_len=2}}, {{iov_base=\"{cd}\", iov_len=2}}], 2) = 3\n\
+         7 fsync(4<{file}> <unfinished ...>\n\
+         8 close(5<{file}>) = 0\n\
+         7 <... fsync resumed>)              = 0\n",
+        root = hex("/r"),
+        ab = hex("ab"),
+        cd = hex("cd"),
+    );
+    let ops = parse_trace(&trace);
+    let kinds: Vec<String> = ops.iter().map(|op| format!("{op:?}")).collect();
+    assert_eq!(ops.len(), 4, "{kinds:?}");
+    assert!(
+        matches!(&ops[1], Op::Write { fd: 4, data } if data == b"abc"),
+        "{kinds:?}"
+    );
+    assert!(matches!(ops[2], Op::Close { fd: 5 }), "{kinds:?}");
+    assert!(matches!(ops[3], Op::Sync { fd: 4 }), "{kinds:?}");
 }
