@@ -68,10 +68,28 @@ pub struct Staged {
 
 /// Writes `bytes` to a fresh temp file in `temp_dir` and fsyncs it; see [`Staged`].
 pub fn stage(temp_dir: &Path, bytes: &[u8]) -> Result<Staged, StoreError> {
+    stage_parts(temp_dir, &[bytes])
+}
+
+/// [`stage`] of the bytes of `parts`, one after another, written from where they lie: a file
+/// made mostly of what was read is not copied into one buffer first.
+pub fn stage_parts(temp_dir: &Path, parts: &[&[u8]]) -> Result<Staged, StoreError> {
+    stage_parts_while(temp_dir, parts, None)
+}
+
+/// [`stage_parts`], with `meanwhile` run on another thread while the temp file is fsynced — the
+/// wait for the disk is most of a large write. It is given the temp file's metadata once every
+/// byte is written, which is the installed file's identity: the rename keeps the inode, the size
+/// and the modification time. It runs whether or not the fsync then succeeds.
+pub fn stage_parts_while(
+    temp_dir: &Path,
+    parts: &[&[u8]],
+    meanwhile: Option<&(dyn Fn(&fs::Metadata) + Sync)>,
+) -> Result<Staged, StoreError> {
     let (temp_path, file) = create_temp_file(temp_dir)?;
     failpoint("atomic:after-temp-create");
 
-    if let Err(error) = write_and_sync(&temp_path, file, bytes) {
+    if let Err(error) = write_and_sync(&temp_path, file, parts, meanwhile) {
         discard(&temp_path);
         return Err(error);
     }
@@ -137,14 +155,39 @@ pub(crate) fn create_temp_file(temp_dir: &Path) -> Result<(PathBuf, File), Store
 pub(crate) fn write_and_sync(
     temp_path: &Path,
     mut file: File,
-    bytes: &[u8],
+    parts: &[&[u8]],
+    meanwhile: Option<&(dyn Fn(&fs::Metadata) + Sync)>,
 ) -> Result<(), StoreError> {
-    file.write_all(bytes)
-        .map_err(io_error("write temp file", temp_path))?;
+    write_all_parts(&mut file, parts).map_err(io_error("write temp file", temp_path))?;
     failpoint("atomic:after-temp-write");
-    file.sync_all()
-        .map_err(io_error("fsync temp file", temp_path))?;
+    let meanwhile = meanwhile.and_then(|f| Some((f, file.metadata().ok()?)));
+    std::thread::scope(|scope| {
+        if let Some((f, meta)) = &meanwhile {
+            scope.spawn(move || f(meta));
+        }
+        file.sync_all()
+    })
+    .map_err(io_error("fsync temp file", temp_path))?;
     failpoint("atomic:after-temp-fsync");
+    Ok(())
+}
+
+/// `parts`, one after another, in as few `write` calls as the kernel allows.
+fn write_all_parts(file: &mut File, parts: &[&[u8]]) -> std::io::Result<()> {
+    let mut slices: Vec<std::io::IoSlice<'_>> = parts
+        .iter()
+        .map(|part| std::io::IoSlice::new(part))
+        .collect();
+    let mut slices = &mut slices[..];
+    std::io::IoSlice::advance_slices(&mut slices, 0);
+    while !slices.is_empty() {
+        match file.write_vectored(slices) {
+            Ok(0) => return Err(ErrorKind::WriteZero.into()),
+            Ok(n) => std::io::IoSlice::advance_slices(&mut slices, n),
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
     Ok(())
 }
 

@@ -95,7 +95,7 @@ pub fn list(dir: &Path) -> Result<Vec<Checkpoint>, StoreError> {
 pub fn create_next(temp_dir: &Path, dir: &Path, bytes: &[u8]) -> Result<Checkpoint, StoreError> {
     fs::create_dir_all(dir).map_err(io_error("create checkpoint directory", dir))?;
     let (temp_path, file) = create_temp_file(temp_dir)?;
-    if let Err(error) = write_and_sync(&temp_path, file, bytes) {
+    if let Err(error) = write_and_sync(&temp_path, file, &[bytes], None) {
         discard(&temp_path);
         return Err(error);
     }

@@ -18,6 +18,7 @@
 //! | [`execution`] | the text of an execution session's files (lock, progress, task log, contexts, summary) |
 //! | [`execution_store`] | execution sessions on disk: the live directory, archives, crash-safe moves, one lock |
 //! | [`intent`] | a command that replaces several files of a wing writes its intent ahead, so a crash between them is finished on the next open |
+//! | `parallel` | the steps whose cost grows with the store (cache decode and encode, a foreign file's validation) split across the cores |
 //! | [`failpoints`] | white-box crash points (`CAIRN_FAILPOINT`) used by the crash tests |
 //! | [`orchestration`] | the Markdown log of an orchestration session file |
 //! | [`orchestration_store`] | the active orchestration session and its archive on disk, every write atomic and locked |
@@ -46,6 +47,7 @@ pub mod layout;
 pub mod lock;
 pub mod orchestration;
 pub mod orchestration_store;
+mod parallel;
 pub mod plan;
 pub mod plan_store;
 pub mod progress_log;

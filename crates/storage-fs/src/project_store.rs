@@ -50,7 +50,7 @@ use crate::layout::{self, ProjectLayout};
 use crate::progress_log::Fields;
 use crate::project_journal::{self as journal, Base, Commit, Payload};
 use crate::schema::{self, SchemaKind};
-use crate::{atomic, checkpoints, failpoint, io_error, lock, progress_log, task_cache};
+use crate::{atomic, checkpoints, failpoint, io_error, lock, parallel, progress_log, task_cache};
 
 /// How long a writer waits for another writer of the same project before giving up.
 pub const DEFAULT_LOCK_TIMEOUT: Duration = Duration::from_secs(10);
@@ -217,7 +217,7 @@ impl FsProjectStore {
                 (doc, seq, recovery, Some(payload))
             }
         };
-        let bytes = tasks_bytes(layout, &doc, seq, None)?;
+        let bytes = tasks_bytes(layout, &doc, seq)?;
         let staged = atomic::stage(&layout.temp_dir(), &bytes)?;
         let damaged_copy = set_aside(&target, now)?;
         recovery.damaged_copy = damaged_copy.as_deref().map_or_else(
@@ -403,13 +403,9 @@ impl FsProjectStore {
             }
             if locked {
                 let unchanged = unchanged_tasks(&state.tasks, &doc);
-                let bytes = tasks_bytes(
-                    layout,
-                    &doc,
-                    last.seq,
-                    Some((&unchanged, as_read.lines.as_ref())),
-                )?;
-                put_tasks(layout, &bytes)?;
+                let rendered =
+                    changed_tasks(layout, &doc, last.seq, &unchanged, as_read.lines.as_ref())?;
+                put_tasks(layout, &rendered.parts())?;
             }
             state.tasks = doc;
             marks.tasks = last.seq;
@@ -851,25 +847,14 @@ fn validated_one_by_one(bytes: &[u8]) -> Option<TaskDoc> {
         return None;
     }
     let mut doc: TaskDoc = serde_json::from_value(top).ok()?;
-    let threads = std::thread::available_parallelism()
-        .map_or(1, std::num::NonZero::get)
-        .min(texts.len() / PER_THREAD)
-        .max(1);
-    let mut parts = texts.chunks(texts.len().div_ceil(threads).max(1));
-    let first = parts.next().unwrap_or_default();
-    doc.tasks = std::thread::scope(|scope| {
-        let rest: Vec<_> = parts
-            .map(|part| scope.spawn(|| part.iter().map(|t| task_of(t)).collect::<Option<Vec<_>>>()))
-            .collect();
-        let mut tasks = Vec::with_capacity(texts.len());
-        for text in first {
+    let parts = parallel::in_parts(&texts, PER_THREAD, |part, start| {
+        let mut tasks = Vec::with_capacity(if start == 0 { texts.len() } else { part.len() });
+        for text in part {
             tasks.push(task_of(text)?);
         }
-        for part in rest {
-            tasks.extend(part.join().ok()??);
-        }
         Some(tasks)
-    })?;
+    });
+    doc.tasks = parallel::joined(parts)?;
     Some(doc)
 }
 
@@ -937,25 +922,28 @@ fn identity(meta: &std::fs::Metadata) -> String {
     format!("{inode} {} {modified}", meta.len())
 }
 
-/// Validates and renders tasks.json with its commit marker `seq`, writing nothing. `before` is
-/// the document as read, and the lines of the file it was read from when cairn wrote that file
-/// (see [`TaskLines`]): tasks equal to their counterpart there were validated already (on read,
-/// or when cairn wrote them), so only the changed tasks and the document's top level are
-/// validated — the same verdict as validating the whole file, since the schema has no constraint
-/// across tasks — and only the changed tasks are serialized.
-fn tasks_bytes(
+/// Validates and renders tasks.json with its commit marker `seq`, writing nothing.
+fn tasks_bytes(layout: &ProjectLayout, doc: &TaskDoc, seq: u64) -> Result<Vec<u8>, StoreError> {
+    validated_tasks(doc, SchemaKind::Tasks, &layout.tasks_json(), Some(seq))
+}
+
+/// [`tasks_bytes`] for a change to the document as read: `unchanged` says which tasks are exactly
+/// their counterpart there, and `lines` are the lines of the file it was read from when cairn
+/// wrote that file (see [`TaskLines`]). Those tasks were validated already (on read, or when
+/// cairn wrote them), so only the changed tasks and the document's top level are validated — the
+/// same verdict as validating the whole file, since the schema has no constraint across tasks —
+/// and only the changed tasks are serialized; the others are written from `lines`.
+fn changed_tasks<'a>(
     layout: &ProjectLayout,
     doc: &TaskDoc,
     seq: u64,
-    before: Option<(&[bool], Option<&TaskLines>)>,
-) -> Result<Vec<u8>, StoreError> {
+    unchanged: &[bool],
+    lines: Option<&'a TaskLines>,
+) -> Result<Rendered<'a>, StoreError> {
     let path = layout.tasks_json();
     let invalid = |detail: String| StoreError::Invalid {
         path: path.display().to_string(),
         detail,
-    };
-    let Some((unchanged, lines)) = before else {
-        return validated_tasks(doc, SchemaKind::Tasks, &path, Some(seq));
     };
     let top = serde_json::to_value(journal::top_of(doc)).map_err(|e| invalid(e.to_string()))?;
     schema::validate(SchemaKind::Tasks, &top).map_err(|errors| invalid(errors.join("; ")))?;
@@ -974,12 +962,8 @@ fn tasks_bytes(
             )
         })?;
     }
-    let reuse = |i: usize| {
-        lines
-            .filter(|_| unchanged.get(i) == Some(&true))
-            .and_then(|l| l.line(i))
-    };
-    render_tasks(doc, Some(seq), reuse).map_err(|e| invalid(e.to_string()))
+    render_tasks(doc, Some(seq), lines, |i| unchanged.get(i) == Some(&true))
+        .map_err(|e| invalid(e.to_string()))
 }
 
 /// Validates `doc` against `kind` and renders it, with the commit marker `seq` when there is one
@@ -996,7 +980,9 @@ pub(crate) fn validated_tasks(
     };
     let value = serde_json::to_value(doc).map_err(|e| invalid(e.to_string()))?;
     schema::validate(kind, &value).map_err(|errors| invalid(errors.join("; ")))?;
-    render_tasks(doc, seq, |_| None).map_err(|e| invalid(e.to_string()))
+    render_tasks(doc, seq, None, |_| false)
+        .map(Rendered::into_bytes)
+        .map_err(|e| invalid(e.to_string()))
 }
 
 /// Renders tasks.json as cairn writes it: one task per line, each compact, between a first line
@@ -1006,58 +992,140 @@ pub(crate) fn validated_tasks(
 /// A `log_seq` in `doc.extra` is written like any other field. This is the one renderer of
 /// tasks.json and of checkpoints (a checkpoint is a copy of it); it validates nothing.
 pub fn render_tasks_json(doc: &TaskDoc) -> Result<Vec<u8>, serde_json::Error> {
-    render_tasks(doc, None, |_| None)
+    render_tasks(doc, None, None, |_| false).map(Rendered::into_bytes)
 }
 
 /// [`render_tasks_json`] with the commit marker `seq` added as the last top-level field, and the
-/// line of task `i` taken from `reuse(i)` when it has one: the bytes cairn already wrote for that
-/// task, so an unchanged task costs a copy instead of a serialization.
+/// line of each task `i` for which `unchanged(i)` taken from `lines`: the bytes cairn already
+/// wrote for that task, so an unchanged task costs nothing instead of a serialization.
 fn render_tasks<'a>(
     doc: &TaskDoc,
     seq: Option<u64>,
-    reuse: impl Fn(usize) -> Option<&'a [u8]>,
-) -> Result<Vec<u8>, serde_json::Error> {
+    lines: Option<&'a TaskLines>,
+    unchanged: impl Fn(usize) -> bool,
+) -> Result<Rendered<'a>, serde_json::Error> {
     let Value::Object(top) = serde_json::to_value(journal::top_of(doc))? else {
         return Err(serde::ser::Error::custom(
             "the task list is not a JSON object",
         ));
     };
-    let mut out = Vec::with_capacity(doc.tasks.len() * 512 + 256);
-    out.push(b'{');
+    let reused = |i: usize| lines.filter(|_| unchanged(i)).and_then(|l| l.spans.get(i));
+    let fresh = doc.tasks.len()
+        - (0..doc.tasks.len())
+            .filter(|&i| reused(i).is_some())
+            .count();
+    let mut out = Rendered {
+        made: Vec::with_capacity(fresh * 512 + 256),
+        read: lines.map_or(&[][..], |l| &l.bytes[..]),
+        pieces: Vec::new(),
+    };
+    out.made.push(b'{');
     let mut first = true;
-    let mut field = |out: &mut Vec<u8>, key: &str| -> Result<(), serde_json::Error> {
+    let mut field = |made: &mut Vec<u8>, key: &str| -> Result<(), serde_json::Error> {
         if !std::mem::take(&mut first) {
-            out.push(b',');
+            made.push(b',');
         }
-        serde_json::to_writer(&mut *out, key)?;
-        out.push(b':');
+        serde_json::to_writer(&mut *made, key)?;
+        made.push(b':');
         Ok(())
     };
     for (key, value) in &top {
         if seq.is_some() && key == journal::MARKER {
             continue;
         }
-        field(&mut out, key)?;
+        field(&mut out.made, key)?;
         if key != "tasks" {
-            serde_json::to_writer(&mut out, value)?;
+            serde_json::to_writer(&mut out.made, value)?;
             continue;
         }
-        out.push(b'[');
+        out.made.push(b'[');
         for (i, task) in doc.tasks.iter().enumerate() {
-            out.extend_from_slice(if i == 0 { b"\n" } else { b",\n" });
-            match reuse(i) {
-                Some(line) => out.extend_from_slice(line),
-                None => serde_json::to_writer(&mut out, task)?,
+            let separator: &[u8] = if i == 0 { b"\n" } else { b",\n" };
+            match reused(i) {
+                Some(&(start, end)) => out.reuse(separator, start, end),
+                None => {
+                    out.made.extend_from_slice(separator);
+                    serde_json::to_writer(&mut out.made, task)?;
+                }
             }
         }
-        out.extend_from_slice(b"\n]");
+        out.made.extend_from_slice(b"\n]");
     }
     if let Some(seq) = seq {
-        field(&mut out, journal::MARKER)?;
-        out.extend_from_slice(seq.to_string().as_bytes());
+        field(&mut out.made, journal::MARKER)?;
+        out.made.extend_from_slice(seq.to_string().as_bytes());
     }
-    out.extend_from_slice(b"}\n");
+    out.made.extend_from_slice(b"}\n");
+    out.close();
     Ok(out)
+}
+
+/// tasks.json as [`render_tasks`] made it: the bytes it made, and the lines of unchanged tasks
+/// where they lie in the file read. Those are written from there: copying them first into one
+/// buffer cost more than the rest of the render, in memory the size of the file.
+struct Rendered<'a> {
+    made: Vec<u8>,
+    read: &'a [u8],
+    /// The file, in order, as spans of `made` or (when `true`) of `read`. Only `made` bytes past
+    /// the last span are not yet in it (see [`Rendered::close`]).
+    pieces: Vec<(bool, usize, usize)>,
+}
+
+impl Rendered<'_> {
+    /// `separator` then the line at `start..end` of the file read. A line right after the one
+    /// before it there, with the same separator between, extends that piece.
+    fn reuse(&mut self, separator: &[u8], start: usize, end: usize) {
+        let made_since = self.made_since();
+        if let Some((true, _, last_end)) = self.pieces.last_mut()
+            && made_since == self.made.len()
+            && self.read.get(*last_end..start) == Some(separator)
+        {
+            *last_end = end;
+            return;
+        }
+        self.made.extend_from_slice(separator);
+        self.close();
+        self.pieces.push((true, start, end));
+    }
+
+    /// Where the `made` bytes not yet in a piece start.
+    fn made_since(&self) -> usize {
+        self.pieces
+            .iter()
+            .rev()
+            .find(|piece| !piece.0)
+            .map_or(0, |piece| piece.2)
+    }
+
+    /// Puts the `made` bytes not yet in a piece into one.
+    fn close(&mut self) {
+        let since = self.made_since();
+        if since < self.made.len() {
+            self.pieces.push((false, since, self.made.len()));
+        }
+    }
+
+    /// The file's bytes, in the pieces they lie in.
+    fn parts(&self) -> Vec<&[u8]> {
+        self.pieces
+            .iter()
+            .map(|&(read, start, end)| {
+                if read {
+                    &self.read[start..end]
+                } else {
+                    &self.made[start..end]
+                }
+            })
+            .collect()
+    }
+
+    /// The file's bytes in one buffer: `made` itself when nothing was reused.
+    fn into_bytes(self) -> Vec<u8> {
+        if self.pieces.iter().all(|piece| !piece.0) {
+            return self.made;
+        }
+        self.parts().concat()
+    }
 }
 
 /// A stamped tasks.json in the one-task-per-line layout, with where each task's line is: the
@@ -1101,17 +1169,11 @@ impl TaskLines {
             .starts_with(b"]")
             .then_some(Self { bytes, spans })
     }
-
-    fn line(&self, i: usize) -> Option<&[u8]> {
-        self.spans
-            .get(i)
-            .map(|&(start, end)| &self.bytes[start..end])
-    }
 }
 
-/// Replaces tasks.json with already validated bytes and stamps it.
-fn put_tasks(layout: &ProjectLayout, bytes: &[u8]) -> Result<(), StoreError> {
-    atomic::write_atomic(&layout.temp_dir(), &layout.tasks_json(), bytes)?;
+/// Replaces tasks.json with already validated bytes (`parts`, one after another) and stamps it.
+fn put_tasks(layout: &ProjectLayout, parts: &[&[u8]]) -> Result<(), StoreError> {
+    atomic::stage_parts(&layout.temp_dir(), parts)?.install(&layout.tasks_json())?;
     let _ = stamp_tasks(layout);
     Ok(())
 }
@@ -1526,7 +1588,7 @@ impl ProjectStore for FsProjectStore {
         }
         let doc = TaskDoc::new(project.id.clone());
         let seq = Marks::default().next(0);
-        let tasks = tasks_bytes(&layout, &doc, seq, None)?;
+        let tasks = tasks_bytes(&layout, &doc, seq)?;
         let record = journal::with_marker(
             to_json_bytes(project, SchemaKind::Project, &layout.project_json())?,
             seq,
@@ -1596,11 +1658,12 @@ impl ProjectStore for FsProjectStore {
         let validated = (|| {
             let tasks = tasks_changed
                 .then(|| {
-                    tasks_bytes(
+                    changed_tasks(
                         &layout,
                         &next.tasks,
                         seq,
-                        Some((&unchanged, as_read.lines.as_ref())),
+                        &unchanged,
+                        as_read.lines.as_ref(),
                     )
                 })
                 .transpose()?;
@@ -1637,9 +1700,16 @@ impl ProjectStore for FsProjectStore {
             None => None,
         };
         // Staged before the commit: a full disk fails here, with nothing committed.
+        // The next reader of this list — usually soon: `task next` after `complete` — finds it
+        // in the read cache, written while the disk takes the new tasks.json.
+        let cache = |meta: &std::fs::Metadata| {
+            task_cache::write(&task_cache::path(layout.dir()), &identity(meta), &encoded);
+        };
         let staged_tasks = tasks_bytes
-            .as_deref()
-            .map(|bytes| atomic::stage(&layout.temp_dir(), bytes))
+            .as_ref()
+            .map(|rendered| {
+                atomic::stage_parts_while(&layout.temp_dir(), &rendered.parts(), Some(&cache))
+            })
             .transpose()?;
         let staged_project = project_bytes
             .as_deref()
@@ -1661,11 +1731,7 @@ impl ProjectStore for FsProjectStore {
         let checkpoint = (|| {
             if let Some(staged) = staged_tasks {
                 staged.install(&tasks_path)?;
-                // The next reader of this list — usually soon: `task next` after `complete` —
-                // finds it in the read cache.
-                if let Some(key) = stamp_tasks(&layout) {
-                    task_cache::write(&task_cache::path(layout.dir()), &key, &encoded);
-                }
+                let _ = stamp_tasks(&layout);
             }
             if let Some(staged) = staged_project {
                 staged.install(&project_path)?;
@@ -1675,7 +1741,7 @@ impl ProjectStore for FsProjectStore {
                 return Ok(None);
             }
             let bytes = match tasks_bytes {
-                Some(bytes) => bytes,
+                Some(rendered) => rendered.into_bytes(),
                 None => validated_tasks(
                     &next.tasks,
                     SchemaKind::Tasks,
@@ -1919,7 +1985,7 @@ impl ProjectStore for FsProjectStore {
             project: project_seq,
         };
         let seq = marks.next(last_commit(&layout)?.map_or(0, |c| c.commit.head.seq));
-        let staged = atomic::stage(&layout.temp_dir(), &tasks_bytes(&layout, &doc, seq, None)?)?;
+        let staged = atomic::stage(&layout.temp_dir(), &tasks_bytes(&layout, &doc, seq)?)?;
         events.push(ProjectEvent::CheckpointRestored {
             number,
             tasks: doc.tasks.len(),
@@ -2050,7 +2116,7 @@ impl ProjectStore for FsProjectStore {
         // state is one commit of a fresh log: its payload resets to the whole state, so the
         // log alone can rebuild it, like a new project's.
         let seq = 1;
-        let task_bytes = tasks_bytes(&layout, tasks, seq, None)?;
+        let task_bytes = tasks_bytes(&layout, tasks, seq)?;
         let record = journal::with_marker(
             to_json_bytes(project, SchemaKind::Project, &layout.project_json())?,
             seq,
@@ -2121,7 +2187,7 @@ impl ProjectStore for FsProjectStore {
             Some(bytes) => atomic::write_atomic(&temp, &layout.velocity_json(), bytes)?,
             None => remove_files(&layout.progress_dir(), |name| name == "velocity.json")?,
         }
-        put_tasks(&layout, &task_bytes)?;
+        put_tasks(&layout, &[&task_bytes])?;
         // project.json last: its existence is what makes the project exist to a reader.
         atomic::write_atomic(&temp, &layout.project_json(), &record)
     }
@@ -2276,29 +2342,38 @@ mod tests {
     }
 
     /// Reusing the lines of a file cairn wrote must give the very bytes a fresh render gives:
-    /// otherwise a reused line could keep what the task no longer says.
+    /// otherwise a reused line could keep what the task no longer says. Each run of unchanged
+    /// tasks is written as one piece of the file read.
     #[test]
     fn reused_lines_render_the_same_bytes_as_a_fresh_render() {
-        for n in [0, 1, 3] {
+        for (n, changed) in [
+            (0, &[][..]),
+            (1, &[][..]),
+            (3, &[1][..]),
+            (10, &[0, 3, 4, 9][..]),
+            (10, &[5][..]),
+        ] {
             let before = doc(n);
-            let bytes = render_tasks(&before, Some(4), |_| None).expect("render");
+            let bytes = render_tasks(&before, Some(4), None, |_| false)
+                .expect("render")
+                .into_bytes();
             let parsed: TaskDoc = serde_json::from_slice(&bytes).expect("valid JSON");
             assert_eq!(parsed.tasks, before.tasks);
             let lines = TaskLines::index(bytes.clone(), before.tasks.len()).expect("indexed");
             let mut after = before.clone();
-            if let Some(task) = after.tasks.get_mut(1) {
-                task.title = "changed".into();
+            for &i in changed {
+                after.tasks[i].title = format!("changed {i}");
             }
-            let reused = render_tasks(&after, Some(5), |i| {
-                (before.tasks.get(i) == after.tasks.get(i))
-                    .then(|| lines.line(i))
-                    .flatten()
-            })
-            .expect("render");
-            let fresh = render_tasks(&after, Some(5), |_| None).expect("render");
+            let same = |i: usize| before.tasks.get(i) == after.tasks.get(i);
+            let reused = render_tasks(&after, Some(5), Some(&lines), same).expect("render");
+            let runs = (0..n as usize)
+                .filter(|&i| same(i) && (i == 0 || !same(i - 1)))
+                .count();
+            assert_eq!(reused.pieces.iter().filter(|p| p.0).count(), runs);
+            let fresh = render_tasks(&after, Some(5), None, |_| false).expect("render");
             assert_eq!(
-                String::from_utf8_lossy(&reused),
-                String::from_utf8_lossy(&fresh)
+                String::from_utf8_lossy(&reused.into_bytes()),
+                String::from_utf8_lossy(&fresh.into_bytes())
             );
         }
     }
@@ -2318,7 +2393,9 @@ mod tests {
     fn lines_are_not_indexed_in_another_layout() {
         let pretty = serde_json::to_vec_pretty(&doc(2)).expect("json");
         assert!(TaskLines::index(pretty, 2).is_none());
-        let bytes = render_tasks(&doc(2), Some(1), |_| None).expect("render");
+        let bytes = render_tasks(&doc(2), Some(1), None, |_| false)
+            .expect("render")
+            .into_bytes();
         assert!(
             TaskLines::index(bytes.clone(), 3).is_none(),
             "a count that differs"

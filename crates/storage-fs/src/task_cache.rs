@@ -14,6 +14,10 @@
 //! fsynced: it is never the only copy of anything. A writer finds the tasks a change touched by
 //! comparing their encodings before and after it ([`Encoded`]), and writes the new encoding as
 //! the cache.
+//!
+//! The payload is the document's top-level fields, each task's encoding, then the length of each
+//! task's encoding: with those lengths a reader finds every task at once, and decodes (and a
+//! writer encodes) the list on every core ([`parallel`]).
 
 use std::path::{Path, PathBuf};
 
@@ -21,7 +25,13 @@ use cairn_domain::project::{Level, Minutes, Priority, Task, TaskDoc, TaskId, Tas
 use cairn_domain::time::Timestamp;
 use serde_json::{Map, Value};
 
-const MAGIC: &[u8] = b"cairn tasks.json cache v3\n";
+use crate::parallel;
+
+const MAGIC: &[u8] = b"cairn tasks.json cache v4\n";
+
+/// Below this many tasks a thread decodes or encodes for less than it costs (see
+/// [`parallel::in_parts`]).
+const PER_THREAD: usize = 2048;
 
 /// Where the cache of a project's tasks.json lives (in the project directory).
 pub(crate) fn path(project_dir: &Path) -> PathBuf {
@@ -79,14 +89,7 @@ impl Encoded {
 
     /// Every task, decoded.
     pub(crate) fn tasks(&self) -> Option<Vec<Task>> {
-        (0..self.len())
-            .map(|i| {
-                let mut dec = Dec {
-                    bytes: self.task(i)?,
-                };
-                decode_task(&mut dec)
-            })
-            .collect()
+        decode_tasks(&self.bytes, &self.spans)
     }
 }
 
@@ -110,16 +113,26 @@ pub(crate) fn read(path: &Path, key: &str, keep: bool) -> Option<(TaskDoc, u64, 
     }
     let payload = bytes.len() - len;
     let seq = dec.u64()?;
-    let mut spans = keep.then(Vec::new);
-    let doc = decode_doc(&mut dec, |start, end| {
-        if let Some(spans) = &mut spans {
-            spans.push((bytes.len() - start, bytes.len() - end));
-        }
-    })?;
-    if !dec.bytes.is_empty() {
+    let (top, count) = decode_top(&mut dec)?;
+    // The table of lengths ends the payload; the tasks lie between the top and the table.
+    let table = dec.bytes.len().checked_sub(count.checked_mul(4)?)?;
+    let tasks_at = bytes.len() - dec.bytes.len();
+    let mut spans = Vec::with_capacity(count);
+    let mut at = tasks_at;
+    for len in dec.bytes[table..].chunks_exact(4) {
+        let end =
+            at.checked_add(usize::try_from(u32::from_le_bytes(len.try_into().ok()?)).ok()?)?;
+        spans.push((at, end));
+        at = end;
+    }
+    if at != tasks_at + table {
         return None;
     }
-    let encoded = spans.map(|spans| Encoded {
+    let doc = TaskDoc {
+        tasks: decode_tasks(&bytes, &spans)?,
+        ..top
+    };
+    let encoded = keep.then_some(Encoded {
         bytes,
         payload,
         spans,
@@ -314,46 +327,80 @@ fn encode_doc(doc: &TaskDoc, seq: u64) -> Option<Encoded> {
         completions_since_checkpoint,
         extra,
     } = doc;
-    let mut enc = Enc(Vec::with_capacity(tasks.len() * 320 + 64));
-    enc.u64(seq);
-    enc.u32(*version);
-    enc.opt(project_id.as_ref(), |e, id| e.str(id.as_str()));
-    enc.u32(*completions_since_checkpoint);
-    enc.extra(extra)?;
-    enc.u32(u32::try_from(tasks.len()).ok()?);
-    let mut spans = Vec::with_capacity(tasks.len());
-    for task in tasks {
-        let start = enc.0.len();
-        encode_task(&mut enc, task)?;
-        spans.push((start, enc.0.len()));
+    let parts = parallel::in_parts(tasks, PER_THREAD, |part, start| {
+        // The first part holds the top and is made big enough for the rest.
+        let mut enc = Enc(Vec::with_capacity(
+            if start == 0 { tasks.len() } else { part.len() } * 320 + 64,
+        ));
+        if start == 0 {
+            enc.u64(seq);
+            enc.u32(*version);
+            enc.opt(project_id.as_ref(), |e, id| e.str(id.as_str()));
+            enc.u32(*completions_since_checkpoint);
+            enc.extra(extra)?;
+            enc.u32(u32::try_from(tasks.len()).ok()?);
+        }
+        let mut spans = Vec::with_capacity(part.len());
+        for task in part {
+            let start = enc.0.len();
+            encode_task(&mut enc, task)?;
+            spans.push((start, enc.0.len()));
+        }
+        Some((enc.0, spans))
+    });
+    let mut parts = parts.into_iter();
+    let (mut bytes, mut spans) = parts.next()??;
+    spans.reserve(tasks.len().saturating_sub(spans.len()));
+    for part in parts {
+        let (part, part_spans) = part?;
+        let at = bytes.len();
+        bytes.extend_from_slice(&part);
+        spans.extend(part_spans.into_iter().map(|(s, e)| (at + s, at + e)));
+    }
+    bytes.reserve(spans.len() * 4);
+    for &(start, end) in &spans {
+        bytes.extend_from_slice(&u32::try_from(end - start).ok()?.to_le_bytes());
     }
     Some(Encoded {
-        bytes: enc.0,
+        bytes,
         payload: 0,
         spans,
     })
 }
 
-/// The document; `span` is told where each task's encoding starts and ends, as the number of
-/// bytes left after it.
-fn decode_doc(dec: &mut Dec<'_>, mut span: impl FnMut(usize, usize)) -> Option<TaskDoc> {
+/// The document's top-level fields, with no tasks yet, and how many tasks follow.
+fn decode_top(dec: &mut Dec<'_>) -> Option<(TaskDoc, usize)> {
     let version = dec.u32()?;
     let project_id = dec.opt(|d| d.string()?.try_into().ok())?;
     let completions_since_checkpoint = dec.u32()?;
     let extra = dec.extra()?;
-    let tasks = dec.list(|d| {
-        let start = d.bytes.len();
-        let task = decode_task(d)?;
-        span(start, d.bytes.len());
-        Some(task)
-    })?;
-    Some(TaskDoc {
+    let count = usize::try_from(dec.u32()?).ok()?;
+    let top = TaskDoc {
         version,
         project_id,
-        tasks,
+        tasks: Vec::new(),
         completions_since_checkpoint,
         extra,
-    })
+    };
+    Some((top, count))
+}
+
+/// The tasks encoded at `spans` of `bytes`, each span exactly one task, decoded on every core.
+fn decode_tasks(bytes: &[u8], spans: &[(usize, usize)]) -> Option<Vec<Task>> {
+    let parts = parallel::in_parts(spans, PER_THREAD, |part, start| {
+        let mut tasks = Vec::with_capacity(if start == 0 { spans.len() } else { part.len() });
+        for &(start, end) in part {
+            let mut dec = Dec {
+                bytes: bytes.get(start..end)?,
+            };
+            tasks.push(decode_task(&mut dec)?);
+            if !dec.bytes.is_empty() {
+                return None;
+            }
+        }
+        Some(tasks)
+    });
+    parallel::joined(parts)
 }
 
 fn encode_task(enc: &mut Enc, task: &Task) -> Option<()> {
@@ -448,4 +495,83 @@ fn decode_task(dec: &mut Dec<'_>) -> Option<Task> {
         lease_expires_at: dec.opt(Dec::time)?,
         extra: dec.extra()?,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn doc(n: usize) -> TaskDoc {
+        let tasks = (1..=n)
+            .map(|i| {
+                serde_json::from_value(serde_json::json!({
+                    "id": format!("T-{i:03}"), "title": "t".repeat(i % 97),
+                    "level": "task", "status": "PENDING", "priority": "LOW",
+                    "dependencies": if i > 1 { vec![format!("T-{:03}", i - 1)] } else { vec![] },
+                    "completion_criteria": ["criterion"],
+                    "created_at": "2026-05-06T08:00:00Z",
+                    "description": (i % 3 == 0).then(|| "d".repeat(i % 1500)),
+                }))
+                .expect("a task")
+            })
+            .collect();
+        let mut doc = TaskDoc::new("demo".to_owned().try_into().expect("id"));
+        doc.tasks = tasks;
+        doc
+    }
+
+    /// A list long enough to be encoded and decoded in parts (on a machine with more than one
+    /// core) reads back whole and in order, and its encoding is the one a single part makes.
+    #[test]
+    fn a_list_split_across_cores_reads_back_as_one() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("cache");
+        let long = doc(3 * PER_THREAD + 17);
+        let encoded = Encoded::of(&long, 7).expect("encodes");
+        assert_eq!(encoded.len(), long.tasks.len());
+        let mut one_part = Enc(Vec::new());
+        for (i, task) in long.tasks.iter().enumerate() {
+            one_part.0.clear();
+            encode_task(&mut one_part, task).expect("encodes");
+            assert_eq!(encoded.task(i), Some(&one_part.0[..]), "task {i}");
+        }
+        write(&path, "k", &encoded);
+        let (read_back, seq, kept) = read(&path, "k", true).expect("a whole cache");
+        assert_eq!((&read_back, seq), (&long, 7));
+        let kept = kept.expect("kept");
+        assert_eq!(kept.unchanged_since(&encoded), vec![true; long.tasks.len()]);
+        assert_eq!(kept.tasks().expect("decodes"), long.tasks);
+    }
+
+    /// A table of lengths that does not add up to the tasks between it and the top, or that cuts
+    /// a task short, is damage even under a good checksum.
+    #[test]
+    fn a_table_that_lies_is_not_trusted() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("cache");
+        let encoded = Encoded::of(&doc(5), 1).expect("encodes");
+        let table = encoded.bytes.len() - 5 * 4;
+        let lie = |edit: &dyn Fn(&mut Vec<u8>)| {
+            let mut payload = encoded.bytes.clone();
+            edit(&mut payload);
+            let mut file = MAGIC.to_vec();
+            file.extend_from_slice(b"k\n");
+            file.extend_from_slice(&checksum("k", &payload).to_le_bytes());
+            file.extend_from_slice(&(payload.len() as u64).to_le_bytes());
+            file.extend_from_slice(&payload);
+            std::fs::write(&path, file).expect("write");
+            read(&path, "k", false).is_none()
+        };
+        assert!(!lie(&|_| {}), "the honest file reads");
+        // One byte moved from the second task's length to the first's: the sum holds, but each
+        // task then decodes from the wrong bytes.
+        assert!(lie(&|p| {
+            p[table] += 1;
+            p[table + 4] -= 1;
+        }));
+        assert!(lie(&|p| p[table + 8] += 1), "the lengths overrun the tasks");
+        assert!(lie(&|p| p[table + 8] -= 1), "the lengths fall short");
+        assert!(lie(&|p| p.truncate(table + 2)), "a cut table");
+        assert!(lie(&|p| p[table + 3] = 0xFF), "a length past everything");
+    }
 }

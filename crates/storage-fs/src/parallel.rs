@@ -1,0 +1,101 @@
+//! Work split across the machine's cores, for the steps of a read or a write whose cost grows with
+//! the number of tasks: decoding and encoding the read cache, validating a tasks.json another tool
+//! wrote. A short process on a large store spends most of its time there, and the machine's other
+//! cores are idle while it does.
+
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// `f(part, start)` of consecutive parts of `items` (`start`: where the part starts in `items`), in
+/// order: one part per core, but none smaller than `min_part` items, below which a thread costs
+/// more than it saves. The first part (`start` 0) runs on the calling thread, so a caller that
+/// joins the results can make the first one big enough for all of them. A panic in a part is the
+/// caller's panic.
+///
+/// A thread claims its part when it starts, and the calling thread, done with its own, takes
+/// every part no thread has claimed yet: on a busy machine a new thread can wait milliseconds
+/// for a core, and the caller would otherwise wait for it, idle.
+pub(crate) fn in_parts<T: Sync, R: Send>(
+    items: &[T],
+    min_part: usize,
+    f: impl Fn(&[T], usize) -> R + Sync,
+) -> Vec<R> {
+    let threads = cores().min(items.len() / min_part.max(1)).max(1);
+    let size = items.len().div_ceil(threads).max(1);
+    let parts: Vec<&[T]> = items.chunks(size).collect();
+    let claimed: Vec<AtomicBool> = parts.iter().map(|_| AtomicBool::new(false)).collect();
+    let claim = |i: usize| !claimed[i].swap(true, Ordering::AcqRel);
+    let run = |i: usize| f(parts.get(i).copied().unwrap_or_default(), i * size);
+    std::thread::scope(|scope| {
+        let helpers: Vec<_> = (1..parts.len())
+            .map(|i| scope.spawn(move || claim(i).then(|| run(i))))
+            .collect();
+        let mut results = Vec::with_capacity(parts.len());
+        results.push(run(0));
+        let taken: Vec<Option<R>> = (1..parts.len()).map(|i| claim(i).then(|| run(i))).collect();
+        for (helper, taken) in helpers.into_iter().zip(taken) {
+            let ran = helper
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            // Exactly one of the two claimed the part.
+            results.extend(taken.or(ran));
+        }
+        results
+    })
+}
+
+/// The lists [`in_parts`] made, one after another, in the first one's allocation (made big enough
+/// for all of them), or `None` if any part failed.
+pub(crate) fn joined<U>(parts: Vec<Option<Vec<U>>>) -> Option<Vec<U>> {
+    let mut parts = parts.into_iter();
+    let mut all = parts.next()??;
+    for part in parts {
+        all.extend(part?);
+    }
+    Some(all)
+}
+
+/// The cores this process may use, asked once: the answer reads cgroup files.
+fn cores() -> usize {
+    static CORES: OnceLock<usize> = OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, std::num::NonZero::get))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parts_cover_the_items_in_order() {
+        for (len, min_part) in [(0, 4), (1, 4), (7, 4), (8, 4), (9, 4), (1000, 3), (1000, 0)] {
+            let items: Vec<usize> = (0..len).collect();
+            let parts = in_parts(&items, min_part, |part, start| {
+                assert_eq!(part.first().map_or(start, |&i| i), start);
+                part.to_vec()
+            });
+            assert_eq!(
+                parts.concat(),
+                items,
+                "{len} items, parts of at least {min_part}"
+            );
+        }
+    }
+
+    /// Whether a part's own thread or the calling thread runs it, it runs once.
+    #[test]
+    fn every_part_runs_once_whoever_runs_it() {
+        let items: Vec<usize> = (0..64).collect();
+        for _ in 0..200 {
+            let runs: Vec<std::sync::atomic::AtomicUsize> =
+                items.iter().map(|_| Default::default()).collect();
+            let parts = in_parts(&items, 1, |part, start| {
+                runs[start].fetch_add(1, Ordering::Relaxed);
+                part.len()
+            });
+            assert_eq!(parts.iter().sum::<usize>(), items.len());
+            let ran: usize = runs.iter().map(|r| r.load(Ordering::Relaxed)).sum();
+            assert_eq!(ran, parts.len());
+            assert!(runs.iter().all(|r| r.load(Ordering::Relaxed) <= 1));
+        }
+    }
+}
