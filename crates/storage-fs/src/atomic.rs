@@ -80,7 +80,8 @@ pub fn stage_parts(temp_dir: &Path, parts: &[&[u8]]) -> Result<Staged, StoreErro
 /// [`stage_parts`], with `meanwhile` run on another thread while the temp file is fsynced — the
 /// wait for the disk is most of a large write. It is given the temp file's metadata once every
 /// byte is written, which is the installed file's identity: the rename keeps the inode, the size
-/// and the modification time. It runs whether or not the fsync then succeeds.
+/// and the modification time. It runs whether or not the fsync then succeeds, and not at all if
+/// that metadata cannot be read.
 pub fn stage_parts_while(
     temp_dir: &Path,
     parts: &[&[u8]],
@@ -179,6 +180,7 @@ fn write_all_parts(file: &mut File, parts: &[&[u8]]) -> std::io::Result<()> {
         .map(|part| std::io::IoSlice::new(part))
         .collect();
     let mut slices = &mut slices[..];
+    // Drops leading empty parts: a write of only empty slices returns 0, which is no error here.
     std::io::IoSlice::advance_slices(&mut slices, 0);
     while !slices.is_empty() {
         match file.write_vectored(slices) {

@@ -44,6 +44,13 @@ pub(crate) fn in_parts<T: Sync, R: Send>(
     })
 }
 
+/// The capacity for the results of the part of `part_len` items at `start` of `total`: the first
+/// part's holds all of them, so [`joined`] (or a caller joining its own way) copies the others
+/// into it without growing it.
+pub(crate) fn part_capacity(total: usize, part_len: usize, start: usize) -> usize {
+    if start == 0 { total } else { part_len }
+}
+
 /// The lists [`in_parts`] made, one after another, in the first one's allocation (made big enough
 /// for all of them), or `None` if any part failed.
 pub(crate) fn joined<U>(parts: Vec<Option<Vec<U>>>) -> Option<Vec<U>> {

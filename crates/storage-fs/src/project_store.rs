@@ -848,7 +848,7 @@ fn validated_one_by_one(bytes: &[u8]) -> Option<TaskDoc> {
     }
     let mut doc: TaskDoc = serde_json::from_value(top).ok()?;
     let parts = parallel::in_parts(&texts, PER_THREAD, |part, start| {
-        let mut tasks = Vec::with_capacity(if start == 0 { texts.len() } else { part.len() });
+        let mut tasks = Vec::with_capacity(parallel::part_capacity(texts.len(), part.len(), start));
         for text in part {
             tasks.push(task_of(text)?);
         }

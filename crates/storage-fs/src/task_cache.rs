@@ -328,10 +328,9 @@ fn encode_doc(doc: &TaskDoc, seq: u64) -> Option<Encoded> {
         extra,
     } = doc;
     let parts = parallel::in_parts(tasks, PER_THREAD, |part, start| {
-        // The first part holds the top and is made big enough for the rest.
-        let mut enc = Enc(Vec::with_capacity(
-            if start == 0 { tasks.len() } else { part.len() } * 320 + 64,
-        ));
+        // The first part holds the top, and is made big enough for the rest.
+        let capacity = parallel::part_capacity(tasks.len(), part.len(), start);
+        let mut enc = Enc(Vec::with_capacity(capacity * 320 + 64));
         if start == 0 {
             enc.u64(seq);
             enc.u32(*version);
@@ -340,7 +339,7 @@ fn encode_doc(doc: &TaskDoc, seq: u64) -> Option<Encoded> {
             enc.extra(extra)?;
             enc.u32(u32::try_from(tasks.len()).ok()?);
         }
-        let mut spans = Vec::with_capacity(part.len());
+        let mut spans = Vec::with_capacity(capacity);
         for task in part {
             let start = enc.0.len();
             encode_task(&mut enc, task)?;
@@ -350,7 +349,6 @@ fn encode_doc(doc: &TaskDoc, seq: u64) -> Option<Encoded> {
     });
     let mut parts = parts.into_iter();
     let (mut bytes, mut spans) = parts.next()??;
-    spans.reserve(tasks.len().saturating_sub(spans.len()));
     for part in parts {
         let (part, part_spans) = part?;
         let at = bytes.len();
@@ -388,7 +386,7 @@ fn decode_top(dec: &mut Dec<'_>) -> Option<(TaskDoc, usize)> {
 /// The tasks encoded at `spans` of `bytes`, each span exactly one task, decoded on every core.
 fn decode_tasks(bytes: &[u8], spans: &[(usize, usize)]) -> Option<Vec<Task>> {
     let parts = parallel::in_parts(spans, PER_THREAD, |part, start| {
-        let mut tasks = Vec::with_capacity(if start == 0 { spans.len() } else { part.len() });
+        let mut tasks = Vec::with_capacity(parallel::part_capacity(spans.len(), part.len(), start));
         for &(start, end) in part {
             let mut dec = Dec {
                 bytes: bytes.get(start..end)?,
