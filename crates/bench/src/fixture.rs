@@ -101,7 +101,7 @@ pub fn build(root: &Path, n: usize) -> Result<PathBuf, String> {
                 &project_id(),
                 Utc::now(),
                 Box::new(move |s: &mut ProjectState| {
-                    s.tasks.tasks = tasks;
+                    s.tasks.tasks = tasks.into();
                     Ok(Changes::default())
                 }),
             )

@@ -168,7 +168,7 @@ fn same_top(a: &TaskDoc, b: &TaskDoc) -> bool {
 pub(crate) fn whole(doc: &TaskDoc) -> TasksChange {
     TasksChange {
         reset: true,
-        put: doc.tasks.clone(),
+        put: doc.tasks.to_vec(),
         top: Some(top_of(doc)),
         ..TasksChange::default()
     }
@@ -244,7 +244,7 @@ pub(crate) fn diff_encoded(
     // Every id before is where it was, so `after` repeats an id only if it repeats one of its own.
     if !in_place || !unique(after) {
         let before = TaskDoc {
-            tasks: before.tasks()?,
+            tasks: before.tasks()?.into(),
             ..top.without_tasks()
         };
         return Some(diff(&before, after, unchanged));
@@ -270,7 +270,7 @@ pub(crate) fn diff_encoded(
 pub(crate) fn apply(doc: &mut TaskDoc, change: &TasksChange) -> Result<(), String> {
     if change.reset {
         // Whole lists may hold duplicate ids: taken as they are, not merged by id.
-        doc.tasks.clone_from(&change.put);
+        doc.tasks = change.put.clone().into();
     } else {
         merge(doc, change)?;
     }
@@ -307,7 +307,7 @@ fn merge(doc: &mut TaskDoc, change: &TasksChange) -> Result<(), String> {
         if order.len() != doc.tasks.len() {
             return Err("the logged order does not name every task".into());
         }
-        let mut slots: Vec<Option<Task>> = doc.tasks.drain(..).map(Some).collect();
+        let mut slots: Vec<Option<Task>> = doc.tasks.take_all().into_iter().map(Some).collect();
         for id in order {
             let task = index
                 .get(id)

@@ -38,7 +38,7 @@ use cairn_domain::project::store::{
     LogRead, Mutation, ProjectDump, ProjectStore, Recovery, Scrutiny, StoreHealth, TaskSource,
 };
 use cairn_domain::project::{
-    Project, ProjectEvent, ProjectId, ProjectState, Task, TaskDoc, TaskId,
+    Project, ProjectEvent, ProjectId, ProjectState, Task, TaskDoc, TaskId, TaskList,
 };
 use cairn_domain::time::Timestamp;
 use cairn_domain::{Entity, Error, StoreError};
@@ -744,15 +744,30 @@ fn read_task_doc(layout: &ProjectLayout, want_bytes: bool) -> Result<TaskFile, S
             format!("{id} {FOREIGN}")
         }
     });
-    if let Some(key) = &key
-        && let Some((doc, seq, encoded)) = task_cache::read(&cache, key, want_bytes)
-    {
-        let own = (want_bytes && stamped)
-            .then(|| read_rest(&mut file))
-            .transpose()?;
-        return Ok((doc, seq, own, encoded));
+    // A writer also wants the file's own bytes, to copy the lines of the tasks it does not
+    // change: they are read on another thread while this one reads and decodes the cache.
+    let mut read_ahead = None;
+    if let Some(key) = &key {
+        let (cached, rest) = std::thread::scope(|scope| {
+            let rest = (want_bytes && stamped).then(|| scope.spawn(|| read_rest(&mut file)));
+            let cached = task_cache::read(&cache, key, want_bytes);
+            let rest = rest.map(|reader| {
+                reader
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            });
+            (cached, rest)
+        });
+        let rest = rest.transpose()?;
+        if let Some((doc, seq, encoded)) = cached {
+            return Ok((doc, seq, rest, encoded));
+        }
+        read_ahead = rest;
     }
-    let bytes = read_rest(&mut file)?;
+    let bytes = match read_ahead {
+        Some(bytes) => bytes,
+        None => read_rest(&mut file)?,
+    };
     let fast = stamped
         .then(|| serde_json::from_slice::<TaskDoc>(&bytes).ok())
         .flatten();
@@ -854,7 +869,7 @@ fn validated_one_by_one(bytes: &[u8]) -> Option<TaskDoc> {
         }
         Some(tasks)
     });
-    doc.tasks = parallel::joined(parts)?;
+    doc.tasks = TaskList::as_read(parallel::joined(parts)?);
     Some(doc)
 }
 
@@ -1274,7 +1289,7 @@ fn empty_doc() -> TaskDoc {
     TaskDoc {
         version: 1,
         project_id: None,
-        tasks: Vec::new(),
+        tasks: TaskList::new(),
         completions_since_checkpoint: 0,
         extra: serde_json::Map::new(),
     }
@@ -1630,8 +1645,6 @@ impl ProjectStore for FsProjectStore {
         mutation: Mutation<'_>,
     ) -> Result<Committed, Error> {
         let layout = self.existing(id)?;
-        // Compiled while the state is read, for the validation of what the mutation changes.
-        schema::prepare(&[SchemaKind::Task, SchemaKind::Tasks]);
         let _guard = self.lock(&layout)?;
         let (Loaded { state, recovered }, marks, last, as_read) = self.load_state(&layout, true)?;
         let seq = marks.next(last);
@@ -1644,14 +1657,25 @@ impl ProjectStore for FsProjectStore {
             Some(encoded) => encoded,
             None => encode(&state.tasks, 0, &layout)?,
         };
+        let read = state.tasks.tasks.read();
         let mut next = state;
         let changes = mutation(&mut next)?;
 
         let tasks_path = layout.tasks_json();
         let project_path = layout.project_json();
-        let encoded = encode(&next.tasks, seq, &layout)?;
+        // The list knows which tasks the mutation was handed: only those are encoded again and
+        // compared, the rest copied. A list it reshaped or replaced is encoded and compared whole.
+        let touched = read.and_then(|read| next.tasks.tasks.touched_since(read));
+        let remade = touched.and_then(|touched| before.after(&next.tasks, seq, &touched));
         // Compared once: the lines, the log's diff and the tasks' validation all skip these.
-        let unchanged = encoded.unchanged_since(&before);
+        let (encoded, unchanged) = match remade {
+            Some(remade) => remade,
+            None => {
+                let encoded = encode(&next.tasks, seq, &layout)?;
+                let unchanged = encoded.unchanged_since(&before);
+                (encoded, unchanged)
+            }
+        };
         let tasks_changed = encoded.len() != before.len()
             || unchanged.contains(&false)
             || next.tasks.without_tasks() != top_before;

@@ -21,7 +21,9 @@
 
 use std::path::{Path, PathBuf};
 
-use cairn_domain::project::{Level, Minutes, Priority, Task, TaskDoc, TaskId, TaskStatus};
+use cairn_domain::project::{
+    Level, Minutes, Priority, Task, TaskDoc, TaskId, TaskList, TaskStatus,
+};
 use cairn_domain::time::Timestamp;
 use serde_json::{Map, Value};
 
@@ -54,6 +56,20 @@ impl Encoded {
     /// list cairn reads or builds has.
     pub(crate) fn of(doc: &TaskDoc, seq: u64) -> Option<Self> {
         encode_doc(doc, seq)
+    }
+
+    /// `doc` with its marker `seq`, encoded, when it is the list `self` encodes after a change
+    /// that touched only the tasks at `touched` (ascending, as `TaskList::touched_since` gives
+    /// them): every other task's encoding is copied from `self` instead of made again. With, for
+    /// each task, whether it is exactly the task at its position in `self`, as
+    /// [`Self::unchanged_since`] would say. `None` if a field cannot be encoded.
+    pub(crate) fn after(
+        &self,
+        doc: &TaskDoc,
+        seq: u64,
+        touched: &[usize],
+    ) -> Option<(Self, Vec<bool>)> {
+        encode_after(self, doc, seq, touched)
     }
 
     /// How many tasks.
@@ -129,7 +145,7 @@ pub(crate) fn read(path: &Path, key: &str, keep: bool) -> Option<(TaskDoc, u64, 
         return None;
     }
     let doc = TaskDoc {
-        tasks: decode_tasks(&bytes, &spans)?,
+        tasks: TaskList::as_read(decode_tasks(&bytes, &spans)?),
         ..top
     };
     let encoded = keep.then_some(Encoded {
@@ -320,24 +336,13 @@ impl<'a> Dec<'a> {
 }
 
 fn encode_doc(doc: &TaskDoc, seq: u64) -> Option<Encoded> {
-    let TaskDoc {
-        version,
-        project_id,
-        tasks,
-        completions_since_checkpoint,
-        extra,
-    } = doc;
+    let tasks = &doc.tasks;
     let parts = parallel::in_parts(tasks, PER_THREAD, |part, start| {
         // The first part holds the top, and is made big enough for the rest.
         let capacity = parallel::part_capacity(tasks.len(), part.len(), start);
         let mut enc = Enc(Vec::with_capacity(capacity * 320 + 64));
         if start == 0 {
-            enc.u64(seq);
-            enc.u32(*version);
-            enc.opt(project_id.as_ref(), |e, id| e.str(id.as_str()));
-            enc.u32(*completions_since_checkpoint);
-            enc.extra(extra)?;
-            enc.u32(u32::try_from(tasks.len()).ok()?);
+            encode_top(&mut enc, doc, seq)?;
         }
         let mut spans = Vec::with_capacity(capacity);
         for task in part {
@@ -355,6 +360,87 @@ fn encode_doc(doc: &TaskDoc, seq: u64) -> Option<Encoded> {
         bytes.extend_from_slice(&part);
         spans.extend(part_spans.into_iter().map(|(s, e)| (at + s, at + e)));
     }
+    close(bytes, spans)
+}
+
+/// `doc` after a change that touched only the tasks at `touched` of the list `before` encodes:
+/// see [`Encoded::after`].
+fn encode_after(
+    before: &Encoded,
+    doc: &TaskDoc,
+    seq: u64,
+    touched: &[usize],
+) -> Option<(Encoded, Vec<bool>)> {
+    // The untouched tasks are copied in runs, so their encodings must lie end to end, as every
+    // encoding this module makes them.
+    if before.spans.windows(2).any(|w| w[0].1 != w[1].0) {
+        return None;
+    }
+    let tasks = &doc.tasks;
+    let added = tasks.len().saturating_sub(before.len());
+    let mut enc = Enc(Vec::with_capacity(
+        before.bytes.len() - before.payload + (touched.len() + added) * 320 + 64,
+    ));
+    encode_top(&mut enc, doc, seq)?;
+    let mut spans = Vec::with_capacity(tasks.len());
+    let mut unchanged = vec![true; tasks.len()];
+    // Copies the untouched tasks `from..to` of `before` as one run.
+    let copy_run = |enc: &mut Enc, spans: &mut Vec<(usize, usize)>, from: usize, to: usize| {
+        if from >= to {
+            return;
+        }
+        let (start, end) = (before.spans[from].0, before.spans[to - 1].1);
+        let at = enc.0.len();
+        enc.0.extend_from_slice(&before.bytes[start..end]);
+        spans.extend(
+            before.spans[from..to]
+                .iter()
+                .map(|&(s, e)| (s - start + at, e - start + at)),
+        );
+    };
+    let kept = before.len().min(tasks.len());
+    let mut run = 0;
+    let remade = touched
+        .iter()
+        .copied()
+        .filter(|&i| i < kept)
+        .chain(kept..tasks.len());
+    for i in remade {
+        copy_run(&mut enc, &mut spans, run, i);
+        let start = enc.0.len();
+        encode_task(&mut enc, tasks.get(i)?)?;
+        let span = (start, enc.0.len());
+        unchanged[i] = before.task(i) == enc.0.get(span.0..span.1);
+        spans.push(span);
+        run = i + 1;
+    }
+    copy_run(&mut enc, &mut spans, run, kept);
+    if spans.len() != tasks.len() {
+        return None;
+    }
+    Some((close(enc.0, spans)?, unchanged))
+}
+
+/// The top-level fields of `doc`, with the marker `seq`, then how many tasks follow.
+fn encode_top(enc: &mut Enc, doc: &TaskDoc, seq: u64) -> Option<()> {
+    let TaskDoc {
+        version,
+        project_id,
+        tasks,
+        completions_since_checkpoint,
+        extra,
+    } = doc;
+    enc.u64(seq);
+    enc.u32(*version);
+    enc.opt(project_id.as_ref(), |e, id| e.str(id.as_str()));
+    enc.u32(*completions_since_checkpoint);
+    enc.extra(extra)?;
+    enc.u32(u32::try_from(tasks.len()).ok()?);
+    Some(())
+}
+
+/// The encoded top and tasks, ended by the table of each task's length.
+fn close(mut bytes: Vec<u8>, spans: Vec<(usize, usize)>) -> Option<Encoded> {
     bytes.reserve(spans.len() * 4);
     for &(start, end) in &spans {
         bytes.extend_from_slice(&u32::try_from(end - start).ok()?.to_le_bytes());
@@ -376,7 +462,7 @@ fn decode_top(dec: &mut Dec<'_>) -> Option<(TaskDoc, usize)> {
     let top = TaskDoc {
         version,
         project_id,
-        tasks: Vec::new(),
+        tasks: TaskList::new(),
         completions_since_checkpoint,
         extra,
     };
@@ -571,5 +657,48 @@ mod tests {
         assert!(lie(&|p| p[table + 8] -= 1), "the lengths fall short");
         assert!(lie(&|p| p.truncate(table + 2)), "a cut table");
         assert!(lie(&|p| p[table + 3] = 0xFF), "a length past everything");
+    }
+
+    proptest::proptest! {
+        /// A list encoded after a change from the tasks it touched and the encoding as read is
+        /// byte for byte the list encoded whole, and says the same of which tasks changed —
+        /// whether the encoding as read came from the cache file or was just made, and whether a
+        /// touched task really changed, changed back, or was added.
+        #[test]
+        fn a_list_encoded_from_its_touched_tasks_is_the_list_encoded_whole(
+            n in 0usize..200,
+            edits in proptest::collection::vec((0usize..220, 0u8..3), 0..12),
+            added in 0usize..3,
+            from_file: bool,
+        ) {
+            let dir = tempfile::tempdir().expect("temp dir");
+            let path = dir.path().join("cache");
+            let mut doc = self::doc(n);
+            doc.tasks = TaskList::as_read(doc.tasks.into_vec());
+            let before = Encoded::of(&doc, 3).expect("encodes");
+            let before = if from_file {
+                write(&path, "k", &before);
+                read(&path, "k", true).expect("a whole cache").2.expect("kept")
+            } else {
+                before
+            };
+            let read_mark = doc.tasks.read().expect("as read");
+            for (at, how) in edits {
+                let Some(task) = doc.tasks.get_mut(at) else { continue };
+                match how {
+                    0 => task.title.push('!'),
+                    1 => task.status = TaskStatus::InProgress,
+                    _ => task.title = task.title.clone(), // touched, not changed
+                }
+            }
+            let longer = self::doc(n + added);
+            doc.tasks.extend(longer.tasks.into_vec().into_iter().skip(n));
+            let touched = doc.tasks.touched_since(read_mark).expect("not reshaped");
+            let (after, unchanged) = before.after(&doc, 9, &touched).expect("encodes");
+            let whole = Encoded::of(&doc, 9).expect("encodes");
+            proptest::prop_assert_eq!(&after.bytes, &whole.bytes);
+            proptest::prop_assert_eq!(&after.spans, &whole.spans);
+            proptest::prop_assert_eq!(unchanged, whole.unchanged_since(&before));
+        }
     }
 }

@@ -223,3 +223,56 @@ fn every_valid_fixture_reads_with_the_typed_model_and_keeps_its_fields() {
         "the same instant, in UTC"
     );
 }
+
+/// The validators cairn runs are generated at build time by jsonschema's macro; here every fixture,
+/// valid and invalid, is also judged by a validator jsonschema compiles at run time from the same
+/// file, and the two must report the same errors, word for word.
+#[test]
+fn the_generated_validators_judge_every_fixture_as_a_compiled_one_does() {
+    let registry = jsonschema::Registry::new()
+        .extend([SchemaKind::Task, SchemaKind::Tasks].map(|kind| {
+            (
+                format!(
+                    "{}{}",
+                    cairn_storage_fs::schema::SCHEMA_BASE_URI,
+                    kind.file_name()
+                ),
+                kind.schema(),
+            )
+        }))
+        .and_then(|builder| builder.prepare())
+        .expect("the schemas form a registry");
+    let mut judged = 0;
+    for kind in SchemaKind::ALL {
+        let compiled = jsonschema::options()
+            .with_draft(jsonschema::Draft::Draft202012)
+            .with_registry(&registry)
+            .should_validate_formats(true)
+            .offline()
+            .build(&kind.schema())
+            .expect("compiles");
+        for set in ["valid", "invalid"] {
+            for path in json_files(&schemas_dir().join("fixtures").join(set).join(kind.name())) {
+                let instance = load(&path);
+                let expected: Vec<String> = compiled
+                    .iter_errors(&instance)
+                    .map(|error| {
+                        let at = error.instance_path().as_str();
+                        let at = if at.is_empty() { "(root)" } else { at };
+                        format!("{at}: {error}")
+                    })
+                    .collect();
+                let generated = validate(kind, &instance).err().unwrap_or_default();
+                assert_eq!(generated, expected, "{}", path.display());
+                assert_eq!(
+                    cairn_storage_fs::schema::is_valid(kind, &instance),
+                    expected.is_empty(),
+                    "{}",
+                    path.display()
+                );
+                judged += 1;
+            }
+        }
+    }
+    assert!(judged >= 30, "only {judged} fixtures judged");
+}

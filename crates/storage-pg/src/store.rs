@@ -1263,7 +1263,7 @@ fn salvage(body: &str) -> Option<TaskDoc> {
         TaskDoc {
             version: 1,
             project_id: None,
-            tasks: Vec::new(),
+            tasks: Default::default(),
             completions_since_checkpoint: 0,
             extra: Map::new(),
         }

@@ -262,9 +262,9 @@ fn graph(
         let edges = t.dependencies.len() + t.children().len();
         t.id.as_str().len() * 2 + t.title.len() + 30 + edges * 24
     };
-    let page = Page::of(state.tasks.tasks.clone(), args, node_size);
+    let page = Page::of(state.tasks.tasks.to_vec(), args, node_size);
     let shown = TaskDoc {
-        tasks: page.items.clone(),
+        tasks: page.items.clone().into(),
         ..state.tasks.clone()
     };
     let text = cairn_render::graph(&shown, dot);

@@ -162,7 +162,7 @@ impl TaskDoc {
             )?);
         }
         let expires = at + lease;
-        if let Some(task) = self.tasks.iter_mut().find(|t| t.id == id) {
+        if let Some(task) = self.tasks.find_mut(|t| t.id == id) {
             task.claimed_by = Some(agent.to_owned());
             task.lease_expires_at = Some(expires);
         }

@@ -21,7 +21,7 @@ pub fn pending_task(n: u64, title: &str) -> Task {
 /// The task list of project `demo` holding `tasks`.
 pub fn doc_of(tasks: Vec<Task>) -> TaskDoc {
     TaskDoc {
-        tasks,
+        tasks: tasks.into(),
         ..TaskDoc::new(
             "demo"
                 .to_owned()

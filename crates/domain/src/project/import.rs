@@ -600,7 +600,7 @@ fn apply_cairn(
             status: t.status,
             changes,
         };
-        match doc.tasks.iter_mut().find(|x| x.id == t.id) {
+        match doc.tasks.find_mut(|x| x.id == t.id) {
             Some(existing) if existing == t => report.unchanged += 1,
             Some(existing) => {
                 let fields = changed_fields(existing, t);

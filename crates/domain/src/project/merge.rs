@@ -33,7 +33,7 @@ use serde_json::{Map, Value};
 
 use crate::error::DomainError;
 
-use super::model::{Project, Task, TaskDoc, TaskId};
+use super::model::{Project, Task, TaskDoc, TaskId, TaskList};
 use super::report::{self, Finding};
 
 /// One field both sides changed to different values (or a task one side changed and the other
@@ -99,7 +99,7 @@ pub fn merge_tasks(
     theirs: &TaskDoc,
 ) -> Result<TasksMerge, DomainError> {
     let empty = TaskDoc {
-        tasks: Vec::new(),
+        tasks: TaskList::new(),
         ..ours.clone()
     };
     let base = base.unwrap_or(&empty);

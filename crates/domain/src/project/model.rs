@@ -437,7 +437,10 @@ impl fmt::Display for Minutes {
 /// Readers for the schema's `"type": "integer"` fields. JSON Schema counts `12.0` as an integer,
 /// so another tool may write it; it is read as 12 (the same JSON number, written back as `12`).
 /// The schema bounds each such field to what a `u32` holds, so every valid value fits.
+mod list;
 mod wire;
+
+pub use list::{ListRead, TaskList};
 
 mod whole {
     use serde::{Deserialize, Deserializer};
@@ -560,7 +563,7 @@ pub struct TaskDoc {
     pub version: u32,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub project_id: Option<ProjectId>,
-    pub tasks: Vec<Task>,
+    pub tasks: TaskList,
     /// cairn's bookkeeping for the checkpoint trigger: completions since the last checkpoint.
     #[serde(
         default,
@@ -585,7 +588,7 @@ impl TaskDoc {
         Self {
             version: 1,
             project_id: Some(project_id),
-            tasks: Vec::new(),
+            tasks: TaskList::new(),
             completions_since_checkpoint: 0,
             extra: Map::new(),
         }
@@ -597,7 +600,7 @@ impl TaskDoc {
         Self {
             version: self.version,
             project_id: self.project_id.clone(),
-            tasks: Vec::new(),
+            tasks: TaskList::new(),
             completions_since_checkpoint: self.completions_since_checkpoint,
             extra: self.extra.clone(),
         }

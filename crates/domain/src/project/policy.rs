@@ -164,7 +164,7 @@ pub fn apply_staleness(
             now,
         ) {
             Ok(moved) => {
-                if let Some(task) = doc.tasks.iter_mut().find(|t| &t.id == id) {
+                if let Some(task) = doc.tasks.find_mut(|t| &t.id == id) {
                     task.stale_count = Some(count);
                 }
                 events.push(ProjectEvent::Error {

@@ -277,7 +277,7 @@ pub fn repair(doc: &mut TaskDoc, at: Timestamp) -> Vec<ProjectEvent> {
         }
     }
     for (child, parent) in adopt {
-        if let Some(c) = doc.tasks.iter_mut().find(|t| t.id == child)
+        if let Some(c) = doc.tasks.find_mut(|t| t.id == child)
             && c.parent_id.is_none()
         {
             c.parent_id = Some(parent.clone());
@@ -286,7 +286,7 @@ pub fn repair(doc: &mut TaskDoc, at: Timestamp) -> Vec<ProjectEvent> {
                 detail: format!("set parent to {parent}, which lists it as a subtask"),
             });
         }
-        if let Some(p) = doc.tasks.iter_mut().find(|t| t.id == parent) {
+        if let Some(p) = doc.tasks.find_mut(|t| t.id == parent) {
             let list = p.subtasks.get_or_insert_with(Vec::new);
             if !list.contains(&child) {
                 list.push(child.clone());

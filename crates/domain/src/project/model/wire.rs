@@ -133,7 +133,7 @@ with_extra!(Task,
 with_extra!(TaskDoc,
     version: "version", Whole, |v| v.0, super::one();
     project_id: "project_id", Option<super::ProjectId>, |v| v, None;
-    tasks: "tasks", Vec<Task>, |v| v, missing("tasks")?;
+    tasks: "tasks", Vec<Task>, |v| super::TaskList::as_read(v), missing("tasks")?;
     completions_since_checkpoint: "completions_since_checkpoint", Whole, |v| v.0, 0;
 );
 

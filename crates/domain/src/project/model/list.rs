@@ -1,0 +1,331 @@
+//! [`TaskList`]: the tasks of a [`super::TaskDoc`], which remembers which of them a change was
+//! handed, so that an adapter that read the list rewrites only what the change may have touched.
+//!
+//! A write on a large store changes one task or a handful (a completion and its parents' cascade)
+//! out of thousands. Finding which by comparing every task after the change with the list as read
+//! was a tenth of `task complete` at 10,000 tasks; knowing it is free. The list cannot be changed
+//! without the change being recorded: there is no `DerefMut`, and every method that gives a task
+//! out mutably records its position — or, for the ones that reach every task or move tasks
+//! around (`iter_mut`, `retain`, `truncate`, …), gives up and says that anything may differ.
+
+use std::num::NonZeroU64;
+use std::ops::{Deref, Index, IndexMut};
+use std::slice::SliceIndex;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use serde::{Serialize, Serializer};
+
+use super::Task;
+
+/// The tasks of a document, in file order. Read it as a slice (`list.iter()`, `list[i]`,
+/// `list.len()`); change it through the methods below, each of which records what it touched.
+#[derive(Clone, Default)]
+pub struct TaskList {
+    tasks: Vec<Task>,
+    touched: Touched,
+}
+
+/// Which read of a store a list descends from: [`TaskList::as_read`] gives every list it makes a
+/// mark of its own, so a list put in another's place is never taken for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ListRead(NonZeroU64);
+
+#[derive(Clone, Default)]
+struct Touched {
+    /// `None`: a list made anew, whose tasks are all new to whoever stored the list.
+    read: Option<ListRead>,
+    /// Set once every task may differ (the list was reshaped or handed out whole).
+    all: bool,
+    /// One bit per position handed out mutably.
+    bits: Vec<u64>,
+}
+
+impl Touched {
+    fn mark(&mut self, i: usize) {
+        let word = i / 64;
+        if self.bits.len() <= word {
+            self.bits.resize(word + 1, 0);
+        }
+        self.bits[word] |= 1 << (i % 64);
+    }
+}
+
+impl TaskList {
+    pub const fn new() -> Self {
+        Self {
+            tasks: Vec::new(),
+            touched: Touched {
+                read: None,
+                all: false,
+                bits: Vec::new(),
+            },
+        }
+    }
+
+    /// A list as an adapter read it from its store: nothing touched yet, under a mark no other
+    /// list has (see [`Self::touched_since`]).
+    pub fn as_read(tasks: Vec<Task>) -> Self {
+        static READS: AtomicU64 = AtomicU64::new(1);
+        let mark = NonZeroU64::new(READS.fetch_add(1, Ordering::Relaxed)).map(ListRead);
+        Self {
+            tasks,
+            touched: Touched {
+                read: mark,
+                all: false,
+                bits: Vec::new(),
+            },
+        }
+    }
+
+    /// The read this list descends from, if an adapter made it with [`Self::as_read`].
+    pub fn read(&self) -> Option<ListRead> {
+        self.touched.read
+    }
+
+    /// The positions, ascending, of the tasks that may differ from the list as read at `read`:
+    /// every other task is exactly as read, at the same position. `None` when that cannot be
+    /// told — the list does not descend from that read (it was made anew or put in its place), or
+    /// it was reshaped or handed out whole since — and every task must be compared.
+    ///
+    /// Positions past the length as read are tasks added since.
+    pub fn touched_since(&self, read: ListRead) -> Option<Vec<usize>> {
+        if self.touched.read != Some(read) || self.touched.all {
+            return None;
+        }
+        let mut at = Vec::new();
+        for (word, &bits) in self.touched.bits.iter().enumerate() {
+            let mut rest = bits;
+            while rest != 0 {
+                let bit = rest.trailing_zeros() as usize;
+                let i = word * 64 + bit;
+                if i < self.tasks.len() {
+                    at.push(i);
+                }
+                rest &= rest - 1;
+            }
+        }
+        Some(at)
+    }
+
+    /// Every task may differ from here on.
+    fn reshaped(&mut self) -> &mut Vec<Task> {
+        self.touched.all = true;
+        &mut self.tasks
+    }
+
+    pub fn get_mut(&mut self, i: usize) -> Option<&mut Task> {
+        if i < self.tasks.len() {
+            self.touched.mark(i);
+        }
+        self.tasks.get_mut(i)
+    }
+
+    /// The first task `pick` chooses, to change it.
+    pub fn find_mut(&mut self, pick: impl FnMut(&Task) -> bool) -> Option<&mut Task> {
+        let i = self.tasks.iter().position(pick)?;
+        self.get_mut(i)
+    }
+
+    /// Every task, to change any of them: afterwards every task may differ.
+    pub fn iter_mut(&mut self) -> std::slice::IterMut<'_, Task> {
+        self.reshaped().iter_mut()
+    }
+
+    pub fn push(&mut self, task: Task) {
+        self.touched.mark(self.tasks.len());
+        self.tasks.push(task);
+    }
+
+    pub fn extend(&mut self, tasks: impl IntoIterator<Item = Task>) {
+        for task in tasks {
+            self.push(task);
+        }
+    }
+
+    pub fn truncate(&mut self, len: usize) {
+        if len < self.tasks.len() {
+            self.reshaped().truncate(len);
+        }
+    }
+
+    pub fn retain(&mut self, keep: impl FnMut(&Task) -> bool) {
+        self.reshaped().retain(keep);
+    }
+
+    pub fn clear(&mut self) {
+        self.reshaped().clear();
+    }
+
+    pub fn remove(&mut self, i: usize) -> Task {
+        self.reshaped().remove(i)
+    }
+
+    pub fn sort_by_key<K: Ord>(&mut self, key: impl FnMut(&Task) -> K) {
+        self.reshaped().sort_by_key(key);
+    }
+
+    /// Takes every task out, leaving the list empty.
+    pub fn take_all(&mut self) -> Vec<Task> {
+        std::mem::take(self.reshaped())
+    }
+
+    pub fn into_vec(self) -> Vec<Task> {
+        self.tasks
+    }
+
+    pub fn as_slice(&self) -> &[Task] {
+        &self.tasks
+    }
+}
+
+impl Deref for TaskList {
+    type Target = [Task];
+
+    fn deref(&self) -> &[Task] {
+        &self.tasks
+    }
+}
+
+impl<I: SliceIndex<[Task]>> Index<I> for TaskList {
+    type Output = I::Output;
+
+    fn index(&self, i: I) -> &I::Output {
+        &self.tasks[i]
+    }
+}
+
+impl IndexMut<usize> for TaskList {
+    fn index_mut(&mut self, i: usize) -> &mut Task {
+        if i < self.tasks.len() {
+            self.touched.mark(i);
+        }
+        &mut self.tasks[i]
+    }
+}
+
+impl From<Vec<Task>> for TaskList {
+    /// A list made anew: to whoever stores it, every task is new.
+    fn from(tasks: Vec<Task>) -> Self {
+        Self {
+            tasks,
+            touched: Touched::default(),
+        }
+    }
+}
+
+impl FromIterator<Task> for TaskList {
+    fn from_iter<I: IntoIterator<Item = Task>>(tasks: I) -> Self {
+        Vec::from_iter(tasks).into()
+    }
+}
+
+impl IntoIterator for TaskList {
+    type Item = Task;
+    type IntoIter = std::vec::IntoIter<Task>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.tasks.into_iter()
+    }
+}
+
+impl<'a> IntoIterator for &'a TaskList {
+    type Item = &'a Task;
+    type IntoIter = std::slice::Iter<'a, Task>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.tasks.iter()
+    }
+}
+
+impl<'a> IntoIterator for &'a mut TaskList {
+    type Item = &'a mut Task;
+    type IntoIter = std::slice::IterMut<'a, Task>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter_mut()
+    }
+}
+
+/// Lists are equal when their tasks are: what was touched is bookkeeping, not content.
+impl PartialEq for TaskList {
+    fn eq(&self, other: &Self) -> bool {
+        self.tasks == other.tasks
+    }
+}
+
+impl PartialEq<Vec<Task>> for TaskList {
+    fn eq(&self, other: &Vec<Task>) -> bool {
+        &self.tasks == other
+    }
+}
+
+impl PartialEq<TaskList> for Vec<Task> {
+    fn eq(&self, other: &TaskList) -> bool {
+        self == &other.tasks
+    }
+}
+
+impl std::fmt::Debug for TaskList {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.tasks.fmt(f)
+    }
+}
+
+impl Serialize for TaskList {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.tasks.serialize(serializer)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::project::fixtures;
+
+    fn list(n: u64) -> TaskList {
+        TaskList::as_read((1..=n).map(|i| fixtures::pending_task(i, "Task")).collect())
+    }
+
+    #[test]
+    fn every_way_to_change_a_task_is_recorded() {
+        let mut l = list(200);
+        let read = l.read().unwrap();
+        assert_eq!(l.touched_since(read), Some(vec![]));
+        l[130].title = "a".into();
+        l.get_mut(0).unwrap().title = "b".into();
+        l.find_mut(|t| t.id.number() == 65).unwrap().title = "c".into();
+        let _ = &l[199].title; // a read is not a change
+        l.push(fixtures::pending_task(201, "Task"));
+        assert_eq!(l.touched_since(read), Some(vec![0, 64, 130, 200]));
+    }
+
+    #[test]
+    fn a_reshaped_or_replaced_list_says_nothing_of_its_tasks() {
+        type Reshape = fn(&mut TaskList);
+        let reshapes: [Reshape; 6] = [
+            |l| drop(l.iter_mut()),
+            |l| l.retain(|t| t.id.number() != 3),
+            |l| l.truncate(2),
+            |l| l.sort_by_key(|t| std::cmp::Reverse(t.id.number())),
+            |l| drop(l.take_all()),
+            |l| *l = list(5),
+        ];
+        for reshape in reshapes {
+            let mut l = list(5);
+            let read = l.read().unwrap();
+            reshape(&mut l);
+            assert_eq!(l.touched_since(read), None);
+        }
+        // A clone descends from the same read, and records its own changes.
+        let l = list(5);
+        let read = l.read().unwrap();
+        let mut copy = l.clone();
+        copy[4].title = "x".into();
+        assert_eq!(copy.touched_since(read), Some(vec![4]));
+        assert_eq!(l.touched_since(read), Some(vec![]));
+        // A list made anew descends from no read.
+        let fresh: TaskList = (1..=5).map(|i| fixtures::pending_task(i, "Task")).collect();
+        assert_eq!(fresh.read(), None);
+        assert_eq!(fresh.touched_since(read), None);
+    }
+}
