@@ -322,7 +322,7 @@ impl FsProjectStore {
         let (tasks, tasks_seq, recovered, own, encoded) = self.read_tasks(layout, locked)?;
         let lines = own
             .filter(|_| locked)
-            .and_then(|bytes| TaskLines::index(bytes, tasks.tasks.len()));
+            .filter(|lines| lines.spans.len() == tasks.tasks.len());
         let as_read = AsRead {
             lines,
             encoded: encoded.filter(|_| locked),
@@ -434,13 +434,13 @@ impl FsProjectStore {
 }
 
 /// The tasks as read: the document, its `log_seq` marker, the recovery that rebuilt it if any,
-/// the file's bytes when cairn wrote them, and the read cache's when the list came from it (see
-/// [`read_task_doc`]).
+/// the file's lines when cairn wrote them, and the read cache's encoding when the list came from
+/// it (see [`read_task_doc`]).
 type ReadTasks = (
     TaskDoc,
     u64,
     Option<Recovery>,
-    Option<Vec<u8>>,
+    Option<TaskLines>,
     Option<task_cache::Encoded>,
 );
 
@@ -720,15 +720,16 @@ fn replay_tasks(layout: &ProjectLayout, records: &[LogRecord]) -> Option<Replaye
     })
 }
 
-/// tasks.json as read: the document, its `log_seq` marker, and, when asked for, the file's bytes
-/// and the read cache's (see [`task_cache::Encoded`]) if the list came from it.
-type TaskFile = (TaskDoc, u64, Option<Vec<u8>>, Option<task_cache::Encoded>);
+/// tasks.json as read: the document, its `log_seq` marker, and, when asked for, the file's lines
+/// and the read cache's encoding (see [`task_cache::Encoded`]) if the list came from it.
+type TaskFile = (TaskDoc, u64, Option<TaskLines>, Option<task_cache::Encoded>);
 
 /// Parses tasks.json, validating it unless it is exactly the file cairn itself validated and
 /// wrote (see [`stamp`]), and takes its `log_seq` marker out. A file whose binary read cache is of
 /// it (see [`task_cache`]) is not parsed at all: a stamped file's, or a file another tool wrote
-/// that a read before this one validated in full. The bytes come back too when they are cairn's
-/// own (stamped) and `want_bytes`, for a writer to reuse (see [`TaskLines`]). The error says what
+/// that a read before this one validated in full. The bytes come back too, by line, when they are
+/// cairn's own (stamped) in cairn's layout and `want_bytes`, for a writer to reuse (see
+/// [`TaskLines`]). The error says what
 /// is wrong, for the log.
 fn read_task_doc(layout: &ProjectLayout, want_bytes: bool) -> Result<TaskFile, String> {
     let (mut file, identity, stamped) = open_tasks(layout)?;
@@ -745,11 +746,13 @@ fn read_task_doc(layout: &ProjectLayout, want_bytes: bool) -> Result<TaskFile, S
         }
     });
     // A writer also wants the file's own bytes, to copy the lines of the tasks it does not
-    // change: they are read on another thread while this one reads and decodes the cache.
+    // change: they are read and indexed on another thread while this one reads and decodes the
+    // cache.
     let mut read_ahead = None;
     if let Some(key) = &key {
         let (cached, rest) = std::thread::scope(|scope| {
-            let rest = (want_bytes && stamped).then(|| scope.spawn(|| read_rest(&mut file)));
+            let rest = (want_bytes && stamped)
+                .then(|| scope.spawn(|| read_rest(&mut file).map(TaskLines::of)));
             let cached = task_cache::read(&cache, key, want_bytes);
             let rest = rest.map(|reader| {
                 reader
@@ -760,19 +763,20 @@ fn read_task_doc(layout: &ProjectLayout, want_bytes: bool) -> Result<TaskFile, S
         });
         let rest = rest.transpose()?;
         if let Some((doc, seq, encoded)) = cached {
-            return Ok((doc, seq, rest, encoded));
+            return Ok((doc, seq, rest.and_then(Result::ok), encoded));
         }
         read_ahead = rest;
     }
     let bytes = match read_ahead {
-        Some(bytes) => bytes,
+        Some(Ok(lines)) => lines.bytes,
+        Some(Err(bytes)) => bytes,
         None => read_rest(&mut file)?,
     };
     let fast = stamped
         .then(|| serde_json::from_slice::<TaskDoc>(&bytes).ok())
         .flatten();
     let (mut doc, own) = match fast {
-        Some(doc) => (doc, Some(bytes)),
+        Some(doc) => (doc, TaskLines::of(bytes).ok()),
         None => (validated_doc(&bytes)?, None),
     };
     let seq = journal::take_marker(&mut doc.extra);
@@ -1154,11 +1158,21 @@ struct TaskLines {
 }
 
 impl TaskLines {
-    fn index(bytes: Vec<u8>, tasks: usize) -> Option<Self> {
-        let mut spans = Vec::with_capacity(tasks);
+    /// `bytes` indexed by task line, if they are in the layout cairn writes (see
+    /// [`render_tasks`]); else the bytes back. Whether there is a line for every task of the list
+    /// read is the caller's to check.
+    fn of(bytes: Vec<u8>) -> Result<Self, Vec<u8>> {
+        match Self::spans(&bytes) {
+            Some(spans) => Ok(Self { bytes, spans }),
+            None => Err(bytes),
+        }
+    }
+
+    fn spans(bytes: &[u8]) -> Option<Vec<(usize, usize)>> {
+        let mut spans = Vec::new();
         // memchr: megabytes scanned a byte at a time cost more than everything else done here.
         let mut start = 0;
-        let mut ends = memchr::memchr_iter(b'\n', &bytes).chain(std::iter::once(bytes.len()));
+        let mut ends = memchr::memchr_iter(b'\n', bytes).chain(std::iter::once(bytes.len()));
         let mut lines = std::iter::from_fn(|| {
             let end = ends.next()?;
             let line = &bytes[start..end];
@@ -1170,8 +1184,11 @@ impl TaskLines {
             return None;
         }
         let mut at = head.len() + 1;
-        for _ in 0..tasks {
+        loop {
             let line = lines.next()?;
+            if line.starts_with(b"]") {
+                return Some(spans);
+            }
             let body = line.strip_suffix(b",").unwrap_or(line);
             if !(body.starts_with(b"{\"id\":") && body.ends_with(b"}")) {
                 return None;
@@ -1179,10 +1196,14 @@ impl TaskLines {
             spans.push((at, at + body.len()));
             at += line.len() + 1;
         }
-        lines
-            .next()?
-            .starts_with(b"]")
-            .then_some(Self { bytes, spans })
+    }
+
+    /// [`Self::of`] for a list of `tasks` tasks.
+    #[cfg(test)]
+    fn index(bytes: Vec<u8>, tasks: usize) -> Option<Self> {
+        Self::of(bytes)
+            .ok()
+            .filter(|lines| lines.spans.len() == tasks)
     }
 }
 
