@@ -233,6 +233,7 @@ fn completing(before: ProjectState, stored: Option<Velocity>) -> MockPort {
             state: before.clone(),
             checkpoint: None,
             recovered: None,
+            velocity: None,
         })
     });
     store
@@ -279,6 +280,31 @@ async fn a_completion_updates_the_saved_velocity_window_without_reading_the_log(
     let saved = cairn_domain::project::policy::velocity(&[], &before.tasks, t0());
     let mut store = completing(before, Some(saved));
     // The log of a large store is megabytes: a completion must not read it.
+    store.expect_read_log().times(0);
+    store.expect_write_velocity().times(0);
+    let service = ProjectService::new(Arc::new(Mocked(store)), Arc::new(FixedClock::new(t0())));
+    service
+        .move_task(&pid(), &tid(1), TaskStatus::Complete, MoveDetail::default())
+        .await
+        .expect("complete");
+}
+
+/// A store that takes the completions into the velocity inside the transaction (as the file
+/// store does) leaves nothing for a second step: no velocity read, update or write after it.
+#[tokio::test]
+async fn a_velocity_saved_with_the_completion_is_not_refreshed_again() {
+    let before = one_task_in_progress().await;
+    let saved = cairn_domain::project::policy::velocity(&[], &before.tasks, t0());
+    let mut store = MockPort::new();
+    store.expect_transact().times(1).returning(move |_| {
+        Ok(Committed {
+            state: before.clone(),
+            checkpoint: None,
+            recovered: None,
+            velocity: Some(saved.clone()),
+        })
+    });
+    store.expect_stored_velocity().times(0);
     store.expect_read_log().times(0);
     store.expect_write_velocity().times(0);
     let service = ProjectService::new(Arc::new(Mocked(store)), Arc::new(FixedClock::new(t0())));

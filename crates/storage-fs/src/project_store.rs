@@ -32,7 +32,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use cairn_domain::log::LogRecord;
 use cairn_domain::ports::Clock;
-use cairn_domain::project::policy::{CHECKPOINT_RETENTION, DEBRIS_MAX_AGE, Velocity};
+use cairn_domain::project::policy::{self, CHECKPOINT_RETENTION, DEBRIS_MAX_AGE, Velocity};
 use cairn_domain::project::store::{
     CheckpointInfo, Committed, DroppedTask, DumpedCheckpoint, DumpedResearch, KeptTask, Loaded,
     LogRead, Mutation, ProjectDump, ProjectStore, Recovery, Scrutiny, StoreHealth, TaskSource,
@@ -1744,18 +1744,41 @@ impl ProjectStore for FsProjectStore {
             }
             None => None,
         };
+        // A completion's velocity is made under this same lock, from the saved one's window, and
+        // its file is staged while the disk takes the new tasks.json; it replaces the old one
+        // after the state files. Whatever stops that (no window saved, a damaged file, a failed
+        // stage) leaves the refresh to the service, after the commit, as a second step.
+        let velocity_path = layout.velocity_json();
+        let velocity = changes.velocity.as_ref().and_then(|new| {
+            let previous: Velocity = read_json(&velocity_path, "velocity file").ok()?;
+            let velocity = policy::velocity_after(&previous, new, &next.tasks, at)?;
+            let bytes = to_json_bytes(&velocity, SchemaKind::Velocity, &velocity_path).ok()?;
+            Some((velocity, bytes))
+        });
+        let stage_velocity = || {
+            let (_, bytes) = velocity.as_ref()?;
+            atomic::stage(&layout.temp_dir(), bytes).ok()
+        };
+        let staged_velocity = std::sync::Mutex::new(None);
         // Staged before the commit: a full disk fails here, with nothing committed.
         // The next reader of this list — usually soon: `task next` after `complete` — finds it
         // in the read cache, written while the disk takes the new tasks.json.
-        let cache = |meta: &std::fs::Metadata| {
+        let meanwhile = |meta: &std::fs::Metadata| {
             task_cache::write(&task_cache::path(layout.dir()), &identity(meta), &encoded);
+            *staged_velocity
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner) = stage_velocity();
         };
         let staged_tasks = tasks_bytes
             .as_ref()
             .map(|rendered| {
-                atomic::stage_parts_while(&layout.temp_dir(), &rendered.parts(), Some(&cache))
+                atomic::stage_parts_while(&layout.temp_dir(), &rendered.parts(), Some(&meanwhile))
             })
             .transpose()?;
+        let staged_velocity = staged_velocity
+            .into_inner()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .or_else(stage_velocity);
         let staged_project = project_bytes
             .as_deref()
             .map(|bytes| atomic::stage(&layout.temp_dir(), bytes))
@@ -1773,7 +1796,7 @@ impl ProjectStore for FsProjectStore {
         // The change is committed from here on: a failure must say that it is saved, so nobody
         // repeats it (an add repeated is a duplicate task); the next reader applies what a crash
         // left unapplied.
-        let checkpoint = (|| {
+        let (checkpoint, velocity) = (|| {
             if let Some(staged) = staged_tasks {
                 staged.install(&tasks_path)?;
                 let _ = stamp_tasks(&layout);
@@ -1781,9 +1804,16 @@ impl ProjectStore for FsProjectStore {
             if let Some(staged) = staged_project {
                 staged.install(&project_path)?;
             }
+            let velocity = match (staged_velocity, velocity) {
+                (Some(staged), Some((velocity, _))) => {
+                    staged.install(&velocity_path)?;
+                    Some(velocity)
+                }
+                _ => None,
+            };
             failpoint("project:after-state-write");
             if !changes.checkpoint {
-                return Ok(None);
+                return Ok((None, velocity));
             }
             let bytes = match tasks_bytes {
                 Some(rendered) => rendered.into_bytes(),
@@ -1806,13 +1836,14 @@ impl ProjectStore for FsProjectStore {
                     tasks: next.tasks.tasks.len(),
                 }],
             )?;
-            Ok::<_, StoreError>(Some(number))
+            Ok::<_, StoreError>((Some(number), velocity))
         })()
         .map_err(StoreError::after_commit)?;
         Ok(Committed {
             state: next,
             checkpoint,
             recovered,
+            velocity,
         })
     }
 
@@ -2060,6 +2091,7 @@ impl ProjectStore for FsProjectStore {
             },
             checkpoint: None,
             recovered: None,
+            velocity: None,
         })
     }
 

@@ -933,32 +933,42 @@ const BEFORE_COMMIT: Expect = Expect {
     logged: false,
     debris: 1,
 };
-/// Write-ahead: the log entry is the commit. A crash after it leaves the staged tasks.json
-/// behind, and the next read applies the entry.
+/// The completion's velocity.json is staged while the disk takes the staged tasks.json (its
+/// fsync): a crash from then on until it is installed leaves it behind too.
+const VELOCITY_STAGED: Expect = Expect {
+    debris: 2,
+    ..BEFORE_COMMIT
+};
+/// Write-ahead: the log entry is the commit. A crash after it leaves the staged tasks.json and
+/// velocity.json behind, and the next read applies the entry.
 const AFTER_LOG: Expect = Expect {
     committed: true,
     checkpoint: false,
     logged: true,
-    debris: 1,
+    debris: 2,
 };
-const AFTER_RENAME: Expect = Expect {
-    committed: true,
-    checkpoint: false,
-    logged: true,
+/// tasks.json is in place; the staged velocity.json is not yet.
+const AFTER_TASKS_RENAME: Expect = Expect {
+    debris: 1,
+    ..AFTER_LOG
+};
+const AFTER_STATE_WRITE: Expect = Expect {
     debris: 0,
+    ..AFTER_LOG
 };
 
 /// Every failpoint on the path of a project transaction, in the order it passes them (each
-/// child dies at the first pass).
+/// child dies at the first pass; velocity.json's staging and install pass the `atomic:` ones
+/// again).
 const TRANSACTION_FAILPOINTS: &[(&str, Expect)] = &[
     ("atomic:after-temp-create", BEFORE_COMMIT),
     ("atomic:after-temp-write", BEFORE_COMMIT),
-    ("atomic:after-temp-fsync", BEFORE_COMMIT),
+    ("atomic:after-temp-fsync", VELOCITY_STAGED),
     ("log:after-append", AFTER_LOG),
     ("project:after-log-append", AFTER_LOG),
-    ("atomic:after-rename", AFTER_RENAME),
-    ("atomic:after-dir-fsync", AFTER_RENAME),
-    ("project:after-state-write", AFTER_RENAME),
+    ("atomic:after-rename", AFTER_TASKS_RENAME),
+    ("atomic:after-dir-fsync", AFTER_TASKS_RENAME),
+    ("project:after-state-write", AFTER_STATE_WRITE),
     (
         "checkpoint:after-link",
         Expect {

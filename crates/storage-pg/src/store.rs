@@ -713,6 +713,7 @@ impl ProjectStore for PgProjectStore {
                     state: next,
                     checkpoint,
                     recovered: None,
+                    velocity: None,
                 })
             })
         })
@@ -924,6 +925,7 @@ impl ProjectStore for PgProjectStore {
                 },
                 checkpoint: None,
                 recovered: None,
+                velocity: None,
             })
         })
     }

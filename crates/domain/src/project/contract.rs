@@ -15,7 +15,7 @@ use crate::time::Timestamp;
 
 use super::events::ProjectEvent;
 use super::model::*;
-use super::store::{Changes, ProjectStore};
+use super::store::{Changes, Mutation, ProjectStore};
 use super::tasks::{MoveDetail, NewTask};
 
 fn t0() -> Timestamp {
@@ -98,6 +98,7 @@ macro_rules! project_store_contract {
             research_briefs_round_trip,
             velocity_round_trips,
             concurrent_velocity_updates_lose_none,
+            a_transaction_saves_the_velocity_it_says_it_saved,
             export_then_import_round_trips,
         );
     };
@@ -538,6 +539,7 @@ pub async fn transaction_checkpoint_is_written_and_logged(store: Arc<dyn Project
                         still_open: Vec::new(),
                     }],
                     checkpoint: true,
+                    velocity: None,
                 })
             }),
         )
@@ -774,6 +776,75 @@ pub async fn concurrent_velocity_updates_lose_none(store: Arc<dyn ProjectStore>)
         THREADS * UPDATES,
         "contract: every concurrent velocity update takes effect, none is overwritten"
     );
+}
+
+/// A transaction asked to take completions into the velocity ([`Changes::velocity`]) either
+/// saves the velocity it returns in [`super::store::Committed::velocity`] — the saved one's
+/// window plus the new completions — or saves none and returns `None`; with no velocity saved
+/// before, it has no window to add to and returns `None`.
+pub async fn a_transaction_saves_the_velocity_it_says_it_saved(store: Arc<dyn ProjectStore>) {
+    use super::policy::{self, Completion};
+    let p = created(&*store, "velo").await;
+    let task = add(&*store, &p.id, "done soon").await;
+    let done = Completion {
+        task,
+        at: t0(),
+        actual_minutes: Some(7),
+        estimate_minutes: None,
+    };
+    let completing = |done: Completion| -> Mutation<'static> {
+        Box::new(move |_: &mut ProjectState| {
+            Ok(Changes {
+                velocity: Some(vec![done]),
+                ..Changes::default()
+            })
+        })
+    };
+    let nothing_saved = store
+        .transact(&p.id, t0(), completing(done.clone()))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        nothing_saved.velocity, None,
+        "contract: with no velocity saved there is no window to add to"
+    );
+    assert_eq!(
+        store
+            .read_velocity(&p.id)
+            .await
+            .unwrap_or_else(|e| panic!("{e}")),
+        None
+    );
+    let before = policy::velocity(&[], &nothing_saved.state.tasks, t0());
+    store
+        .write_velocity(&p.id, &before)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let committed = store
+        .transact(&p.id, t0(), completing(done.clone()))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let saved = store
+        .read_velocity(&p.id)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    match committed.velocity {
+        Some(velocity) => {
+            let expected = policy::velocity_after(&before, &[done], &committed.state.tasks, t0());
+            assert_eq!(Some(&velocity), expected.as_ref());
+            assert_eq!(velocity.completed_count, before.completed_count + 1);
+            assert_eq!(
+                saved,
+                Some(velocity),
+                "contract: the velocity a transaction returns is the one it saved"
+            );
+        }
+        None => assert_eq!(
+            saved,
+            Some(before),
+            "contract: a transaction that returns no velocity saves none"
+        ),
+    }
 }
 
 pub async fn export_then_import_round_trips(store: Arc<dyn ProjectStore>) {

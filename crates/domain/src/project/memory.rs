@@ -10,7 +10,7 @@ use crate::time::Timestamp;
 
 use super::events::ProjectEvent;
 use super::model::{Project, ProjectId, ProjectState, TaskDoc, TaskId};
-use super::policy::{CHECKPOINT_RETENTION, Velocity};
+use super::policy::{self, CHECKPOINT_RETENTION, Velocity};
 use super::store::*;
 use crate::log::LogRecord;
 
@@ -138,16 +138,23 @@ impl ProjectStore for MemoryProjectStore {
         let stored = projects.get_mut(id).ok_or_else(|| not_found(id))?;
         let mut next = stored.state.clone();
         let changes = mutation(&mut next)?;
+        let velocity = changes.velocity.as_ref().and_then(|new| {
+            policy::velocity_after(stored.velocity.as_ref()?, new, &next.tasks, at)
+        });
         stored.state = next;
         stored
             .log
             .extend(changes.events.iter().map(|e| e.to_record(at)));
+        if let Some(velocity) = &velocity {
+            stored.velocity = Some(velocity.clone());
+        }
         // After the events, as the contract orders the log.
         let number = changes.checkpoint.then(|| checkpoint(stored, at).number);
         Ok(Committed {
             state: stored.state.clone(),
             checkpoint: number,
             recovered: None,
+            velocity,
         })
     }
 
@@ -256,6 +263,7 @@ impl ProjectStore for MemoryProjectStore {
             Ok(Committed {
                 state: s.state.clone(),
                 checkpoint: None,
+                velocity: None,
                 recovered: None,
             })
         })

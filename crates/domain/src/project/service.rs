@@ -376,16 +376,19 @@ impl ProjectService {
                     policy::completions(events.iter().map(|e| (at, e.clone())), &state.tasks);
                 advance_project(state, at, &mut events);
                 let project_status = phases::settle_project(state, at, &mut events);
-                Ok((
-                    finish(state, events, false),
-                    Some((moves, completed, project_status)),
-                ))
+                let mut changes = finish(state, events, false);
+                if moves.iter().any(|(_, _, to)| *to == TaskStatus::Complete) {
+                    changes.velocity = Some(completed.clone());
+                }
+                Ok((changes, Some((moves, completed, project_status))))
             })
             .await?;
         let Some((moves, completed, project_status)) = applied else {
             return Ok(None);
         };
-        if moves.iter().any(|(_, _, to)| *to == TaskStatus::Complete) {
+        if moves.iter().any(|(_, _, to)| *to == TaskStatus::Complete)
+            && committed.velocity.is_none()
+        {
             // The move is saved: a failed refresh must not read as a failed move.
             self.refresh_velocity(id, &committed.state.tasks, at, &completed)
                 .await
@@ -914,7 +917,11 @@ fn finish(state: &mut ProjectState, events: Vec<ProjectEvent>, phase_completed: 
     if checkpoint {
         state.tasks.completions_since_checkpoint = 0;
     }
-    Changes { events, checkpoint }
+    Changes {
+        events,
+        checkpoint,
+        velocity: None,
+    }
 }
 
 /// The project follows its tasks out of the planning statuses: READY (or INITIALIZING) becomes

@@ -9,7 +9,7 @@ use crate::time::Timestamp;
 
 use super::events::ProjectEvent;
 use super::model::{Project, ProjectId, ProjectState, TaskDoc, TaskId};
-use super::policy::Velocity;
+use super::policy::{Completion, Velocity};
 
 /// What a successful mutation asks the store to do besides saving the new state.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -18,13 +18,18 @@ pub struct Changes {
     pub events: Vec<ProjectEvent>,
     /// Snapshot the saved tasks into a new checkpoint (and log CHECKPOINT_WRITTEN).
     pub checkpoint: bool,
+    /// The change completes tasks, with these leaf completions: the saved velocity should take
+    /// them in ([`super::policy::velocity_after`] over the saved state). A store that does so in
+    /// the same critical section says so with [`Committed::velocity`]; otherwise the service
+    /// refreshes the velocity after the commit, as a second step.
+    pub velocity: Option<Vec<Completion>>,
 }
 
 impl Changes {
     pub fn events(events: Vec<ProjectEvent>) -> Self {
         Self {
             events,
-            checkpoint: false,
+            ..Self::default()
         }
     }
 }
@@ -160,6 +165,10 @@ pub struct Committed {
     /// The checkpoint written by this transaction, if any.
     pub checkpoint: Option<u32>,
     pub recovered: Option<Recovery>,
+    /// The velocity saved with the change, when the store took in [`Changes::velocity`]: the
+    /// previous one had its window of completions and the new one was written. `None` leaves the
+    /// refresh to the caller.
+    pub velocity: Option<Velocity>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
