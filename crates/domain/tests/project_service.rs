@@ -225,17 +225,23 @@ async fn one_task_in_progress() -> ProjectState {
     memory.load(&pid()).await.expect("load")
 }
 
-/// A port whose one transaction starts from `before`, with `stored` as the saved velocity.
-fn completing(before: ProjectState, stored: Option<Velocity>) -> MockPort {
+/// A port whose one transaction commits `state`, saying it saved `velocity` with it.
+fn transacting(state: ProjectState, velocity: Option<Velocity>) -> MockPort {
     let mut store = MockPort::new();
     store.expect_transact().times(1).returning(move |_| {
         Ok(Committed {
-            state: before.clone(),
+            state: state.clone(),
             checkpoint: None,
             recovered: None,
-            velocity: None,
+            velocity: velocity.clone(),
         })
     });
+    store
+}
+
+/// A port whose one transaction starts from `before`, with `stored` as the saved velocity.
+fn completing(before: ProjectState, stored: Option<Velocity>) -> MockPort {
+    let mut store = transacting(before, None);
     store
         .expect_stored_velocity()
         .times(1)
@@ -295,15 +301,7 @@ async fn a_completion_updates_the_saved_velocity_window_without_reading_the_log(
 async fn a_velocity_saved_with_the_completion_is_not_refreshed_again() {
     let before = one_task_in_progress().await;
     let saved = cairn_domain::project::policy::velocity(&[], &before.tasks, t0());
-    let mut store = MockPort::new();
-    store.expect_transact().times(1).returning(move |_| {
-        Ok(Committed {
-            state: before.clone(),
-            checkpoint: None,
-            recovered: None,
-            velocity: Some(saved.clone()),
-        })
-    });
+    let mut store = transacting(before, Some(saved));
     store.expect_stored_velocity().times(0);
     store.expect_read_log().times(0);
     store.expect_write_velocity().times(0);
