@@ -26,7 +26,7 @@
 //! server would call them through `spawn_blocking`.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, PoisonError};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -750,11 +750,18 @@ fn read_task_doc(layout: &ProjectLayout, want_bytes: bool) -> Result<TaskFile, S
     // cache.
     let mut read_ahead = None;
     if let Some(key) = &key {
+        let reading = &mut file;
         let (cached, rest) = std::thread::scope(|scope| {
-            let rest = (want_bytes && stamped)
-                .then(|| scope.spawn(|| read_rest(&mut file).map(TaskLines::of)));
+            // A thread that cannot be started only means the bytes are read after the cache.
+            let reader = (want_bytes && stamped)
+                .then(|| {
+                    std::thread::Builder::new()
+                        .spawn_scoped(scope, || read_rest(reading).map(TaskLines::of))
+                        .ok()
+                })
+                .flatten();
             let cached = task_cache::read(&cache, key, want_bytes);
-            let rest = rest.map(|reader| {
+            let rest = reader.map(|reader| {
                 reader
                     .join()
                     .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
@@ -1687,17 +1694,19 @@ impl ProjectStore for FsProjectStore {
         // The list knows which tasks the mutation was handed: only those are encoded again and
         // compared, the rest copied. A list it reshaped or replaced is encoded and compared whole.
         let touched = read.and_then(|read| next.tasks.tasks.touched_since(read));
-        let remade = touched.and_then(|touched| before.after(&next.tasks, seq, &touched));
-        // Compared once: the lines, the log's diff and the tasks' validation all skip these.
-        let (encoded, unchanged) = match remade {
-            Some(remade) => remade,
+        let remade = touched.and_then(|touched| before.remade(&next.tasks, seq, &touched));
+        // Compared once: the lines, the log's diff and the tasks' validation all skip these. The
+        // list after the change is encoded whole now, or spliced from the list as read and the
+        // touched tasks while the disk takes the new tasks.json (below).
+        let (whole, remade, unchanged) = match remade {
+            Some((remade, unchanged)) => (None, Some(remade), unchanged),
             None => {
                 let encoded = encode(&next.tasks, seq, &layout)?;
                 let unchanged = encoded.unchanged_since(&before);
-                (encoded, unchanged)
+                (Some(encoded), None, unchanged)
             }
         };
-        let tasks_changed = encoded.len() != before.len()
+        let tasks_changed = next.tasks.tasks.len() != before.len()
             || unchanged.contains(&false)
             || next.tasks.without_tasks() != top_before;
         let validated = (|| {
@@ -1733,17 +1742,6 @@ impl ProjectStore for FsProjectStore {
             }
         };
         let project_bytes = project_bytes.map(|bytes| journal::with_marker(bytes, seq));
-        let tasks_change = match tasks_bytes {
-            Some(_) => {
-                journal::diff_encoded(&top_before, &before, &next.tasks, &encoded, &unchanged)
-                    .ok_or_else(|| StoreError::Invalid {
-                        path: tasks_path.display().to_string(),
-                        detail: "the task list as read does not decode from its own encoding"
-                            .into(),
-                    })?
-            }
-            None => None,
-        };
         // A completion's velocity is made under this same lock, from the saved one's window, and
         // its file is staged while the disk takes the new tasks.json; it replaces the old one
         // after the state files. Whatever stops that (no window saved, a damaged file, a failed
@@ -1760,14 +1758,20 @@ impl ProjectStore for FsProjectStore {
             atomic::stage(&layout.temp_dir(), bytes).ok()
         };
         let staged_velocity = std::sync::Mutex::new(None);
+        let spliced = std::sync::Mutex::new(None);
+        let splice = || remade.as_ref().and_then(|remade| remade.splice(&before));
         // Staged before the commit: a full disk fails here, with nothing committed.
         // The next reader of this list — usually soon: `task next` after `complete` — finds it
         // in the read cache, written while the disk takes the new tasks.json.
         let meanwhile = |meta: &std::fs::Metadata| {
-            task_cache::write(&task_cache::path(layout.dir()), &identity(meta), &encoded);
+            let made = splice();
+            if let Some(encoded) = whole.as_ref().or(made.as_ref()) {
+                task_cache::write(&task_cache::path(layout.dir()), &identity(meta), encoded);
+            }
+            *spliced.lock().unwrap_or_else(PoisonError::into_inner) = made;
             *staged_velocity
                 .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner) = stage_velocity();
+                .unwrap_or_else(PoisonError::into_inner) = stage_velocity();
         };
         let staged_tasks = tasks_bytes
             .as_ref()
@@ -1777,8 +1781,30 @@ impl ProjectStore for FsProjectStore {
             .transpose()?;
         let staged_velocity = staged_velocity
             .into_inner()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .unwrap_or_else(PoisonError::into_inner)
             .or_else(stage_velocity);
+        let tasks_change = match tasks_bytes {
+            Some(_) => {
+                let spliced = spliced.into_inner().unwrap_or_else(PoisonError::into_inner);
+                let encoded = whole.or(spliced).or_else(splice);
+                encoded
+                    .and_then(|encoded| {
+                        journal::diff_encoded(
+                            &top_before,
+                            &before,
+                            &next.tasks,
+                            &encoded,
+                            &unchanged,
+                        )
+                    })
+                    .ok_or_else(|| StoreError::Invalid {
+                        path: tasks_path.display().to_string(),
+                        detail: "the task list as read does not decode from its own encoding"
+                            .into(),
+                    })?
+            }
+            None => None,
+        };
         let staged_project = project_bytes
             .as_deref()
             .map(|bytes| atomic::stage(&layout.temp_dir(), bytes))

@@ -58,18 +58,19 @@ impl Encoded {
         encode_doc(doc, seq)
     }
 
-    /// `doc` with its marker `seq`, encoded, when it is the list `self` encodes after a change
-    /// that touched only the tasks at `touched` (ascending, as `TaskList::touched_since` gives
-    /// them): every other task's encoding is copied from `self` instead of made again. With, for
-    /// each task, whether it is exactly the task at its position in `self`, as
-    /// [`Self::unchanged_since`] would say. `None` if a field cannot be encoded.
-    pub(crate) fn after(
+    /// `doc`, the list `self` encodes after a change that touched only the tasks at `touched`
+    /// (ascending, as `TaskList::touched_since` gives them), with its marker `seq`: those tasks
+    /// and the top encoded again — [`Remade::splice`] then copies every other task's encoding
+    /// from `self` around them. With, for each task, whether it is exactly the task at its
+    /// position in `self`, as [`Self::unchanged_since`] would say. `None` if a field cannot be
+    /// encoded.
+    pub(crate) fn remade(
         &self,
         doc: &TaskDoc,
         seq: u64,
         touched: &[usize],
-    ) -> Option<(Self, Vec<bool>)> {
-        encode_after(self, doc, seq, touched)
+    ) -> Option<(Remade, Vec<bool>)> {
+        remake(self, doc, seq, touched)
     }
 
     /// How many tasks.
@@ -363,62 +364,96 @@ fn encode_doc(doc: &TaskDoc, seq: u64) -> Option<Encoded> {
     close(bytes, spans)
 }
 
-/// `doc` after a change that touched only the tasks at `touched` of the list `before` encodes:
-/// see [`Encoded::after`].
-fn encode_after(
+/// The tasks a change may have touched, encoded again: what [`Remade::splice`] puts between the
+/// unchanged encodings of the list as read to encode the list after the change.
+pub(crate) struct Remade {
+    /// The top's encoding, then each remade task's.
+    bytes: Vec<u8>,
+    top: usize,
+    /// Each remade task's position in the list and span in `bytes`, ascending.
+    tasks: Vec<(usize, (usize, usize))>,
+    len: usize,
+}
+
+/// See [`Encoded::remade`].
+fn remake(
     before: &Encoded,
     doc: &TaskDoc,
     seq: u64,
     touched: &[usize],
-) -> Option<(Encoded, Vec<bool>)> {
+) -> Option<(Remade, Vec<bool>)> {
     // The untouched tasks are copied in runs, so their encodings must lie end to end, as every
     // encoding this module makes them.
     if before.spans.windows(2).any(|w| w[0].1 != w[1].0) {
         return None;
     }
     let tasks = &doc.tasks;
-    let added = tasks.len().saturating_sub(before.len());
-    let mut enc = Enc(Vec::with_capacity(
-        before.bytes.len() - before.payload + (touched.len() + added) * 320 + 64,
-    ));
-    encode_top(&mut enc, doc, seq)?;
-    let mut spans = Vec::with_capacity(tasks.len());
-    let mut unchanged = vec![true; tasks.len()];
-    // Copies the untouched tasks `from..to` of `before` as one run.
-    let copy_run = |enc: &mut Enc, spans: &mut Vec<(usize, usize)>, from: usize, to: usize| {
-        if from >= to {
-            return;
-        }
-        let (start, end) = (before.spans[from].0, before.spans[to - 1].1);
-        let at = enc.0.len();
-        enc.0.extend_from_slice(&before.bytes[start..end]);
-        spans.extend(
-            before.spans[from..to]
-                .iter()
-                .map(|&(s, e)| (s - start + at, e - start + at)),
-        );
-    };
     let kept = before.len().min(tasks.len());
-    let mut run = 0;
-    let remade = touched
+    let positions = touched
         .iter()
         .copied()
         .filter(|&i| i < kept)
         .chain(kept..tasks.len());
-    for i in remade {
-        copy_run(&mut enc, &mut spans, run, i);
+    let mut enc = Enc(Vec::new());
+    encode_top(&mut enc, doc, seq)?;
+    let top = enc.0.len();
+    let mut remade = Vec::new();
+    let mut unchanged = vec![true; tasks.len()];
+    for i in positions {
         let start = enc.0.len();
         encode_task(&mut enc, tasks.get(i)?)?;
         let span = (start, enc.0.len());
         unchanged[i] = before.task(i) == enc.0.get(span.0..span.1);
-        spans.push(span);
-        run = i + 1;
+        remade.push((i, span));
     }
-    copy_run(&mut enc, &mut spans, run, kept);
-    if spans.len() != tasks.len() {
-        return None;
+    let remade = Remade {
+        bytes: enc.0,
+        top,
+        tasks: remade,
+        len: tasks.len(),
+    };
+    Some((remade, unchanged))
+}
+
+impl Remade {
+    /// The list after the change, encoded: the remade tasks between runs of `before`'s
+    /// encodings, copied as they are. `before` is the list [`Encoded::remade`] was called on.
+    pub(crate) fn splice(&self, before: &Encoded) -> Option<Encoded> {
+        let added = self.len.saturating_sub(before.len());
+        let mut bytes =
+            Vec::with_capacity(before.bytes.len() - before.payload + self.bytes.len() + 4 * added);
+        bytes.extend_from_slice(&self.bytes[..self.top]);
+        let mut spans = Vec::with_capacity(self.len);
+        // Copies the untouched tasks `from..to` of `before` as one run.
+        let copy_run =
+            |bytes: &mut Vec<u8>, spans: &mut Vec<(usize, usize)>, from: usize, to: usize| {
+                if from >= to {
+                    return;
+                }
+                let (start, end) = (before.spans[from].0, before.spans[to - 1].1);
+                let at = bytes.len();
+                bytes.extend_from_slice(&before.bytes[start..end]);
+                spans.extend(
+                    before.spans[from..to]
+                        .iter()
+                        .map(|&(s, e)| (s - start + at, e - start + at)),
+                );
+            };
+        let kept = before.len().min(self.len);
+        let mut run = 0;
+        for &(i, (start, end)) in &self.tasks {
+            copy_run(&mut bytes, &mut spans, run, i.min(kept));
+            let at = bytes.len();
+            bytes.extend_from_slice(self.bytes.get(start..end)?);
+            spans.push((at, bytes.len()));
+            run = i + 1;
+        }
+        copy_run(&mut bytes, &mut spans, run, kept);
+        if spans.len() != self.len {
+            return None;
+        }
+        close(bytes, spans)
     }
-    Some((close(enc.0, spans)?, unchanged))
 }
 
 /// The top-level fields of `doc`, with the marker `seq`, then how many tasks follow.
@@ -694,7 +729,8 @@ mod tests {
             let longer = self::doc(n + added);
             doc.tasks.extend(longer.tasks.into_vec().into_iter().skip(n));
             let touched = doc.tasks.touched_since(read_mark).expect("not reshaped");
-            let (after, unchanged) = before.after(&doc, 9, &touched).expect("encodes");
+            let (remade, unchanged) = before.remade(&doc, 9, &touched).expect("encodes");
+            let after = remade.splice(&before).expect("splices");
             let whole = Encoded::of(&doc, 9).expect("encodes");
             proptest::prop_assert_eq!(&after.bytes, &whole.bytes);
             proptest::prop_assert_eq!(&after.spans, &whole.spans);
