@@ -12,8 +12,9 @@
 //! not trusted either. A cache that is not trusted is ignored (the JSON is read instead) and
 //! replaced; losing it only costs time. It is overwritten in place (see [`write`]) and never
 //! fsynced: it is never the only copy of anything. A writer finds the tasks a change touched by
-//! comparing their encodings before and after it ([`Encoded`]), and writes the new encoding as
-//! the cache.
+//! comparing their encodings before and after it ([`Encoded`]) — only those of the tasks the
+//! change was handed, when the list says which ([`Encoded::remade`]) — and writes the new
+//! encoding as the cache.
 //!
 //! The payload is the document's top-level fields, each task's encoding, then the length of each
 //! task's encoding: with those lengths a reader finds every task at once, and decodes (and a
