@@ -7,7 +7,7 @@ use cairn_domain::log::LogRecord;
 use cairn_domain::ports::FixedClock;
 use cairn_domain::project::memory::MemoryProjectStore;
 use cairn_domain::project::policy::{STALE_TWICE_REASON, Velocity};
-use cairn_domain::project::service::{InitProject, ProjectService, ReconcileScope};
+use cairn_domain::project::service::{InitProject, Moved, ProjectService, ReconcileScope};
 use cairn_domain::project::store::*;
 use cairn_domain::project::*;
 use cairn_domain::time::Timestamp;
@@ -196,14 +196,19 @@ async fn a_store_validation_failure_stops_the_use_case_before_any_other_write() 
     // A completion would normally refresh velocity; after a refused write it must not.
     store.expect_read_log().times(0);
     store.expect_write_velocity().times(0);
-    let service = ProjectService::new(Arc::new(Mocked(store)), Arc::new(FixedClock::new(t0())));
-    let result = service
-        .move_task(&pid(), &tid(1), TaskStatus::Complete, MoveDetail::default())
-        .await;
+    let result = complete_t1(store).await;
     assert!(
         matches!(result, Err(Error::Store(StoreError::Invalid { .. }))),
         "{result:?}"
     );
+}
+
+/// Completes T-001 through a service over `store`.
+async fn complete_t1(store: MockPort) -> Result<Moved, Error> {
+    let service = ProjectService::new(Arc::new(Mocked(store)), Arc::new(FixedClock::new(t0())));
+    service
+        .move_task(&pid(), &tid(1), TaskStatus::Complete, MoveDetail::default())
+        .await
 }
 
 /// A project whose one task, T-001, is IN_PROGRESS: what a completion starts from.
@@ -266,10 +271,7 @@ async fn a_velocity_refresh_failing_after_a_saved_completion_says_the_move_was_s
             source: std::io::Error::other("disk full"),
         })
     });
-    let service = ProjectService::new(Arc::new(Mocked(store)), Arc::new(FixedClock::new(t0())));
-    let result = service
-        .move_task(&pid(), &tid(1), TaskStatus::Complete, MoveDetail::default())
-        .await;
+    let result = complete_t1(store).await;
     assert!(
         matches!(
             &result,
@@ -288,11 +290,7 @@ async fn a_completion_updates_the_saved_velocity_window_without_reading_the_log(
     // The log of a large store is megabytes: a completion must not read it.
     store.expect_read_log().times(0);
     store.expect_write_velocity().times(0);
-    let service = ProjectService::new(Arc::new(Mocked(store)), Arc::new(FixedClock::new(t0())));
-    service
-        .move_task(&pid(), &tid(1), TaskStatus::Complete, MoveDetail::default())
-        .await
-        .expect("complete");
+    complete_t1(store).await.expect("complete");
 }
 
 /// A store that takes the completions into the velocity inside the transaction (as the file
@@ -305,11 +303,7 @@ async fn a_velocity_saved_with_the_completion_is_not_refreshed_again() {
     store.expect_stored_velocity().times(0);
     store.expect_read_log().times(0);
     store.expect_write_velocity().times(0);
-    let service = ProjectService::new(Arc::new(Mocked(store)), Arc::new(FixedClock::new(t0())));
-    service
-        .move_task(&pid(), &tid(1), TaskStatus::Complete, MoveDetail::default())
-        .await
-        .expect("complete");
+    complete_t1(store).await.expect("complete");
 }
 
 #[tokio::test]

@@ -729,8 +729,7 @@ type TaskFile = (TaskDoc, u64, Option<TaskLines>, Option<task_cache::Encoded>);
 /// it (see [`task_cache`]) is not parsed at all: a stamped file's, or a file another tool wrote
 /// that a read before this one validated in full. The bytes come back too, by line, when they are
 /// cairn's own (stamped) in cairn's layout and `want_bytes`, for a writer to reuse (see
-/// [`TaskLines`]). The error says what
-/// is wrong, for the log.
+/// [`TaskLines`]). The error says what is wrong, for the log.
 fn read_task_doc(layout: &ProjectLayout, want_bytes: bool) -> Result<TaskFile, String> {
     let (mut file, identity, stamped) = open_tasks(layout)?;
     let cache = task_cache::path(layout.dir());
@@ -783,7 +782,8 @@ fn read_task_doc(layout: &ProjectLayout, want_bytes: bool) -> Result<TaskFile, S
         .then(|| serde_json::from_slice::<TaskDoc>(&bytes).ok())
         .flatten();
     let (mut doc, own) = match fast {
-        Some(doc) => (doc, TaskLines::of(bytes).ok()),
+        // Only a writer reuses the lines: a reader does not index megabytes for nothing.
+        Some(doc) => (doc, want_bytes.then(|| TaskLines::of(bytes).ok()).flatten()),
         None => (validated_doc(&bytes)?, None),
     };
     let seq = journal::take_marker(&mut doc.extra);
@@ -793,12 +793,7 @@ fn read_task_doc(layout: &ProjectLayout, want_bytes: bool) -> Result<TaskFile, S
         task_cache::write(&cache, &key, &encoded);
         Some(encoded)
     });
-    Ok((
-        doc,
-        seq,
-        own.filter(|_| want_bytes),
-        encoded.filter(|_| want_bytes),
-    ))
+    Ok((doc, seq, own, encoded.filter(|_| want_bytes)))
 }
 
 /// A tasks document another tool wrote, validated in full; the error says what is wrong.
@@ -1757,21 +1752,21 @@ impl ProjectStore for FsProjectStore {
             let (_, bytes) = velocity.as_ref()?;
             atomic::stage(&layout.temp_dir(), bytes).ok()
         };
-        let staged_velocity = std::sync::Mutex::new(None);
-        let spliced = std::sync::Mutex::new(None);
         let splice = || remade.as_ref().and_then(|remade| remade.splice(&before));
+        // What the thread that runs while tasks.json is fsynced made: the list after the change,
+        // spliced, and the staged velocity.json.
+        let made_meanwhile = std::sync::Mutex::new(None);
         // Staged before the commit: a full disk fails here, with nothing committed.
         // The next reader of this list — usually soon: `task next` after `complete` — finds it
         // in the read cache, written while the disk takes the new tasks.json.
         let meanwhile = |meta: &std::fs::Metadata| {
-            let made = splice();
-            if let Some(encoded) = whole.as_ref().or(made.as_ref()) {
+            let spliced = splice();
+            if let Some(encoded) = whole.as_ref().or(spliced.as_ref()) {
                 task_cache::write(&task_cache::path(layout.dir()), &identity(meta), encoded);
             }
-            *spliced.lock().unwrap_or_else(PoisonError::into_inner) = made;
-            *staged_velocity
+            *made_meanwhile
                 .lock()
-                .unwrap_or_else(PoisonError::into_inner) = stage_velocity();
+                .unwrap_or_else(PoisonError::into_inner) = Some((spliced, stage_velocity()));
         };
         let staged_tasks = tasks_bytes
             .as_ref()
@@ -1779,30 +1774,28 @@ impl ProjectStore for FsProjectStore {
                 atomic::stage_parts_while(&layout.temp_dir(), &rendered.parts(), Some(&meanwhile))
             })
             .transpose()?;
-        let staged_velocity = staged_velocity
+        let made_meanwhile = made_meanwhile
             .into_inner()
-            .unwrap_or_else(PoisonError::into_inner)
-            .or_else(stage_velocity);
+            .unwrap_or_else(PoisonError::into_inner);
+        // It did not run when no tasks.json was staged or its metadata could not be read: what
+        // is needed is made here instead.
+        let (spliced, staged_velocity) = match made_meanwhile {
+            Some(made) => made,
+            None => (
+                tasks_bytes.as_ref().and_then(|_| splice()),
+                stage_velocity(),
+            ),
+        };
         let tasks_change = match tasks_bytes {
-            Some(_) => {
-                let spliced = spliced.into_inner().unwrap_or_else(PoisonError::into_inner);
-                let encoded = whole.or(spliced).or_else(splice);
-                encoded
-                    .and_then(|encoded| {
-                        journal::diff_encoded(
-                            &top_before,
-                            &before,
-                            &next.tasks,
-                            &encoded,
-                            &unchanged,
-                        )
-                    })
-                    .ok_or_else(|| StoreError::Invalid {
-                        path: tasks_path.display().to_string(),
-                        detail: "the task list as read does not decode from its own encoding"
-                            .into(),
-                    })?
-            }
+            Some(_) => whole
+                .or(spliced)
+                .and_then(|encoded| {
+                    journal::diff_encoded(&top_before, &before, &next.tasks, &encoded, &unchanged)
+                })
+                .ok_or_else(|| StoreError::Invalid {
+                    path: tasks_path.display().to_string(),
+                    detail: "the task list as read does not decode from its own encoding".into(),
+                })?,
             None => None,
         };
         let staged_project = project_bytes

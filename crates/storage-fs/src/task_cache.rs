@@ -71,7 +71,37 @@ impl Encoded {
         seq: u64,
         touched: &[usize],
     ) -> Option<(Remade, Vec<bool>)> {
-        remake(self, doc, seq, touched)
+        // The untouched tasks are copied in runs, so their encodings must lie end to end, as every
+        // encoding this module makes them.
+        if self.spans.windows(2).any(|w| w[0].1 != w[1].0) {
+            return None;
+        }
+        let tasks = &doc.tasks;
+        let kept = self.len().min(tasks.len());
+        let positions = touched
+            .iter()
+            .copied()
+            .filter(|&i| i < kept)
+            .chain(kept..tasks.len());
+        let mut enc = Enc(Vec::new());
+        encode_top(&mut enc, doc, seq)?;
+        let top = enc.0.len();
+        let mut remade = Vec::new();
+        let mut unchanged = vec![true; tasks.len()];
+        for i in positions {
+            let start = enc.0.len();
+            encode_task(&mut enc, tasks.get(i)?)?;
+            let span = (start, enc.0.len());
+            unchanged[i] = self.task(i) == enc.0.get(span.0..span.1);
+            remade.push((i, span));
+        }
+        let remade = Remade {
+            bytes: enc.0,
+            top,
+            tasks: remade,
+            len: tasks.len(),
+        };
+        Some((remade, unchanged))
     }
 
     /// How many tasks.
@@ -374,46 +404,6 @@ pub(crate) struct Remade {
     /// Each remade task's position in the list and span in `bytes`, ascending.
     tasks: Vec<(usize, (usize, usize))>,
     len: usize,
-}
-
-/// See [`Encoded::remade`].
-fn remake(
-    before: &Encoded,
-    doc: &TaskDoc,
-    seq: u64,
-    touched: &[usize],
-) -> Option<(Remade, Vec<bool>)> {
-    // The untouched tasks are copied in runs, so their encodings must lie end to end, as every
-    // encoding this module makes them.
-    if before.spans.windows(2).any(|w| w[0].1 != w[1].0) {
-        return None;
-    }
-    let tasks = &doc.tasks;
-    let kept = before.len().min(tasks.len());
-    let positions = touched
-        .iter()
-        .copied()
-        .filter(|&i| i < kept)
-        .chain(kept..tasks.len());
-    let mut enc = Enc(Vec::new());
-    encode_top(&mut enc, doc, seq)?;
-    let top = enc.0.len();
-    let mut remade = Vec::new();
-    let mut unchanged = vec![true; tasks.len()];
-    for i in positions {
-        let start = enc.0.len();
-        encode_task(&mut enc, tasks.get(i)?)?;
-        let span = (start, enc.0.len());
-        unchanged[i] = before.task(i) == enc.0.get(span.0..span.1);
-        remade.push((i, span));
-    }
-    let remade = Remade {
-        bytes: enc.0,
-        top,
-        tasks: remade,
-        len: tasks.len(),
-    };
-    Some((remade, unchanged))
 }
 
 impl Remade {

@@ -376,17 +376,22 @@ impl ProjectService {
                     policy::completions(events.iter().map(|e| (at, e.clone())), &state.tasks);
                 advance_project(state, at, &mut events);
                 let project_status = phases::settle_project(state, at, &mut events);
-                let mut changes = finish(state, events, false);
-                if moves.iter().any(|(_, _, to)| *to == TaskStatus::Complete) {
-                    changes.velocity = Some(completed.clone());
-                }
-                Ok((changes, Some((moves, completed, project_status))))
+                // The completions the velocity takes in, when the change completes a task.
+                let velocity = moves
+                    .iter()
+                    .any(|(_, _, to)| *to == TaskStatus::Complete)
+                    .then_some(completed);
+                let changes = Changes {
+                    velocity: velocity.clone(),
+                    ..finish(state, events, false)
+                };
+                Ok((changes, Some((moves, velocity, project_status))))
             })
             .await?;
-        let Some((moves, completed, project_status)) = applied else {
+        let Some((moves, velocity, project_status)) = applied else {
             return Ok(None);
         };
-        if moves.iter().any(|(_, _, to)| *to == TaskStatus::Complete)
+        if let Some(completed) = velocity
             && committed.velocity.is_none()
         {
             // The move is saved: a failed refresh must not read as a failed move.

@@ -51,15 +51,9 @@ impl Touched {
 }
 
 impl TaskList {
-    pub const fn new() -> Self {
-        Self {
-            tasks: Vec::new(),
-            touched: Touched {
-                read: None,
-                all: false,
-                bits: Vec::new(),
-            },
-        }
+    /// An empty list, made anew: to whoever stores it, every task is new.
+    pub fn new() -> Self {
+        Self::default()
     }
 
     /// A list as an adapter read it from its store: nothing touched yet, under a mark no other
@@ -152,18 +146,6 @@ impl TaskList {
         self.reshaped().retain(keep);
     }
 
-    pub fn clear(&mut self) {
-        self.reshaped().clear();
-    }
-
-    pub fn remove(&mut self, i: usize) -> Task {
-        self.reshaped().remove(i)
-    }
-
-    pub fn sort_by_key<K: Ord>(&mut self, key: impl FnMut(&Task) -> K) {
-        self.reshaped().sort_by_key(key);
-    }
-
     /// Takes every task out, leaving the list empty.
     pub fn take_all(&mut self) -> Vec<Task> {
         std::mem::take(self.reshaped())
@@ -171,10 +153,6 @@ impl TaskList {
 
     pub fn into_vec(self) -> Vec<Task> {
         self.tasks
-    }
-
-    pub fn as_slice(&self) -> &[Task] {
-        &self.tasks
     }
 }
 
@@ -302,11 +280,10 @@ mod tests {
     #[test]
     fn a_reshaped_or_replaced_list_says_nothing_of_its_tasks() {
         type Reshape = fn(&mut TaskList);
-        let reshapes: [Reshape; 6] = [
+        let reshapes: [Reshape; 5] = [
             |l| drop(l.iter_mut()),
             |l| l.retain(|t| t.id.number() != 3),
             |l| l.truncate(2),
-            |l| l.sort_by_key(|t| std::cmp::Reverse(t.id.number())),
             |l| drop(l.take_all()),
             |l| *l = list(5),
         ];
