@@ -25,10 +25,9 @@ use cairn_domain::ports::Clock;
 use cairn_domain::project::ProjectId;
 use cairn_domain::project::service::ProjectService;
 use cairn_domain::project::store::{ProjectStore, Recovery};
-use clap::CommandFactory;
 use serde::Serialize;
 
-use crate::cli::{Cli, Command, Global, PageArgs};
+use crate::cli::{Cli, Command, Deferred, Global, PageArgs};
 use crate::exit::{Code, Failure};
 use crate::json;
 use crate::output::Style;
@@ -212,7 +211,7 @@ pub fn not_applicable(option: &str, why: &str, instead: &str) -> Failure {
 fn without_project(command: &Command) -> Option<&'static str> {
     match command {
         Command::Init(_) => Some("`cairn init` creates a project; its id is --id"),
-        Command::Project(crate::cli::ProjectCommand::List(_)) => {
+        Command::Project(Deferred(crate::cli::ProjectCommand::List(_))) => {
             Some("`cairn project list` lists every project in the repository")
         }
         Command::Setup(_) => {
@@ -234,28 +233,30 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<Report, Failure> {
     }
     match command {
         Command::Init(args) => project::init(ctx, args),
-        Command::Project(c) => project::run(ctx, c),
-        Command::Task(c) => task::run(ctx, c),
-        Command::Phase(c) => phase::run(ctx, c),
-        Command::Orch(c) => orch::run(ctx, c),
-        Command::Checkpoint(c) => maintenance::checkpoint(ctx, c),
+        Command::Project(Deferred(c)) => project::run(ctx, c),
+        Command::Task(Deferred(c)) => task::run(ctx, c),
+        Command::Phase(Deferred(c)) => phase::run(ctx, c),
+        Command::Orch(Deferred(c)) => orch::run(ctx, c),
+        Command::Checkpoint(Deferred(c)) => maintenance::checkpoint(ctx, c),
         Command::Log(args) => maintenance::log(ctx, args),
         Command::Velocity => maintenance::velocity(ctx),
         Command::Reconcile(args) => maintenance::reconcile(ctx, args),
         Command::Doctor(args) => maintenance::doctor(ctx, args),
         Command::Status => maintenance::status(ctx),
         Command::Prime(args) => maintenance::prime(ctx, args),
-        Command::Session(c) => session::run(ctx, c),
-        Command::Plan(c) => plan::run(ctx, c),
-        Command::Setup(crate::cli::SetupCommand::Claude(args)) => setup::claude(ctx, args),
-        Command::Setup(crate::cli::SetupCommand::Git(args)) => setup::git(ctx, args),
-        Command::Tasklist(c) => tasklist::run(ctx, c),
+        Command::Session(Deferred(c)) => session::run(ctx, c),
+        Command::Plan(Deferred(c)) => plan::run(ctx, c),
+        Command::Setup(Deferred(crate::cli::SetupCommand::Claude(args))) => {
+            setup::claude(ctx, args)
+        }
+        Command::Setup(Deferred(crate::cli::SetupCommand::Git(args))) => setup::git(ctx, args),
+        Command::Tasklist(Deferred(c)) => tasklist::run(ctx, c),
         Command::Mcp => mcp::serve(ctx),
         Command::Import(args) => interop::import(ctx, args),
         Command::Export(args) => interop::export(ctx, args),
         Command::MergeDriver(args) => merge::driver(ctx, args),
         Command::Board(args) => board::run(ctx, args),
-        Command::Store(c) => store::run(ctx, c),
+        Command::Store(Deferred(c)) => store::run(ctx, c),
         Command::Completions { shell } => Ok(completions(shell)),
     }
 }
@@ -263,7 +264,12 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<Report, Failure> {
 /// The script is the same whatever `--json` says: shells read it, not programs.
 fn completions(shell: clap_complete::Shell) -> Report {
     let mut script = Vec::new();
-    clap_complete::generate(shell, &mut Cli::command(), "cairn", &mut script);
+    clap_complete::generate(
+        shell,
+        &mut crate::cli::whole_command(),
+        "cairn",
+        &mut script,
+    );
     String::from_utf8_lossy(&script).into_owned().into()
 }
 
