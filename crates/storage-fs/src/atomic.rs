@@ -40,6 +40,10 @@ pub fn is_staged_write(name: &str) -> bool {
     name.starts_with(TEMP_PREFIX) || name.starts_with(STAMP_TEMP_PREFIX)
 }
 
+/// Prefix of a replaced file's content kept linked until a writer frees it off its critical path
+/// (see [`Staged::install_retiring`]). Not debris: a store that just wrote tasks.json has one.
+pub const RETIRED_PREFIX: &str = ".retired-";
+
 /// A `.write-*` file older than this is an abandoned write, not one in progress.
 pub const DEBRIS_MAX_AGE: Duration = Duration::from_secs(5 * 60);
 
@@ -87,16 +91,59 @@ pub fn stage_parts_while(
     parts: &[&[u8]],
     meanwhile: Option<&(dyn Fn(&fs::Metadata) + Sync)>,
 ) -> Result<Staged, StoreError> {
-    let (temp_path, file) = create_temp_file(temp_dir)?;
-    failpoint("atomic:after-temp-create");
+    write_parts(temp_dir, parts)?.sync_while(meanwhile)
+}
 
-    if let Err(error) = write_and_sync(&temp_path, file, parts, meanwhile) {
+/// The first step of [`stage_parts`]: `parts` written to a fresh temp file in `temp_dir`, not yet
+/// durable — for a writer with something to finish before the fsync starts (see
+/// [`Written::sync_while`]).
+pub fn write_parts(temp_dir: &Path, parts: &[&[u8]]) -> Result<Written, StoreError> {
+    let (temp_path, mut file) = create_temp_file(temp_dir)?;
+    failpoint("atomic:after-temp-create");
+    if let Err(error) = write_all_parts(&mut file, parts) {
         discard(&temp_path);
-        return Err(error);
+        return Err(io_error("write temp file", &temp_path)(error));
     }
-    Ok(Staged {
+    failpoint("atomic:after-temp-write");
+    Ok(Written {
         temp_path: Some(temp_path),
+        file,
     })
+}
+
+/// New content in a temp file, written but not yet durable: see [`write_parts`]. Dropping it
+/// without [`Written::sync_while`] removes the temp file.
+#[derive(Debug)]
+#[must_use = "a written temp file is staged only once it is synced"]
+pub struct Written {
+    temp_path: Option<PathBuf>,
+    file: File,
+}
+
+impl Written {
+    /// Fsyncs the temp file, running `meanwhile` as [`stage_parts_while`] does: the second step
+    /// of staging.
+    pub fn sync_while(
+        mut self,
+        meanwhile: Option<&(dyn Fn(&fs::Metadata) + Sync)>,
+    ) -> Result<Staged, StoreError> {
+        let temp_path = self.temp_path.take().unwrap_or_default();
+        if let Err(error) = sync(&temp_path, &self.file, meanwhile) {
+            discard(&temp_path);
+            return Err(error);
+        }
+        Ok(Staged {
+            temp_path: Some(temp_path),
+        })
+    }
+}
+
+impl Drop for Written {
+    fn drop(&mut self) {
+        if let Some(temp_path) = self.temp_path.take() {
+            discard(&temp_path);
+        }
+    }
 }
 
 impl Staged {
@@ -119,6 +166,43 @@ impl Staged {
         fsync_dir(parent_dir(target))?;
         failpoint("atomic:after-dir-fsync");
         Ok(())
+    }
+}
+
+impl Staged {
+    /// [`Staged::install`], keeping the target's old content linked as [`retired`] in
+    /// `temp_dir` rather than freed by the rename. Freeing a file of megabytes — dropping its
+    /// cached pages, giving back its blocks — costs the rename as much as a tenth of writing it
+    /// (0.7 ms for tasks.json at 10,000 tasks); with a second link the rename only swaps names,
+    /// and [`remove_retired`] frees the old content later, where nobody waits for it. A link that
+    /// cannot be made (no old target, a filesystem without hard links) only costs that time.
+    pub fn install_retiring(self, target: &Path, temp_dir: &Path) -> Result<(), StoreError> {
+        // A retired file still there (its removal failed) keeps the old one, and this link
+        // fails: the rename then frees the old content itself.
+        let kept = retired(target, temp_dir).filter(|kept| fs::hard_link(target, kept).is_ok());
+        let installed = self.install(target);
+        if let (Err(_), Some(kept)) = (&installed, kept) {
+            // The target was not replaced, so the link is not to an old content: it goes.
+            let _ = fs::remove_file(kept);
+        }
+        installed
+    }
+}
+
+/// Where [`Staged::install_retiring`] keeps `target`'s replaced content until
+/// [`remove_retired`]: `temp_dir/.retired-{file name}`. One name per target, so nothing piles
+/// up: a crash leaves at most that one file, which the next write to the target removes.
+pub fn retired(target: &Path, temp_dir: &Path) -> Option<PathBuf> {
+    let name = target.file_name()?.to_str()?;
+    Some(temp_dir.join(format!("{RETIRED_PREFIX}{name}")))
+}
+
+/// Frees what [`Staged::install_retiring`] kept of `target`: for a writer to call while it waits
+/// on the disk anyway (a staged file's fsync). Best effort: what stays only takes space until
+/// the next call.
+pub fn remove_retired(target: &Path, temp_dir: &Path) {
+    if let Some(retired) = retired(target, temp_dir) {
+        let _ = fs::remove_file(retired);
     }
 }
 
@@ -161,6 +245,16 @@ pub(crate) fn write_and_sync(
 ) -> Result<(), StoreError> {
     write_all_parts(&mut file, parts).map_err(io_error("write temp file", temp_path))?;
     failpoint("atomic:after-temp-write");
+    sync(temp_path, &file, meanwhile)
+}
+
+/// Fsyncs a temp file written in full, with `meanwhile` (see [`stage_parts_while`]) on another
+/// thread.
+fn sync(
+    temp_path: &Path,
+    file: &File,
+    meanwhile: Option<&(dyn Fn(&fs::Metadata) + Sync)>,
+) -> Result<(), StoreError> {
     let meanwhile = meanwhile.and_then(|f| Some((f, file.metadata().ok()?)));
     std::thread::scope(|scope| {
         if let Some((f, meta)) = &meanwhile {
@@ -320,6 +414,65 @@ mod tests {
             std::io::read_to_string(reader).unwrap(),
             "old content that is longer than the new one"
         );
+    }
+
+    #[test]
+    fn a_retiring_install_keeps_the_old_content_until_it_is_freed() {
+        let dir = tempfile::tempdir().unwrap();
+        let temp = dir.path().join("temp");
+        let target = dir.path().join("tasks.json");
+        fs::write(&target, b"first").unwrap();
+        let kept = retired(&target, &temp).unwrap();
+        assert_eq!(kept, temp.join(".retired-tasks.json"));
+
+        stage(&temp, b"second")
+            .unwrap()
+            .install_retiring(&target, &temp)
+            .unwrap();
+        assert_eq!(fs::read(&target).unwrap(), b"second");
+        assert_eq!(fs::read(&kept).unwrap(), b"first");
+        assert!(!is_staged_write(".retired-tasks.json"), "not debris");
+
+        // A retired file nobody freed only means the next rename frees the old content itself.
+        stage(&temp, b"third")
+            .unwrap()
+            .install_retiring(&target, &temp)
+            .unwrap();
+        assert_eq!(fs::read(&target).unwrap(), b"third");
+        assert_eq!(fs::read(&kept).unwrap(), b"first");
+
+        remove_retired(&target, &temp);
+        assert!(!kept.exists());
+        assert_eq!(fs::read(&target).unwrap(), b"third");
+        remove_retired(&target, &temp);
+
+        // With no old target there is nothing to keep.
+        let fresh = dir.path().join("project.json");
+        stage(&temp, b"new")
+            .unwrap()
+            .install_retiring(&fresh, &temp)
+            .unwrap();
+        assert_eq!(fs::read(&fresh).unwrap(), b"new");
+        assert!(!retired(&fresh, &temp).unwrap().exists());
+    }
+
+    #[test]
+    fn a_written_file_dropped_before_its_sync_leaves_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let temp = dir.path().join("temp");
+        let written = write_parts(&temp, &[b"a", b"b"]).unwrap();
+        assert_eq!(fs::read_dir(&temp).unwrap().count(), 1);
+        drop(written);
+        assert_eq!(fs::read_dir(&temp).unwrap().count(), 0);
+
+        let target = dir.path().join("x.json");
+        write_parts(&temp, &[b"a", b"", b"bc"])
+            .unwrap()
+            .sync_while(None)
+            .unwrap()
+            .install(&target)
+            .unwrap();
+        assert_eq!(fs::read(&target).unwrap(), b"abc");
     }
 
     #[test]

@@ -44,6 +44,100 @@ pub(crate) fn in_parts<T: Sync, R: Send>(
     })
 }
 
+/// `f` of every item, in order, or `None` as soon as one gives `None`: the calling thread takes
+/// chunks of `chunk` items from the front, straight into the list it returns, while a thread per
+/// other core takes them from the back into lists of its own, until the two ends meet; then the
+/// helpers' chunks are appended. Below `min_items` items it all runs on the calling thread.
+///
+/// Unlike fixed halves ([`in_parts`]), the split follows whoever has a core: on a busy machine a
+/// helper can start milliseconds late or share its core with another thread, and the caller then
+/// simply takes more of the list, never waiting on more than the one chunk a helper is in. Only
+/// the helpers' share is copied at the end.
+pub(crate) fn collect_from_both_ends<T: Sync, U: Send>(
+    items: &[T],
+    chunk: usize,
+    min_items: usize,
+    f: impl Fn(&T) -> Option<U> + Sync,
+) -> Option<Vec<U>> {
+    let helpers = cores().saturating_sub(1);
+    if items.len() < min_items.max(2) || helpers == 0 {
+        return items.iter().map(&f).collect();
+    }
+    let chunk = chunk.max(1);
+    // `[front, back)` is what nobody has taken yet; `failed` stops everyone at the next chunk.
+    let bounds = std::sync::Mutex::new((0, items.len()));
+    let failed = AtomicBool::new(false);
+    let take = |from_front: bool| {
+        let mut bounds = bounds
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let (front, back) = *bounds;
+        if front >= back || failed.load(Ordering::Relaxed) {
+            return None;
+        }
+        let size = chunk.min(back - front);
+        Some(if from_front {
+            bounds.0 = front + size;
+            front..front + size
+        } else {
+            bounds.1 = back - size;
+            back - size..back
+        })
+    };
+    let run = |range: std::ops::Range<usize>, out: &mut Vec<U>| {
+        for item in &items[range] {
+            match f(item) {
+                Some(u) => out.push(u),
+                None => {
+                    failed.store(true, Ordering::Relaxed);
+                    return false;
+                }
+            }
+        }
+        true
+    };
+    std::thread::scope(|scope| {
+        let helpers: Vec<_> = (0..helpers)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut chunks = Vec::new();
+                    while let Some(range) = take(false) {
+                        let mut out = Vec::with_capacity(range.len());
+                        let start = range.start;
+                        if !run(range, &mut out) {
+                            break;
+                        }
+                        chunks.push((start, out));
+                    }
+                    chunks
+                })
+            })
+            .collect();
+        let mut all = Vec::with_capacity(items.len());
+        while let Some(range) = take(true) {
+            if !run(range, &mut all) {
+                break;
+            }
+        }
+        let mut chunks: Vec<(usize, Vec<U>)> = helpers
+            .into_iter()
+            .flat_map(|helper| {
+                helper
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+            .collect();
+        if failed.load(Ordering::Relaxed) {
+            return None;
+        }
+        chunks.sort_unstable_by_key(|(start, _)| *start);
+        for (_, chunk) in chunks {
+            all.extend(chunk);
+        }
+        Some(all)
+    })
+}
+
 /// The capacity for the results of the part of `part_len` items at `start` of `total`: the first
 /// part's holds all of them, so [`joined`] (or a caller joining its own way) copies the others
 /// into it without growing it.
@@ -85,6 +179,35 @@ mod tests {
                 items,
                 "{len} items, parts of at least {min_part}"
             );
+        }
+    }
+
+    #[test]
+    fn both_ends_collect_every_item_once_in_order() {
+        for len in [0, 1, 2, 7, 64, 1000, 4097] {
+            let items: Vec<usize> = (0..len).collect();
+            for chunk in [1, 3, 64, 5000] {
+                for _ in 0..20 {
+                    let runs: Vec<std::sync::atomic::AtomicUsize> =
+                        items.iter().map(|_| Default::default()).collect();
+                    let all = collect_from_both_ends(&items, chunk, 2, |&i| {
+                        runs[i].fetch_add(1, Ordering::Relaxed);
+                        Some(i * 2)
+                    });
+                    let expected: Vec<usize> = items.iter().map(|i| i * 2).collect();
+                    assert_eq!(all, Some(expected), "{len} items, chunks of {chunk}");
+                    assert!(runs.iter().all(|r| r.load(Ordering::Relaxed) == 1));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn both_ends_fail_when_any_item_fails() {
+        let items: Vec<usize> = (0..3000).collect();
+        for bad in [0, 1, 1499, 2999] {
+            let all = collect_from_both_ends(&items, 16, 2, |&i| (i != bad).then_some(i));
+            assert_eq!(all, None, "item {bad} failed");
         }
     }
 

@@ -1704,7 +1704,22 @@ impl ProjectStore for FsProjectStore {
         let tasks_changed = next.tasks.tasks.len() != before.len()
             || unchanged.contains(&false)
             || next.tasks.without_tasks() != top_before;
-        let validated = (|| {
+        let temp_dir = layout.temp_dir();
+        let velocity_path = layout.velocity_json();
+        // A completion's velocity is made under this same lock, from the saved one's window, and
+        // its file staged, to replace the old one after the state files: on another thread while
+        // this one renders and writes the new tasks.json, so as to be done before its fsync
+        // starts — a file fsynced beside it waits for all of it. Whatever stops that (no window
+        // saved, a damaged file, a failed stage) leaves the refresh to the service, after the
+        // commit, as a second step.
+        let beside = || {
+            let new = changes.velocity.as_ref()?;
+            let previous: Velocity = read_json(&velocity_path, "velocity file").ok()?;
+            let velocity = policy::velocity_after(&previous, new, &next.tasks, at)?;
+            let bytes = to_json_bytes(&velocity, SchemaKind::Velocity, &velocity_path).ok()?;
+            Some((velocity, atomic::stage(&temp_dir, &bytes).ok()?))
+        };
+        let render = || {
             let tasks = tasks_changed
                 .then(|| {
                     changed_tasks(
@@ -1720,7 +1735,38 @@ impl ProjectStore for FsProjectStore {
                 .then(|| to_json_bytes(&next.project, SchemaKind::Project, &project_path))
                 .transpose()?;
             Ok::<_, StoreError>((tasks, project))
-        })();
+        };
+        // A write frees the tasks.json the last one replaced (see `Staged::install_retiring`),
+        // on a thread of its own while this one writes the new one, and before its fsync, which
+        // would otherwise wait for it. Nothing else does: a refused change touches no file.
+        let free_retired = || atomic::remove_retired(&tasks_path, &temp_dir);
+        let (validated, written, velocity) = std::thread::scope(|scope| {
+            let beside_thread = std::thread::Builder::new().spawn_scoped(scope, beside).ok();
+            let validated = render();
+            // Written, not yet fsynced: that waits for the threads beside.
+            let (written, freeing) = match &validated {
+                Ok((Some(rendered), _)) => {
+                    let freeing = std::thread::Builder::new()
+                        .spawn_scoped(scope, free_retired)
+                        .ok();
+                    let written = atomic::write_parts(&temp_dir, &rendered.parts());
+                    (Some(written), freeing)
+                }
+                _ => (None, None),
+            };
+            if let Some(freeing) = freeing {
+                freeing
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            }
+            let velocity = match beside_thread {
+                Some(thread) => thread
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+                None => beside(),
+            };
+            (validated, written, velocity)
+        });
         let (tasks_bytes, project_bytes) = match validated {
             Ok(bytes) => bytes,
             Err(error) => {
@@ -1736,66 +1782,48 @@ impl ProjectStore for FsProjectStore {
                 return Err(error.into());
             }
         };
-        let project_bytes = project_bytes.map(|bytes| journal::with_marker(bytes, seq));
-        // A completion's velocity is made under this same lock, from the saved one's window, and
-        // its file is staged while the disk takes the new tasks.json; it replaces the old one
-        // after the state files. Whatever stops that (no window saved, a damaged file, a failed
-        // stage) leaves the refresh to the service, after the commit, as a second step.
-        let velocity_path = layout.velocity_json();
-        let velocity = changes.velocity.as_ref().and_then(|new| {
-            let previous: Velocity = read_json(&velocity_path, "velocity file").ok()?;
-            let velocity = policy::velocity_after(&previous, new, &next.tasks, at)?;
-            let bytes = to_json_bytes(&velocity, SchemaKind::Velocity, &velocity_path).ok()?;
-            Some((velocity, bytes))
-        });
-        let stage_velocity = || {
-            let (_, bytes) = velocity.as_ref()?;
-            atomic::stage(&layout.temp_dir(), bytes).ok()
-        };
-        let splice = || remade.as_ref().and_then(|remade| remade.splice(&before));
-        // What the thread that runs while tasks.json is fsynced made: the list after the change,
-        // spliced, and the staged velocity.json.
-        let made_meanwhile = std::sync::Mutex::new(None);
         // Staged before the commit: a full disk fails here, with nothing committed.
+        let written = written.transpose()?;
+        let project_bytes = project_bytes.map(|bytes| journal::with_marker(bytes, seq));
+        let splice = || remade.as_ref().and_then(|remade| remade.splice(&before));
+        // The change the log records, found from the list after it in the cache's encoding;
+        // `None` if there is none or it does not decode.
+        let diff = |encoded: Option<&task_cache::Encoded>| {
+            encoded.and_then(|encoded| {
+                journal::diff_encoded(&top_before, &before, &next.tasks, encoded, &unchanged)
+            })
+        };
+        // What the thread that runs while tasks.json is fsynced found: the log's diff.
+        let made_meanwhile = std::sync::Mutex::new(None);
         // The next reader of this list — usually soon: `task next` after `complete` — finds it
         // in the read cache, written while the disk takes the new tasks.json.
         let meanwhile = |meta: &std::fs::Metadata| {
             let spliced = splice();
-            if let Some(encoded) = whole.as_ref().or(spliced.as_ref()) {
+            let encoded = whole.as_ref().or(spliced.as_ref());
+            if let Some(encoded) = encoded {
                 task_cache::write(&task_cache::path(layout.dir()), &identity(meta), encoded);
             }
             *made_meanwhile
                 .lock()
-                .unwrap_or_else(PoisonError::into_inner) = Some((spliced, stage_velocity()));
+                .unwrap_or_else(PoisonError::into_inner) = Some(diff(encoded));
         };
-        let staged_tasks = tasks_bytes
-            .as_ref()
-            .map(|rendered| {
-                atomic::stage_parts_while(&layout.temp_dir(), &rendered.parts(), Some(&meanwhile))
-            })
+        let staged_tasks = written
+            .map(|written| written.sync_while(Some(&meanwhile)))
             .transpose()?;
         let made_meanwhile = made_meanwhile
             .into_inner()
             .unwrap_or_else(PoisonError::into_inner);
-        // It did not run when no tasks.json was staged or its metadata could not be read: what
-        // is needed is made here instead.
-        let (spliced, staged_velocity) = match made_meanwhile {
-            Some(made) => made,
-            None => (
-                tasks_bytes.as_ref().and_then(|_| splice()),
-                stage_velocity(),
-            ),
-        };
+        // It did not run when no tasks.json was staged or its metadata could not be read: the
+        // diff is found here instead.
+        let diffed = made_meanwhile.unwrap_or_else(|| {
+            let spliced = tasks_bytes.as_ref().and_then(|_| splice());
+            diff(whole.as_ref().or(spliced.as_ref()))
+        });
         let tasks_change = match tasks_bytes {
-            Some(_) => whole
-                .or(spliced)
-                .and_then(|encoded| {
-                    journal::diff_encoded(&top_before, &before, &next.tasks, &encoded, &unchanged)
-                })
-                .ok_or_else(|| StoreError::Invalid {
-                    path: tasks_path.display().to_string(),
-                    detail: "the task list as read does not decode from its own encoding".into(),
-                })?,
+            Some(_) => diffed.ok_or_else(|| StoreError::Invalid {
+                path: tasks_path.display().to_string(),
+                detail: "the task list as read does not decode from its own encoding".into(),
+            })?,
             None => None,
         };
         let staged_project = project_bytes
@@ -1817,18 +1845,18 @@ impl ProjectStore for FsProjectStore {
         // left unapplied.
         let (checkpoint, velocity) = (|| {
             if let Some(staged) = staged_tasks {
-                staged.install(&tasks_path)?;
+                staged.install_retiring(&tasks_path, &temp_dir)?;
                 let _ = stamp_tasks(&layout);
             }
             if let Some(staged) = staged_project {
                 staged.install(&project_path)?;
             }
-            let velocity = match (staged_velocity, velocity) {
-                (Some(staged), Some((velocity, _))) => {
+            let velocity = match velocity {
+                Some((velocity, staged)) => {
                     staged.install(&velocity_path)?;
                     Some(velocity)
                 }
-                _ => None,
+                None => None,
             };
             failpoint("project:after-state-write");
             if !changes.checkpoint {

@@ -292,6 +292,8 @@ async fn without_a_valid_checkpoint_the_damage_is_reported_and_left_in_place() {
 async fn a_write_that_fails_validation_changes_nothing_and_logs_an_error() {
     let f = Fixture::new(1).await;
     let before = f.read("tasks.json");
+    // What the fixture's own writes left there: the tasks.json the last one replaced.
+    let temp_before = files_in(&f.path("temp"));
     let store = f.service.store().clone();
     let result = store
         .transact(
@@ -314,9 +316,10 @@ async fn a_write_that_fails_validation_changes_nothing_and_logs_an_error() {
         "the target is byte-for-byte untouched"
     );
     assert!(f.log().contains("— ERROR\n"), "an ERROR entry says why");
-    assert!(
-        files_in(&f.path("temp")).is_empty(),
-        "no temp file is left behind"
+    assert_eq!(
+        files_in(&f.path("temp")),
+        temp_before,
+        "no temp file is left behind, and none removed"
     );
 }
 
@@ -529,6 +532,7 @@ async fn damage_without_a_usable_checkpoint_is_refused_on_read_and_write_and_tou
             }
             let log_before = f.read("progress/log.md");
             let files_before = files_in(&f.path(""));
+            let temp_before = files_in(&f.path("temp"));
 
             let read = f.service.load(&f.id).await;
             let write = f
@@ -557,7 +561,11 @@ async fn damage_without_a_usable_checkpoint_is_refused_on_read_and_write_and_tou
             );
             assert_eq!(f.read("progress/log.md"), log_before, "{what}: log");
             assert_eq!(files_in(&f.path("")), files_before, "{what}: no file added");
-            assert!(files_in(&f.path("temp")).is_empty(), "{what}: no temp file");
+            assert_eq!(
+                files_in(&f.path("temp")),
+                temp_before,
+                "{what}: no temp file left or removed"
+            );
             assert!(f.service.take_recoveries().is_empty(), "{what}");
         }
     }
