@@ -34,9 +34,11 @@ fn main() -> std::process::ExitCode {
         });
     match parsed {
         Ok(cli) => {
-            // `mcp` and `board` live for hours and keep glibc's defaults, which give memory back.
+            // `mcp` and `board` live for hours: they keep glibc's defaults, which give memory
+            // back, and take their task lists apart when done with them.
             if !matches!(cli.command, cli::Command::Mcp | cli::Command::Board(_)) {
                 cairn_heap::tune_for_a_short_process();
+                cairn_domain::project::forget_lists_when_dropped();
             }
             commands::run(cli).into()
         }

@@ -21,6 +21,7 @@ fn open_store(root: &Path) -> Result<Arc<dyn ProjectStore>, String> {
     // Only the events that read the store get here (PreToolUse does not): they touch the whole
     // task list, and are worth a heap tuned for it.
     cairn_heap::tune_for_a_short_process();
+    cairn_domain::project::forget_lists_when_dropped();
     match cairn_storage_pg::choose(None, root)? {
         StoreChoice::Files => Ok(Arc::new(
             FsProjectStore::new(root).with_lock_timeout(HOOK_LOCK_TIMEOUT),

@@ -440,7 +440,7 @@ impl fmt::Display for Minutes {
 mod list;
 mod wire;
 
-pub use list::{ListRead, TaskList};
+pub use list::{ListRead, TaskList, forget_lists_when_dropped};
 
 mod whole {
     use serde::{Deserialize, Deserializer};
