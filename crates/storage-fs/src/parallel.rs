@@ -48,20 +48,24 @@ pub(crate) fn in_parts<T: Sync, R: Send>(
 /// chunks of `chunk` items from the front, straight into the list it returns, while a thread per
 /// other core takes them from the back into lists of its own, until the two ends meet; then the
 /// helpers' chunks are appended. Below `min_items` items it all runs on the calling thread.
+/// `side`, a job of its own, is run once by whichever thread is free first: a helper as it
+/// starts, or the caller once it is done with the list. Its result is returned beside the list.
 ///
 /// Unlike fixed halves ([`in_parts`]), the split follows whoever has a core: on a busy machine a
 /// helper can start milliseconds late or share its core with another thread, and the caller then
-/// simply takes more of the list, never waiting on more than the one chunk a helper is in. Only
-/// the helpers' share is copied at the end.
-pub(crate) fn collect_from_both_ends<T: Sync, U: Send>(
+/// simply takes more of the list, never waiting on more than the one chunk (or the side job) a
+/// helper is in. Only the helpers' share is copied at the end.
+pub(crate) fn collect_from_both_ends<T: Sync, U: Send, S: Send>(
     items: &[T],
     chunk: usize,
     min_items: usize,
     f: impl Fn(&T) -> Option<U> + Sync,
-) -> Option<Vec<U>> {
+    side: impl FnOnce() -> S + Send,
+) -> (Option<Vec<U>>, S) {
     let helpers = cores().saturating_sub(1);
     if items.len() < min_items.max(2) || helpers == 0 {
-        return items.iter().map(&f).collect();
+        let side = side();
+        return (items.iter().map(&f).collect(), side);
     }
     let chunk = chunk.max(1);
     // `[front, back)` is what nobody has taken yet; `failed` stops everyone at the next chunk.
@@ -96,10 +100,19 @@ pub(crate) fn collect_from_both_ends<T: Sync, U: Send>(
         }
         true
     };
+    // The side job, for whoever takes it first.
+    let side = std::sync::Mutex::new(Some(side));
+    let take_side = || {
+        side.lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take()
+            .map(|job| job())
+    };
     std::thread::scope(|scope| {
         let helpers: Vec<_> = (0..helpers)
             .map(|_| {
                 scope.spawn(|| {
+                    let side = take_side();
                     let mut chunks = Vec::new();
                     while let Some(range) = take(false) {
                         let mut out = Vec::with_capacity(range.len());
@@ -109,7 +122,7 @@ pub(crate) fn collect_from_both_ends<T: Sync, U: Send>(
                         }
                         chunks.push((start, out));
                     }
-                    chunks
+                    (side, chunks)
                 })
             })
             .collect();
@@ -119,22 +132,25 @@ pub(crate) fn collect_from_both_ends<T: Sync, U: Send>(
                 break;
             }
         }
-        let mut chunks: Vec<(usize, Vec<U>)> = helpers
-            .into_iter()
-            .flat_map(|helper| {
-                helper
-                    .join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-            })
-            .collect();
+        let mut side = take_side();
+        let mut chunks: Vec<(usize, Vec<U>)> = Vec::new();
+        for helper in helpers {
+            let (helper_side, helper_chunks) = helper
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            side = side.or(helper_side);
+            chunks.extend(helper_chunks);
+        }
+        // Exactly one thread took the job, and every thread is joined.
+        let side = side.expect("the side job runs once");
         if failed.load(Ordering::Relaxed) {
-            return None;
+            return (None, side);
         }
         chunks.sort_unstable_by_key(|(start, _)| *start);
         for (_, chunk) in chunks {
             all.extend(chunk);
         }
-        Some(all)
+        (Some(all), side)
     })
 }
 
@@ -190,12 +206,24 @@ mod tests {
                 for _ in 0..20 {
                     let runs: Vec<std::sync::atomic::AtomicUsize> =
                         items.iter().map(|_| Default::default()).collect();
-                    let all = collect_from_both_ends(&items, chunk, 2, |&i| {
-                        runs[i].fetch_add(1, Ordering::Relaxed);
-                        Some(i * 2)
-                    });
+                    let sides = std::sync::atomic::AtomicUsize::new(0);
+                    let (all, side) = collect_from_both_ends(
+                        &items,
+                        chunk,
+                        2,
+                        |&i| {
+                            runs[i].fetch_add(1, Ordering::Relaxed);
+                            Some(i * 2)
+                        },
+                        || sides.fetch_add(1, Ordering::Relaxed) + 7,
+                    );
                     let expected: Vec<usize> = items.iter().map(|i| i * 2).collect();
                     assert_eq!(all, Some(expected), "{len} items, chunks of {chunk}");
+                    assert_eq!(
+                        (side, sides.load(Ordering::Relaxed)),
+                        (7, 1),
+                        "the side job once"
+                    );
                     assert!(runs.iter().all(|r| r.load(Ordering::Relaxed) == 1));
                 }
             }
@@ -206,8 +234,9 @@ mod tests {
     fn both_ends_fail_when_any_item_fails() {
         let items: Vec<usize> = (0..3000).collect();
         for bad in [0, 1, 1499, 2999] {
-            let all = collect_from_both_ends(&items, 16, 2, |&i| (i != bad).then_some(i));
-            assert_eq!(all, None, "item {bad} failed");
+            let (all, side) =
+                collect_from_both_ends(&items, 16, 2, |&i| (i != bad).then_some(i), || "side");
+            assert_eq!((all, side), (None, "side"), "item {bad} failed");
         }
     }
 
