@@ -14,31 +14,65 @@ use super::model::{Priority, Task, TaskDoc, TaskId, TaskStatus};
 #[derive(Debug)]
 pub struct Index<'a> {
     pub doc: &'a TaskDoc,
+    pos: Positions<'a>,
+}
+
+/// Where each id's first copy is.
+#[derive(Debug)]
+enum Positions<'a> {
+    /// The list cairn makes: ids numbered `first`, `first + 1`, … in file order, so a position is
+    /// a subtraction — building a hash map of 10,000 ids and probing it for every dependency was
+    /// most of `graph::next`.
+    Dense {
+        first: u64,
+    },
     // FxHash, not SipHash: ids are our own numbers, never chosen by an attacker, and hashing them
     // was a tenth of `task next` on a 10,000-task store.
-    pos: FxHashMap<&'a TaskId, usize>,
+    Map(FxHashMap<&'a TaskId, usize>),
 }
 
 impl<'a> Index<'a> {
     pub fn new(doc: &'a TaskDoc) -> Self {
+        let first = doc.tasks.first().map_or(0, |t| t.id.number());
+        let dense = doc
+            .tasks
+            .iter()
+            .zip(0u64..)
+            .all(|(task, i)| first.checked_add(i) == Some(task.id.number()));
+        if dense {
+            return Self {
+                doc,
+                pos: Positions::Dense { first },
+            };
+        }
         let mut pos = FxHashMap::with_capacity_and_hasher(doc.tasks.len(), Default::default());
         for (i, task) in doc.tasks.iter().enumerate() {
             // The first of duplicated ids wins; `doctor` reports duplicates.
             pos.entry(&task.id).or_insert(i);
         }
-        Self { doc, pos }
+        Self {
+            doc,
+            pos: Positions::Map(pos),
+        }
     }
 
     pub fn get(&self, id: &TaskId) -> Option<&'a Task> {
-        self.pos.get(id).map(|&i| &self.doc.tasks[i])
+        self.position(id).map(|i| &self.doc.tasks[i])
     }
 
     pub fn position(&self, id: &TaskId) -> Option<usize> {
-        self.pos.get(id).copied()
+        match &self.pos {
+            Positions::Dense { first } => id
+                .number()
+                .checked_sub(*first)
+                .and_then(|at| usize::try_from(at).ok())
+                .filter(|&at| at < self.doc.tasks.len()),
+            Positions::Map(pos) => pos.get(id).copied(),
+        }
     }
 
     pub fn contains(&self, id: &TaskId) -> bool {
-        self.pos.contains_key(id)
+        self.position(id).is_some()
     }
 
     /// Ancestors from the parent upward, stopping at a repeated id so a damaged file with a parent

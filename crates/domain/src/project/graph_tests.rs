@@ -247,6 +247,36 @@ fn a_repeated_id_with_a_complete_copy_does_not_break_the_waves() {
     );
 }
 
+#[test]
+fn an_id_is_found_at_its_first_copy_whether_the_list_is_numbered_in_order_or_not() {
+    for numbers in [
+        vec![],
+        vec![1, 2, 3],
+        vec![100, 101, 102, 103],
+        vec![1, 3, 4],
+        vec![2, 1],
+        vec![5, 6, 5, 7],
+        vec![u64::MAX - 1, u64::MAX],
+    ] {
+        let doc = TaskDoc {
+            tasks: numbers.iter().map(|&n| task(n)).collect(),
+            ..TaskDoc::new("demo".to_owned().try_into().expect("a project id"))
+        };
+        let index = Index::new(&doc);
+        let probes = (0..110).chain(numbers.iter().copied()).chain([u64::MAX]);
+        for n in probes {
+            let id = TaskId::from_number(n);
+            let first = numbers.iter().position(|&m| m == n);
+            assert_eq!(index.position(&id), first, "T-{n} in {numbers:?}");
+            assert_eq!(index.contains(&id), first.is_some());
+            assert_eq!(
+                index.get(&id).map(|t| &t.id),
+                first.map(|i| &doc.tasks[i].id)
+            );
+        }
+    }
+}
+
 fn task(n: u64) -> Task {
     crate::project::fixtures::pending_task(n, &format!("task {n}"))
 }
