@@ -1708,10 +1708,10 @@ impl ProjectStore for FsProjectStore {
         let velocity_path = layout.velocity_json();
         // A completion's velocity is made under this same lock, from the saved one's window, and
         // its file staged, to replace the old one after the state files: on another thread while
-        // this one renders and writes the new tasks.json, so as to be done before its fsync
-        // starts — a file fsynced beside it waits for all of it. Whatever stops that (no window
-        // saved, a damaged file, a failed stage) leaves the refresh to the service, after the
-        // commit, as a second step.
+        // this one renders the new tasks.json, and done before that file is written — a file
+        // fsynced beside tasks.json waits for all of it, and a crash meets the stagings in one
+        // order. Whatever stops that (no window saved, a damaged file, a failed stage) leaves the
+        // refresh to the service, after the commit, as a second step.
         let beside = || {
             let new = changes.velocity.as_ref()?;
             let previous: Velocity = read_json(&velocity_path, "velocity file").ok()?;
@@ -1741,9 +1741,19 @@ impl ProjectStore for FsProjectStore {
         // would otherwise wait for it. Nothing else does: a refused change touches no file.
         let free_retired = || atomic::remove_retired(&tasks_path, &temp_dir);
         let (validated, written, velocity) = std::thread::scope(|scope| {
-            let beside_thread = std::thread::Builder::new().spawn_scoped(scope, beside).ok();
+            let beside_thread = changes
+                .velocity
+                .is_some()
+                .then(|| std::thread::Builder::new().spawn_scoped(scope, beside).ok())
+                .flatten();
             let validated = render();
-            // Written, not yet fsynced: that waits for the threads beside.
+            let velocity = match beside_thread {
+                Some(thread) => thread
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+                None => beside(),
+            };
+            // Written, not yet fsynced: that waits for the thread beside.
             let (written, freeing) = match &validated {
                 Ok((Some(rendered), _)) => {
                     let freeing = std::thread::Builder::new()
@@ -1759,12 +1769,6 @@ impl ProjectStore for FsProjectStore {
                     .join()
                     .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
             }
-            let velocity = match beside_thread {
-                Some(thread) => thread
-                    .join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
-                None => beside(),
-            };
             (validated, written, velocity)
         });
         let (tasks_bytes, project_bytes) = match validated {

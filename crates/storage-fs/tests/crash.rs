@@ -933,12 +933,6 @@ const BEFORE_COMMIT: Expect = Expect {
     logged: false,
     debris: 1,
 };
-/// The completion's velocity.json is staged while the disk takes the staged tasks.json (its
-/// fsync): a crash from then on until it is installed leaves it behind too.
-const VELOCITY_STAGED: Expect = Expect {
-    debris: 2,
-    ..BEFORE_COMMIT
-};
 /// Write-ahead: the log entry is the commit. A crash after it leaves the staged tasks.json and
 /// velocity.json behind, and the next read applies the entry.
 const AFTER_LOG: Expect = Expect {
@@ -958,12 +952,14 @@ const AFTER_STATE_WRITE: Expect = Expect {
 };
 
 /// Every failpoint on the path of a project transaction, in the order it passes them (each
-/// child dies at the first pass; velocity.json's staging and install pass the `atomic:` ones
-/// again).
+/// child dies at the first pass). A completion stages velocity.json before tasks.json's temp file
+/// is made, so the first `atomic:after-temp-*` passes are its staging's (one temp file left);
+/// tasks.json's own are the same code, crashed at each step in `atomic_write_crashing_at_each_step_leaves_old_or_new_whole`, and
+/// velocity.json's install passes the `atomic:` install ones again after tasks.json's.
 const TRANSACTION_FAILPOINTS: &[(&str, Expect)] = &[
     ("atomic:after-temp-create", BEFORE_COMMIT),
     ("atomic:after-temp-write", BEFORE_COMMIT),
-    ("atomic:after-temp-fsync", VELOCITY_STAGED),
+    ("atomic:after-temp-fsync", BEFORE_COMMIT),
     ("log:after-append", AFTER_LOG),
     ("project:after-log-append", AFTER_LOG),
     ("atomic:after-rename", AFTER_TASKS_RENAME),
