@@ -42,7 +42,7 @@ pub fn is_staged_write(name: &str) -> bool {
 
 /// Prefix of a replaced file's content kept linked until a writer frees it off its critical path
 /// (see [`Staged::install_retiring`]). Not debris: a store that just wrote tasks.json has one.
-pub const RETIRED_PREFIX: &str = ".retired-";
+const RETIRED_PREFIX: &str = ".retired-";
 
 /// A `.write-*` file older than this is an abandoned write, not one in progress.
 pub const DEBRIS_MAX_AGE: Duration = Duration::from_secs(5 * 60);
@@ -167,9 +167,7 @@ impl Staged {
         failpoint("atomic:after-dir-fsync");
         Ok(())
     }
-}
 
-impl Staged {
     /// [`Staged::install`], keeping the target's old content linked as [`retired`] in
     /// `temp_dir` rather than freed by the rename. Freeing a file of megabytes — dropping its
     /// cached pages, giving back its blocks — costs the rename as much as a tenth of writing it
@@ -197,9 +195,9 @@ pub fn retired(target: &Path, temp_dir: &Path) -> Option<PathBuf> {
     Some(temp_dir.join(format!("{RETIRED_PREFIX}{name}")))
 }
 
-/// Frees what [`Staged::install_retiring`] kept of `target`: for a writer to call while it waits
-/// on the disk anyway (a staged file's fsync). Best effort: what stays only takes space until
-/// the next call.
+/// Frees what [`Staged::install_retiring`] kept of `target`: for a writer to call beside work of
+/// its own, before any fsync (a removal during one waits for all of it). Best effort: what stays
+/// only takes space until the next call.
 pub fn remove_retired(target: &Path, temp_dir: &Path) {
     if let Some(retired) = retired(target, temp_dir) {
         let _ = fs::remove_file(retired);

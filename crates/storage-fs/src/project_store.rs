@@ -1753,7 +1753,7 @@ impl ProjectStore for FsProjectStore {
                     .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
                 None => beside(),
             };
-            // Written, not yet fsynced: that waits for the thread beside.
+            // Written, not yet fsynced: that waits for the retired file to be freed.
             let (written, freeing) = match &validated {
                 Ok((Some(rendered), _)) => {
                     let freeing = std::thread::Builder::new()
@@ -1832,7 +1832,7 @@ impl ProjectStore for FsProjectStore {
         };
         let staged_project = project_bytes
             .as_deref()
-            .map(|bytes| atomic::stage(&layout.temp_dir(), bytes))
+            .map(|bytes| atomic::stage(&temp_dir, bytes))
             .transpose()?;
         let payload = (tasks_bytes.is_some() || project_bytes.is_some()).then(|| Payload {
             seq,
@@ -1875,8 +1875,7 @@ impl ProjectStore for FsProjectStore {
                     Some(marks.tasks),
                 )?,
             };
-            let written =
-                checkpoints::create_next(&layout.temp_dir(), &layout.checkpoints_dir(), &bytes)?;
+            let written = checkpoints::create_next(&temp_dir, &layout.checkpoints_dir(), &bytes)?;
             checkpoints::prune(&layout.checkpoints_dir(), CHECKPOINT_RETENTION)?;
             let number = u32::try_from(written.number).unwrap_or(u32::MAX);
             append(
