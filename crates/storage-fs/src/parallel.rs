@@ -3,8 +3,9 @@
 //! wrote. A short process on a large store spends most of its time there, and the machine's other
 //! cores are idle while it does.
 
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, OnceLock, PoisonError};
+use std::time::{Duration, Instant};
 
 /// `f(part, start)` of consecutive parts of `items` (`start`: where the part starts in `items`), in
 /// order: one part per core, but none smaller than `min_part` items, below which a thread costs
@@ -62,19 +63,53 @@ pub(crate) fn collect_from_both_ends<T: Sync, U: Send, S: Send>(
     f: impl Fn(&T) -> Option<U> + Sync,
     side: impl FnOnce() -> S + Send,
 ) -> (Option<Vec<U>>, S) {
-    let helpers = cores().saturating_sub(1);
-    if items.len() < min_items.max(2) || helpers == 0 {
-        let side = side();
-        return (items.iter().map(&f).collect(), side);
-    }
+    let (_, all, side) = prepare_then_collect(
+        false,
+        || Some(items),
+        |items| items,
+        chunk,
+        min_items,
+        |_, item| f(item),
+        |_| side(),
+    )
+    .unwrap_or_else(|| unreachable!("nothing to prepare"));
+    (all, side)
+}
+
+/// How long a helper started by [`prepare_then_collect`] spins, waiting for its work, before it
+/// sleeps instead: longer than the read of a large store's cache usually takes.
+const SPIN: Duration = Duration::from_millis(10);
+
+/// [`collect_from_both_ends`] over the items of what `prepare` makes on the calling thread (its
+/// `P` is returned with the list; `None` from it is `None` here), with the helpers started
+/// *before* `prepare` runs when `early` says the items will be many.
+///
+/// A new thread can take milliseconds to first run: on a virtual machine an idle virtual CPU is
+/// halted, and the host takes that long to run it again (measured here: 1–3 ms, while a read of
+/// a 10,000-task cache takes 1.2 ms). Started before the read, a helper is running by the time the
+/// list is there, and it waits for it spinning, which keeps its CPU awake, for [`SPIN`] at most;
+/// then sleeping. Without `early`, the helpers start after `prepare`, if the items turn out many;
+/// helpers started early take their share of however many there are.
+pub(crate) fn prepare_then_collect<P: Send + Sync, T: Sync, U: Send, S: Send>(
+    early: bool,
+    prepare: impl FnOnce() -> Option<P>,
+    items: impl Fn(&P) -> &[T] + Sync,
+    chunk: usize,
+    min_items: usize,
+    f: impl Fn(&P, &T) -> Option<U> + Sync,
+    side: impl FnOnce(&P) -> S + Send,
+) -> Option<(P, Option<Vec<U>>, S)> {
     let chunk = chunk.max(1);
-    // `[front, back)` is what nobody has taken yet; `failed` stops everyone at the next chunk.
-    let bounds = std::sync::Mutex::new((0, items.len()));
+    let min_items = min_items.max(2);
+    let helpers = cores().saturating_sub(1);
+    // Set once, by the calling thread: what `prepare` made, or `None` when there is nothing to do
+    // (which the helpers must hear too, so that the scope can end).
+    let ready: OnceLock<Option<P>> = OnceLock::new();
+    // The range of items no thread has taken yet.
+    let bounds = Mutex::new((0, 0));
     let failed = AtomicBool::new(false);
     let take = |from_front: bool| {
-        let mut bounds = bounds
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut bounds = bounds.lock().unwrap_or_else(PoisonError::into_inner);
         let (front, back) = *bounds;
         if front >= back || failed.load(Ordering::Relaxed) {
             return None;
@@ -88,9 +123,9 @@ pub(crate) fn collect_from_both_ends<T: Sync, U: Send, S: Send>(
             back - size..back
         })
     };
-    let run = |range: std::ops::Range<usize>, out: &mut Vec<U>| {
-        for item in &items[range] {
-            match f(item) {
+    let run = |p: &P, range: std::ops::Range<usize>, out: &mut Vec<U>| {
+        for item in &items(p)[range] {
+            match f(p, item) {
                 Some(u) => out.push(u),
                 None => {
                     failed.store(true, Ordering::Relaxed);
@@ -100,58 +135,113 @@ pub(crate) fn collect_from_both_ends<T: Sync, U: Send, S: Send>(
         }
         true
     };
-    // The side job, for whoever takes it first.
-    let side = std::sync::Mutex::new(Some(side));
-    let take_side = || {
+    // The side job, run once by whichever thread is free first.
+    let side = Mutex::new(Some(side));
+    let take_side = |p: &P| {
         side.lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .unwrap_or_else(PoisonError::into_inner)
             .take()
-            .map(|job| job())
+            .map(|job| job(p))
     };
-    std::thread::scope(|scope| {
-        let helpers: Vec<_> = (0..helpers)
-            .map(|_| {
-                scope.spawn(|| {
-                    let side = take_side();
-                    let mut chunks = Vec::new();
-                    while let Some(range) = take(false) {
-                        let mut out = Vec::with_capacity(range.len());
-                        let start = range.start;
-                        if !run(range, &mut out) {
-                            break;
-                        }
-                        chunks.push((start, out));
-                    }
-                    (side, chunks)
-                })
-            })
+    let helper = || {
+        let p = wait_for(&ready)?;
+        let side = take_side(p);
+        let mut chunks = Vec::new();
+        while let Some(range) = take(false) {
+            let mut out = Vec::with_capacity(range.len());
+            let start = range.start;
+            if !run(p, range, &mut out) {
+                break;
+            }
+            chunks.push((start, out));
+        }
+        Some((side, chunks))
+    };
+    let collected = std::thread::scope(|scope| {
+        let mut started: Vec<_> = (0..if early { helpers } else { 0 })
+            .filter_map(|_| std::thread::Builder::new().spawn_scoped(scope, helper).ok())
             .collect();
-        let mut all = Vec::with_capacity(items.len());
+        {
+            // However `prepare` ends — `None`, a panic — the helpers hear of it and stop waiting.
+            let _tell = Tell {
+                ready: &ready,
+                waiting: started.iter().map(|h| h.thread().clone()).collect(),
+            };
+            let prepared = prepare();
+            let _ = ready.set(prepared);
+        }
+        let p = ready.get()?.as_ref()?;
+        let len = items(p).len();
+        *bounds.lock().unwrap_or_else(PoisonError::into_inner) = (0, len);
+        if len >= min_items && started.is_empty() {
+            started.extend(
+                (0..helpers)
+                    .filter_map(|_| std::thread::Builder::new().spawn_scoped(scope, helper).ok()),
+            );
+        }
+        let mut all = Vec::with_capacity(len);
         while let Some(range) = take(true) {
-            if !run(range, &mut all) {
+            if !run(p, range, &mut all) {
                 break;
             }
         }
-        let mut side = take_side();
+        let mut side = take_side(p);
         let mut chunks: Vec<(usize, Vec<U>)> = Vec::new();
-        for helper in helpers {
+        for helper in started {
             let (helper_side, helper_chunks) = helper
                 .join()
-                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+                .unwrap_or_else(|| unreachable!("the helpers were told the work is ready"));
             side = side.or(helper_side);
             chunks.extend(helper_chunks);
         }
-        // Exactly one thread took the job, and every thread is joined.
-        let side = side.expect("the side job runs once");
+        // Each thread tried to take the side job when it was done; the first to try ran it.
+        let side = side.unwrap_or_else(|| unreachable!("the side job runs once"));
         if failed.load(Ordering::Relaxed) {
-            return (None, side);
+            return Some((None, side));
         }
         chunks.sort_unstable_by_key(|(start, _)| *start);
         for (_, chunk) in chunks {
             all.extend(chunk);
         }
-        (Some(all), side)
-    })
+        Some((Some(all), side))
+    });
+    let (all, side) = collected?;
+    let p = ready.into_inner().flatten()?;
+    Some((p, all, side))
+}
+
+/// What `prepare` made, once it is set; spinning for [`SPIN`], then sleeping until woken.
+fn wait_for<P>(ready: &OnceLock<Option<P>>) -> Option<&P> {
+    let start = Instant::now();
+    loop {
+        if let Some(p) = ready.get() {
+            return p.as_ref();
+        }
+        if start.elapsed() < SPIN {
+            for _ in 0..64 {
+                std::hint::spin_loop();
+            }
+        } else {
+            std::thread::park_timeout(Duration::from_millis(1));
+        }
+    }
+}
+
+/// Sets `ready` to `None` if it is still unset when dropped (a panic in `prepare`), and wakes the
+/// helpers that may be sleeping in [`wait_for`].
+struct Tell<'a, P> {
+    ready: &'a OnceLock<Option<P>>,
+    waiting: Vec<std::thread::Thread>,
+}
+
+impl<P> Drop for Tell<'_, P> {
+    fn drop(&mut self) {
+        let _ = self.ready.set(None);
+        for thread in &self.waiting {
+            thread.unpark();
+        }
+    }
 }
 
 /// The capacity for the results of the part of `part_len` items at `start` of `total`: the first
@@ -238,6 +328,67 @@ mod tests {
                 collect_from_both_ends(&items, 16, 2, |&i| (i != bad).then_some(i), || "side");
             assert_eq!((all, side), (None, "side"), "item {bad} failed");
         }
+    }
+
+    /// Helpers started before the items exist wait for them, take their share, and stop when
+    /// there is nothing to take: whether `prepare` makes many items, few, none, or fails.
+    #[test]
+    fn helpers_started_early_wait_for_what_is_prepared() {
+        for early in [true, false] {
+            for len in [0, 1, 5, 3000] {
+                let runs: Vec<std::sync::atomic::AtomicUsize> =
+                    (0..len).map(|_| Default::default()).collect();
+                let (items, all, side) = prepare_then_collect(
+                    early,
+                    || {
+                        // Long enough for the helpers to be waiting.
+                        std::thread::sleep(Duration::from_millis(2));
+                        Some((0..len).collect::<Vec<usize>>())
+                    },
+                    |items| items,
+                    16,
+                    2,
+                    |_, &i| {
+                        runs[i].fetch_add(1, Ordering::Relaxed);
+                        Some(i + 1)
+                    },
+                    |items| items.len(),
+                )
+                .expect("prepared");
+                assert_eq!(items.len(), len);
+                assert_eq!(all, Some((1..=len).collect()), "{len} items, early {early}");
+                assert_eq!(side, len, "the side job sees what was prepared");
+                assert!(runs.iter().all(|r| r.load(Ordering::Relaxed) == 1));
+            }
+            let none = prepare_then_collect(
+                early,
+                || None::<Vec<usize>>,
+                |items| items,
+                16,
+                2,
+                |_, &i| Some(i),
+                |_| unreachable!("no side job without items"),
+            );
+            assert!(none.is_none(), "nothing prepared, early {early}");
+        }
+    }
+
+    /// A panic while preparing reaches the caller, and the helpers waiting for the items do not
+    /// hold it up.
+    #[test]
+    fn a_panic_while_preparing_is_the_callers_and_releases_the_helpers() {
+        let caught = std::panic::catch_unwind(|| {
+            prepare_then_collect(
+                true,
+                || -> Option<Vec<usize>> { panic!("the read failed") },
+                |items| items,
+                16,
+                2,
+                |_, &i| Some(i),
+                |_| (),
+            )
+        });
+        assert!(caught.is_err());
     }
 
     /// Whether a part's own thread or the calling thread runs it, it runs once.

@@ -148,45 +148,43 @@ impl Encoded {
 /// The cached task list and its `log_seq` marker (taken out of the list, as a read of tasks.json
 /// does), if the cache is of exactly the tasks.json whose identity is `key`, and whole; with
 /// `keep`, also the cache's encoding (see [`Encoded`]).
+///
+/// A reader of a cache big enough to be decoded on several cores has its helper threads started
+/// before it is read (see [`parallel::prepare_then_collect`]): on a virtual machine a new thread
+/// can take longer to first run than the read takes. A writer (`keep`) does not: it reads
+/// tasks.json on a thread of its own meanwhile (see `project_store::read_task_doc`), and a helper
+/// spinning beside the two would take that thread's core (no faster, measured).
 pub(crate) fn read(path: &Path, key: &str, keep: bool) -> Option<(TaskDoc, u64, Option<Encoded>)> {
-    let bytes = std::fs::read(path).ok()?;
-    let rest = bytes.strip_prefix(MAGIC)?;
-    let newline = rest.iter().position(|&b| b == b'\n')?;
-    if &rest[..newline] != key.as_bytes() {
-        return None;
-    }
-    let mut dec = Dec {
-        bytes: &rest[newline + 1..],
+    use std::io::Read;
+    let mut file = std::fs::File::open(path).ok()?;
+    let size = usize::try_from(file.metadata().ok()?.len()).ok()?;
+    let prepare = move || {
+        let mut bytes = Vec::with_capacity(size);
+        file.read_to_end(&mut bytes).ok()?;
+        Located::of(bytes, key)
     };
-    let sum = dec.u64()?;
-    let len = usize::try_from(dec.u64()?).ok()?;
-    if dec.bytes.len() != len {
-        return None;
-    }
-    // Checked beside the decoding, which reads untrusted bytes safely: a cache that fails it is
-    // thrown away with whatever was decoded from it.
-    let summed = dec.bytes;
-    let payload = bytes.len() - len;
-    let seq = dec.u64()?;
-    let (top, count) = decode_top(&mut dec)?;
-    // The table of lengths ends the payload; the tasks lie between the top and the table.
-    let table = dec.bytes.len().checked_sub(count.checked_mul(4)?)?;
-    let tasks_at = bytes.len() - dec.bytes.len();
-    let mut spans = Vec::with_capacity(count);
-    let mut at = tasks_at;
-    for len in dec.bytes[table..].chunks_exact(4) {
-        let end =
-            at.checked_add(usize::try_from(u32::from_le_bytes(len.try_into().ok()?)).ok()?)?;
-        spans.push((at, end));
-        at = end;
-    }
-    if at != tasks_at + table {
-        return None;
-    }
-    let (tasks, whole) = decode_tasks(&bytes, &spans, || checksum(key, summed) == sum);
+    let (read, tasks, whole) = parallel::prepare_then_collect(
+        !keep && size >= EARLY_HELPERS_FROM,
+        prepare,
+        |read| &read.spans,
+        DECODE_CHUNK,
+        2 * PER_THREAD,
+        |read, &span| decode_at(&read.bytes, span),
+        // Checked beside the decoding, which reads untrusted bytes safely: a cache that fails it
+        // is thrown away with whatever was decoded from it.
+        |read| checksum(key, &read.bytes[read.payload..]) == read.sum,
+    )?;
     if !whole {
         return None;
     }
+    let Located {
+        bytes,
+        payload,
+        spans,
+        seq,
+        top,
+        ..
+    } = read;
     let doc = TaskDoc {
         tasks: TaskList::as_read(tasks?),
         ..top
@@ -197,6 +195,65 @@ pub(crate) fn read(path: &Path, key: &str, keep: bool) -> Option<(TaskDoc, u64, 
         spans,
     });
     Some((doc, seq, encoded))
+}
+
+/// A cache of this many bytes or more holds enough tasks (at a few hundred bytes each) to be
+/// decoded on several cores: its helpers are started before it is read.
+const EARLY_HELPERS_FROM: usize = 2 * PER_THREAD * 128;
+
+/// A cache file as read, its header checked against the key and its tasks located; not yet
+/// decoded or checksummed.
+struct Located {
+    bytes: Vec<u8>,
+    /// Where the payload (what the checksum covers) starts in `bytes`.
+    payload: usize,
+    sum: u64,
+    spans: Vec<(usize, usize)>,
+    seq: u64,
+    top: TaskDoc,
+}
+
+impl Located {
+    fn of(bytes: Vec<u8>, key: &str) -> Option<Self> {
+        let rest = bytes.strip_prefix(MAGIC)?;
+        let newline = rest.iter().position(|&b| b == b'\n')?;
+        if &rest[..newline] != key.as_bytes() {
+            return None;
+        }
+        let mut dec = Dec {
+            bytes: &rest[newline + 1..],
+        };
+        let sum = dec.u64()?;
+        let len = usize::try_from(dec.u64()?).ok()?;
+        if dec.bytes.len() != len {
+            return None;
+        }
+        let payload = bytes.len() - len;
+        let seq = dec.u64()?;
+        let (top, count) = decode_top(&mut dec)?;
+        // The table of lengths ends the payload; the tasks lie between the top and the table.
+        let table = dec.bytes.len().checked_sub(count.checked_mul(4)?)?;
+        let tasks_at = bytes.len() - dec.bytes.len();
+        let mut spans = Vec::with_capacity(count);
+        let mut at = tasks_at;
+        for len in dec.bytes[table..].chunks_exact(4) {
+            let end =
+                at.checked_add(usize::try_from(u32::from_le_bytes(len.try_into().ok()?)).ok()?)?;
+            spans.push((at, end));
+            at = end;
+        }
+        if at != tasks_at + table {
+            return None;
+        }
+        Some(Self {
+            bytes,
+            payload,
+            sum,
+            spans,
+            seq,
+            top,
+        })
+    }
 }
 
 /// Replaces the cache with `encoded` (see [`Encoded::of`]), keyed by `key` (the identity of the
@@ -517,15 +574,18 @@ fn decode_tasks<S: Send>(
         spans,
         DECODE_CHUNK,
         2 * PER_THREAD,
-        |&(start, end)| {
-            let mut dec = Dec {
-                bytes: bytes.get(start..end)?,
-            };
-            let task = decode_task(&mut dec)?;
-            dec.bytes.is_empty().then_some(task)
-        },
+        |&span| decode_at(bytes, span),
         side,
     )
+}
+
+/// The one task encoded at `bytes[start..end]`, exactly.
+fn decode_at(bytes: &[u8], (start, end): (usize, usize)) -> Option<Task> {
+    let mut dec = Dec {
+        bytes: bytes.get(start..end)?,
+    };
+    let task = decode_task(&mut dec)?;
+    dec.bytes.is_empty().then_some(task)
 }
 
 fn encode_task(enc: &mut Enc, task: &Task) -> Option<()> {
@@ -666,6 +726,24 @@ mod tests {
         let kept = kept.expect("kept");
         assert_eq!(kept.unchanged_since(&encoded), vec![true; long.tasks.len()]);
         assert_eq!(kept.tasks().expect("decodes"), long.tasks);
+        // A reader's helpers start before the file is read (it is big enough), and find the same.
+        assert!(std::fs::metadata(&path).expect("cache").len() >= EARLY_HELPERS_FROM as u64);
+        let (read_back, seq, kept) = read(&path, "k", false).expect("a whole cache");
+        assert_eq!((&read_back, seq, kept.is_none()), (&long, 7, true));
+        assert!(
+            read(&path, "other key", false).is_none(),
+            "another file's cache"
+        );
+        // One byte garbled in the middle: the checksum beside the decoding throws it all away.
+        let mut bytes = std::fs::read(&path).expect("cache");
+        let middle = bytes.len() / 2;
+        bytes[middle] ^= 0x20;
+        std::fs::write(&path, &bytes).expect("write");
+        assert!(read(&path, "k", false).is_none(), "a garbled cache");
+        assert!(
+            read(&path, "k", true).is_none(),
+            "a garbled cache, for a writer"
+        );
     }
 
     /// A table of lengths that does not add up to the tasks between it and the top, or that cuts
