@@ -1736,10 +1736,6 @@ impl ProjectStore for FsProjectStore {
                 .transpose()?;
             Ok::<_, StoreError>((tasks, project))
         };
-        // A write frees the tasks.json the last one replaced (see `Staged::install_retiring`),
-        // on a thread of its own while this one writes the new one, and before its fsync, which
-        // would otherwise wait for it. Nothing else does: a refused change touches no file.
-        let free_retired = || atomic::remove_retired(&tasks_path, &temp_dir);
         let (validated, written, velocity) = std::thread::scope(|scope| {
             let beside_thread = changes
                 .velocity
@@ -1753,22 +1749,18 @@ impl ProjectStore for FsProjectStore {
                     .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
                 None => beside(),
             };
-            // Written, not yet fsynced: that waits for the retired file to be freed.
-            let (written, freeing) = match &validated {
-                Ok((Some(rendered), _)) => {
-                    let freeing = std::thread::Builder::new()
-                        .spawn_scoped(scope, free_retired)
-                        .ok();
-                    let written = atomic::write_parts(&temp_dir, &rendered.parts());
-                    (Some(written), freeing)
-                }
-                _ => (None, None),
+            // Written, not yet fsynced, into the tasks.json the last write replaced (see
+            // `Staged::install_retiring`) when nobody can see it change, else into a fresh file
+            // while the old one is freed. Only a write does either: a refused change touches no
+            // file.
+            let written = match &validated {
+                Ok((Some(rendered), _)) => Some(atomic::write_parts_over_retired(
+                    &temp_dir,
+                    &rendered.parts(),
+                    &tasks_path,
+                )),
+                _ => None,
             };
-            if let Some(freeing) = freeing {
-                freeing
-                    .join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-            }
             (validated, written, velocity)
         });
         let (tasks_bytes, project_bytes) = match validated {

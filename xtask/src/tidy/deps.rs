@@ -10,12 +10,18 @@ use serde_json::Value;
 /// Each workspace crate and the workspace crates it may depend on (any kind of dependency).
 const POLICY: &[(&str, &[&str])] = &[
     ("cairn-domain", &[]),
-    // The binaries' allocator (the only unsafe code): it knows nothing of cairn.
+    // The binaries' allocator (unsafe code, with the lease crate): it knows nothing of cairn.
     ("cairn-heap", &[]),
+    // Whether anyone else has a file open (unsafe code, with the heap): it knows nothing of cairn.
+    ("cairn-lease", &[]),
     ("cairn-render", &["cairn-domain"]),
     // The heap's `recycling` guard: a read that builds and drops a JSON tree per task says so, and
-    // the binaries' allocator frees those blocks instead of bumping them (a no-op elsewhere).
-    ("cairn-storage-fs", &["cairn-domain", "cairn-heap"]),
+    // the binaries' allocator frees those blocks instead of bumping them (a no-op elsewhere). The
+    // lease: whether a retired tasks.json may be overwritten in place (`atomic`).
+    (
+        "cairn-storage-fs",
+        &["cairn-domain", "cairn-heap", "cairn-lease"],
+    ),
     // The MCP server is a driving adapter like the CLI, but names no store: the CLI's wiring
     // hands it the services. It answers with the JSON shapes `cairn --json plan|session` prints,
     // which live in the renderer so that there is one of each.
