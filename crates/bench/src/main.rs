@@ -221,48 +221,56 @@ fn all(args: &[String]) -> Result<(), String> {
 
         if let Some(cairn) = &cairn {
             let c = cairn.display().to_string();
-            let next = time_process(
-                iters,
-                |_| {
-                    vec![
-                        c.clone(),
-                        "--root".into(),
-                        root.clone(),
-                        "task".into(),
-                        "next".into(),
-                    ]
-                },
-                None,
-            )?;
+            let next = |_| {
+                vec![
+                    c.clone(),
+                    "--root".into(),
+                    root.clone(),
+                    "task".into(),
+                    "next".into(),
+                ]
+            };
+            let floor_read_argv = |_| {
+                vec![
+                    me.display().to_string(),
+                    "floor-read".into(),
+                    tasks_json.display().to_string(),
+                ]
+            };
+            let floor_write_argv = |_| {
+                vec![
+                    me.display().to_string(),
+                    "floor-write".into(),
+                    tasks_json.display().to_string(),
+                ]
+            };
+            let complete = |i| {
+                vec![
+                    c.clone(),
+                    "--root".into(),
+                    root.clone(),
+                    "task".into(),
+                    "complete".into(),
+                    fixture::started_task(i).to_string(),
+                ]
+            };
+            let [next, floor] = time_interleaved(iters, [&next, &floor_read_argv])?;
             rows.push(row(
                 "cairn task next (process)",
                 n,
                 &next,
-                "process reading tasks.json",
-                &floor_read,
+                "process reading tasks.json, interleaved",
+                &floor,
                 peak_rss(&me, &[&c, "--root", &root, "task", "next"], None),
             ));
-            let complete = time_process(
-                iters,
-                |i| {
-                    vec![
-                        c.clone(),
-                        "--root".into(),
-                        root.clone(),
-                        "task".into(),
-                        "complete".into(),
-                        fixture::started_task(i).to_string(),
-                    ]
-                },
-                None,
-            )?;
+            let [complete, floor] = time_interleaved(iters, [&complete, &floor_write_argv])?;
             let last = fixture::started_task(iters + 1).to_string();
             rows.push(row(
                 "cairn task complete (process)",
                 n,
                 &complete,
-                "process rewriting tasks.json",
-                &floor_write,
+                "process rewriting tasks.json, interleaved",
+                &floor,
                 peak_rss(&me, &[&c, "--root", &root, "task", "complete", &last], None),
             ));
         }
@@ -566,35 +574,60 @@ fn time_process(
     argv: impl Fn(usize) -> Vec<String>,
     stdin: Option<&[u8]>,
 ) -> Result<Stats, String> {
-    let mut samples = Vec::with_capacity(iters);
+    let samples = (0..iters)
+        .map(|i| time_once(&argv(i), stdin))
+        .collect::<Result<_, _>>()?;
+    Ok(Stats::new(samples))
+}
+
+/// `iters` runs of each of the commands, alternated — A B, B A, A B, … — so that the machine's
+/// drift during the run lands on each of them alike. A floor timed as a block of its own, minutes
+/// from its command's block, moved a ratio by as much as the machine moved in between (on this
+/// VM the floor of a rewrite took 7.4 ms in one run and 9.8 ms in the next).
+fn time_interleaved<const N: usize>(
+    iters: usize,
+    argvs: [&dyn Fn(usize) -> Vec<String>; N],
+) -> Result<[Stats; N], String> {
+    let mut samples: [Vec<Duration>; N] = std::array::from_fn(|_| Vec::with_capacity(iters));
     for i in 0..iters {
-        let args = argv(i);
-        let start = Instant::now();
-        let mut child = Command::new(&args[0])
-            .args(&args[1..])
-            .stdin(if stdin.is_some() {
-                Stdio::piped()
-            } else {
-                Stdio::null()
-            })
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|e| format!("{}: {e}", args[0]))?;
-        if let (Some(input), Some(mut pipe)) = (stdin, child.stdin.take()) {
-            pipe.write_all(input).map_err(|e| e.to_string())?;
+        let mut order: Vec<usize> = (0..N).collect();
+        if i % 2 == 1 {
+            order.reverse();
         }
-        let out = child.wait_with_output().map_err(|e| e.to_string())?;
-        samples.push(start.elapsed());
-        if !out.status.success() {
-            return Err(format!(
-                "`{}` failed: {}",
-                args.join(" "),
-                String::from_utf8_lossy(&out.stderr)
-            ));
+        for k in order {
+            samples[k].push(time_once(&argvs[k](i), None)?);
         }
     }
-    Ok(Stats::new(samples))
+    Ok(samples.map(Stats::new))
+}
+
+/// The wall time of one run of `args`, from its spawn to its exit; an error if it fails.
+fn time_once(args: &[String], stdin: Option<&[u8]>) -> Result<Duration, String> {
+    let start = Instant::now();
+    let mut child = Command::new(&args[0])
+        .args(&args[1..])
+        .stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("{}: {e}", args[0]))?;
+    if let (Some(input), Some(mut pipe)) = (stdin, child.stdin.take()) {
+        pipe.write_all(input).map_err(|e| e.to_string())?;
+    }
+    let out = child.wait_with_output().map_err(|e| e.to_string())?;
+    let took = start.elapsed();
+    if !out.status.success() {
+        return Err(format!(
+            "`{}` failed: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    Ok(took)
 }
 
 fn time_process_env(
