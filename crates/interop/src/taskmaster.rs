@@ -339,30 +339,46 @@ pub fn render(doc: &TaskDoc) -> String {
         o.insert("dependencies".into(), Value::Array(deps));
         o
     };
-    let tasks: Vec<Value> = tops
-        .iter()
-        .enumerate()
-        .map(|(i, (t, subs))| {
-            let mut o = fields(t, top_numbers[i], dep_values(t, None));
-            let subtasks: Vec<Value> = subs
-                .iter()
-                .enumerate()
-                .map(|(j, s)| {
-                    Value::Object(fields(
-                        s,
-                        sub_numbers[i][j],
-                        dep_values(s, Some(top_numbers[i])),
-                    ))
-                })
-                .collect();
-            o.insert("subtasks".into(), Value::Array(subtasks));
-            Value::Object(o)
-        })
-        .collect();
-    let mut text = serde_json::to_string_pretty(&json!({ DEFAULT_TAG: { "tasks": tasks } }))
-        .expect("JSON values serialize");
+    // Each top-level task's tree is made as it is printed, and dropped before the next: at
+    // 100,000 tasks the trees of all of them at once were hundreds of megabytes.
+    let tasks = tops.iter().enumerate().map(|(i, (t, subs))| {
+        let mut o = fields(t, top_numbers[i], dep_values(t, None));
+        let subtasks: Vec<Value> = subs
+            .iter()
+            .enumerate()
+            .map(|(j, s)| {
+                Value::Object(fields(
+                    s,
+                    sub_numbers[i][j],
+                    dep_values(s, Some(top_numbers[i])),
+                ))
+            })
+            .collect();
+        o.insert("subtasks".into(), Value::Array(subtasks));
+        Value::Object(o)
+    });
+    #[derive(serde::Serialize)]
+    struct Tag<T> {
+        tasks: T,
+    }
+    let document = std::collections::BTreeMap::from([(
+        DEFAULT_TAG,
+        Tag {
+            tasks: AsPrinted(std::cell::Cell::new(Some(tasks))),
+        },
+    )]);
+    let mut text = serde_json::to_string_pretty(&document).expect("JSON values serialize");
     text.push('\n');
     text
+}
+
+/// A sequence printed as its items are made: serialized once.
+struct AsPrinted<I>(std::cell::Cell<Option<I>>);
+
+impl<I: Iterator<Item = Value>> serde::Serialize for AsPrinted<I> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.0.take().into_iter().flatten())
+    }
 }
 
 #[cfg(test)]
