@@ -279,6 +279,7 @@ fn apply_foreign(
         })
         .collect();
     let keys: HashSet<&str> = tasks.iter().map(|t| t.key.as_str()).collect();
+    let mut positions = Positions::of(&state.tasks);
     let total = tasks.len();
     // Per incoming task: whether it was created now, and what changed on an existing one.
     let mut created: HashSet<String> = HashSet::new();
@@ -288,7 +289,7 @@ fn apply_foreign(
         progress(done, total);
         let t = &tasks[i];
         if let Some(id) = linked.get(&t.key).cloned() {
-            let edit = edit_for(state.tasks.get(&id).expect("linked tasks exist"), t);
+            let edit = edit_for(positions.task(&state.tasks, &id), t);
             if !edit.is_empty() {
                 match state.tasks.edit_task(&id, edit) {
                     Ok((fields, evs)) => {
@@ -329,12 +330,8 @@ fn apply_foreign(
         match state.tasks.add_task(new, at) {
             Ok((id, evs)) => {
                 events.extend(evs);
-                let task = state
-                    .tasks
-                    .tasks
-                    .iter_mut()
-                    .find(|x| x.id == id)
-                    .expect("just added");
+                let at = positions.added(&state.tasks, &id).expect("just added");
+                let task = state.tasks.tasks.get_mut(at).expect("just added");
                 set_import_link(task, source, &t.key);
                 linked.insert(t.key.clone(), id);
                 created.insert(t.key.clone());
@@ -361,6 +358,11 @@ fn apply_foreign(
                 }
                 continue;
             };
+            // A dependency the task has already is left as it is, as `add_dependency` leaves it,
+            // without that call's scans and cycle check over the whole list.
+            if id != on && positions.task(&state.tasks, &id).dependencies.contains(&on) {
+                continue;
+            }
             match state.tasks.add_dependency(&id, &on) {
                 Ok(evs) if evs.is_empty() => {}
                 Ok(evs) => {
@@ -387,7 +389,7 @@ fn apply_foreign(
             let Some(id) = linked.get(&t.key).cloned() else {
                 continue;
             };
-            let current = state.tasks.get(&id).expect("linked tasks exist");
+            let current = positions.task(&state.tasks, &id);
             if current.is_parent() || current.status == t.status {
                 continue;
             }
@@ -427,7 +429,7 @@ fn apply_foreign(
         let Some(id) = linked.get(&t.key) else {
             continue;
         };
-        let task = state.tasks.get(id).expect("linked tasks exist");
+        let task = positions.task(&state.tasks, id);
         let row = |changes: Vec<String>| ImportedTask {
             key: t.key.clone(),
             task: id.clone(),
@@ -444,6 +446,47 @@ fn apply_foreign(
         }
     }
     Ok((events, report))
+}
+
+/// Where each task is, for an import's lookups: a scan of the list per lookup made importing
+/// 100,000 tasks take minutes. Checked at each use — a position that no longer holds the id falls
+/// back to a scan — so a lookup finds what a scan would: the first task with the id.
+struct Positions(HashMap<TaskId, usize>);
+
+impl Positions {
+    fn of(doc: &TaskDoc) -> Self {
+        let mut at = HashMap::with_capacity(doc.tasks.len());
+        for (i, t) in doc.tasks.iter().enumerate() {
+            at.entry(t.id.clone()).or_insert(i);
+        }
+        Self(at)
+    }
+
+    fn find(&self, doc: &TaskDoc, id: &TaskId) -> Option<usize> {
+        match self.0.get(id) {
+            Some(&i) if doc.tasks.get(i).is_some_and(|t| &t.id == id) => Some(i),
+            _ => doc.tasks.iter().position(|t| &t.id == id),
+        }
+    }
+
+    /// A task the import linked, which therefore exists.
+    fn task<'a>(&self, doc: &'a TaskDoc, id: &TaskId) -> &'a Task {
+        let i = self.find(doc, id).expect("linked tasks exist");
+        &doc.tasks[i]
+    }
+
+    /// Records the task `id` just added (at the end of the list, where adding puts it) and says
+    /// where it is.
+    fn added(&mut self, doc: &TaskDoc, id: &TaskId) -> Option<usize> {
+        let last = doc.tasks.len().checked_sub(1)?;
+        let at = if doc.tasks[last].id == *id {
+            last
+        } else {
+            doc.tasks.iter().position(|t| &t.id == id)?
+        };
+        self.0.entry(id.clone()).or_insert(at);
+        Some(at)
+    }
 }
 
 fn dedup(items: &[String]) -> Vec<String> {
@@ -589,6 +632,7 @@ fn apply_cairn(
     }
     let was_empty = state.tasks.tasks.is_empty();
     let mut doc = state.tasks.clone();
+    let mut positions = Positions::of(&doc);
     let mut events = Vec::new();
     let total = incoming.tasks.len();
     for (done, t) in incoming.tasks.iter().enumerate() {
@@ -600,7 +644,10 @@ fn apply_cairn(
             status: t.status,
             changes,
         };
-        match doc.tasks.find_mut(|x| x.id == t.id) {
+        match positions
+            .find(&doc, &t.id)
+            .and_then(|i| doc.tasks.get_mut(i))
+        {
             Some(existing) if existing == t => report.unchanged += 1,
             Some(existing) => {
                 let fields = changed_fields(existing, t);
@@ -613,6 +660,7 @@ fn apply_cairn(
             }
             None => {
                 doc.tasks.push(t.clone());
+                positions.added(&doc, &t.id);
                 events.push(ProjectEvent::TaskCreated {
                     task: t.id.clone(),
                     title: t.title.clone(),
@@ -723,5 +771,31 @@ mod tests {
         let mut looped = parent;
         looped.parent = Some("b".into());
         assert!(parents_first(&[child, looped]).is_err());
+    }
+
+    proptest::proptest! {
+        /// Whatever the list — ids repeated, out of order — and whatever was added since the
+        /// index was made, a lookup finds the task a scan finds: the first with the id.
+        #[test]
+        fn a_lookup_finds_the_task_a_scan_finds(
+            ids in proptest::collection::vec(1u64..20, 0..30),
+            added in proptest::collection::vec(1u64..40, 0..10),
+            asked in proptest::collection::vec(1u64..45, 1..20),
+        ) {
+            use crate::project::fixtures::{doc_of, pending_task};
+            let mut doc = doc_of(ids.iter().map(|&n| pending_task(n, "t")).collect());
+            let mut positions = Positions::of(&doc);
+            for n in added {
+                doc.tasks.push(pending_task(n, "added"));
+                let id = TaskId::from_number(n);
+                let at = positions.added(&doc, &id);
+                proptest::prop_assert_eq!(at.map(|i| &doc.tasks[i].id), Some(&id));
+            }
+            for n in asked {
+                let id = TaskId::from_number(n);
+                let scan = doc.tasks.iter().position(|t| t.id == id);
+                proptest::prop_assert_eq!(positions.find(&doc, &id), scan, "{}", id);
+            }
+        }
     }
 }
