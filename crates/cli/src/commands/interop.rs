@@ -43,12 +43,18 @@ pub fn import(ctx: &Ctx, args: ImportArgs) -> Result<Report, Failure> {
         ))
     })?;
     let mut bar = Bar::new("importing");
-    let report = ctx.block_on(ctx.service.import(
-        &project,
-        &incoming,
-        args.dry_run,
-        &mut |done, total| bar.update(done, total),
-    ))?;
+    // An import tries each status move on a copy of the list and drops the copies it does not
+    // keep: freed blocks must be reused, or a first import of 10,000 tasks from another tool
+    // kept every copy — 24 GB before the kernel killed it.
+    let report = {
+        let _recycling = cairn_heap::recycling();
+        ctx.block_on(
+            ctx.service
+                .import(&project, &incoming, args.dry_run, &mut |done, total| {
+                    bar.update(done, total)
+                }),
+        )
+    }?;
     drop(bar);
     ctx.emit(&report, |style| render_import(style, &report))
 }

@@ -206,6 +206,8 @@ pub fn apply(
     at: Timestamp,
     progress: &mut (dyn FnMut(usize, usize) + Send),
 ) -> Result<(Vec<ProjectEvent>, ImportReport), DomainError> {
+    // Each status move is tried on a copy of the list, dropped once the move is kept or refused.
+    let _freeing = super::freeing_lists();
     match incoming {
         Incoming::Foreign { source, tasks } => apply_foreign(state, source, tasks, at, progress),
         Incoming::Cairn(doc) => apply_cairn(state, doc, progress),
