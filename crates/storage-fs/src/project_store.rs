@@ -2048,6 +2048,9 @@ impl ProjectStore for FsProjectStore {
     ) -> Result<Committed, StoreError> {
         let layout = self.existing(id)?;
         let _guard = self.lock(&layout)?;
+        // A restore parses the checkpoint and validates the list it replaces, each as a JSON tree
+        // of the whole list dropped before the next: their blocks are reused.
+        let _recycling = cairn_heap::recycling();
         let bytes = checkpoints::read(&layout.checkpoints_dir(), u64::from(number))?;
         let doc = Salvaged::parse(&bytes)
             .filter(Salvaged::has_valid_task)
