@@ -419,3 +419,81 @@ fn garbage_is_refused_naming_where_and_nothing_changes() {
     repo.fails(&["import", "nonsense", "x"], code::USAGE);
     assert_eq!(files(&repo), before);
 }
+
+/// Dependencies from another tool are added together and the graph checked once; when they close
+/// a cycle they are added one by one instead, and exactly the one closing it is refused — the
+/// last of the cycle in the file's order — while the rest are kept. Without a cycle all are kept.
+#[test]
+fn dependencies_that_close_a_cycle_are_refused_one_by_one_and_the_rest_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let issue = |id: &str, on: &[&str]| {
+        let deps: Vec<String> = on
+            .iter()
+            .map(|d| format!(r#"{{"issue_id":"{id}","depends_on_id":"{d}","type":"blocks"}}"#))
+            .collect();
+        format!(
+            r#"{{"id":"{id}","title":"Issue {id}","status":"open","dependencies":[{}]}}"#,
+            deps.join(",")
+        )
+    };
+    let write = |name: &str, lines: &[String]| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+        path
+    };
+    let cyclic = write(
+        "cyclic.jsonl",
+        &[
+            issue("bd-1", &["bd-3"]),
+            issue("bd-2", &["bd-1"]),
+            issue("bd-3", &["bd-2"]),
+            issue("bd-4", &["bd-1", "bd-3"]),
+        ],
+    );
+    let repo = Repo::with_project();
+    let report = repo.json(&["import", "beads", cyclic.to_str().unwrap()]);
+    let refused = report["refused"].as_array().unwrap();
+    assert_eq!(refused.len(), 1, "{report}");
+    assert_eq!(refused[0]["key"], "bd-3", "{report}");
+    assert!(
+        refused[0]["reason"].as_str().unwrap().contains("cycle"),
+        "{report}"
+    );
+    let waits: Vec<(String, Vec<String>)> = shape(&repo)
+        .into_iter()
+        .map(|(title, _, _, deps)| (title, deps))
+        .collect();
+    assert_eq!(
+        waits,
+        [
+            ("Issue bd-1".to_owned(), vec!["Issue bd-3".to_owned()]),
+            ("Issue bd-2".to_owned(), vec!["Issue bd-1".to_owned()]),
+            ("Issue bd-3".to_owned(), vec![]),
+            (
+                "Issue bd-4".to_owned(),
+                vec!["Issue bd-1".to_owned(), "Issue bd-3".to_owned()]
+            ),
+        ]
+    );
+
+    let acyclic = write(
+        "acyclic.jsonl",
+        &[
+            issue("bd-1", &[]),
+            issue("bd-2", &["bd-1", "bd-1"]),
+            issue("bd-3", &["bd-2", "bd-1"]),
+        ],
+    );
+    let repo = Repo::with_project();
+    let report = repo.json(&["import", "beads", acyclic.to_str().unwrap()]);
+    assert_eq!(report["refused"].as_array().unwrap().len(), 0, "{report}");
+    let deps: Vec<Vec<String>> = shape(&repo).into_iter().map(|(.., d)| d).collect();
+    assert_eq!(
+        deps,
+        [
+            vec![],
+            vec!["Issue bd-1".to_owned()],
+            vec!["Issue bd-2".to_owned(), "Issue bd-1".to_owned()]
+        ]
+    );
+}
