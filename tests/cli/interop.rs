@@ -497,3 +497,41 @@ fn dependencies_that_close_a_cycle_are_refused_one_by_one_and_the_rest_kept() {
         ]
     );
 }
+
+/// A status the source gives that takes several moves, refused at a later one, leaves the task
+/// as it was: BLOCKED, its reason kept — not half-moved back to PENDING.
+#[test]
+fn a_status_refused_half_way_leaves_the_task_as_it_was() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, first: &str, second: &str| {
+        let path = dir.path().join(name);
+        let lines = [
+            format!(r#"{{"id":"bd-1","title":"{first}","status":"open"}}"#),
+            format!(
+                r#"{{"id":"bd-2","title":"Raise the walls","status":"{second}","dependencies":[{{"issue_id":"bd-2","depends_on_id":"bd-1","type":"blocks"}}]}}"#
+            ),
+        ];
+        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+        path
+    };
+    let repo = Repo::with_project();
+    let blocked = write("blocked.jsonl", "Lay the foundation", "blocked");
+    let report = repo.json(&["import", "beads", blocked.to_str().unwrap()]);
+    assert_eq!(report["refused"].as_array().unwrap().len(), 0, "{report}");
+    let walls = |repo: &Repo| repo.tasks_json()["tasks"][1].clone();
+    assert_eq!(walls(&repo)["status"], "BLOCKED");
+    let before = walls(&repo);
+
+    // BLOCKED → IN_PROGRESS is BLOCKED → PENDING → IN_PROGRESS; the second move waits on bd-1.
+    // bd-1's new title makes the import write, half-moved task or not.
+    let started = write("started.jsonl", "Lay the foundation first", "in_progress");
+    let report = repo.json(&["import", "beads", started.to_str().unwrap()]);
+    let refused = report["refused"].as_array().unwrap();
+    assert_eq!(refused.len(), 1, "{report}");
+    assert_eq!(refused[0]["key"], "bd-2", "{report}");
+    assert_eq!(walls(&repo), before, "the task as it was, reason and all");
+    assert_eq!(
+        repo.tasks_json()["tasks"][0]["title"],
+        "Lay the foundation first"
+    );
+}
