@@ -175,14 +175,7 @@ impl TaskDoc {
 
     /// Ids are dense: one more than the largest number in use.
     pub fn next_id(&self) -> TaskId {
-        TaskId::from_number(
-            self.tasks
-                .iter()
-                .map(|t| t.id.number())
-                .max()
-                .unwrap_or(0)
-                .saturating_add(1),
-        )
+        TaskId::from_number(self.tasks.max_number().saturating_add(1))
     }
 
     fn build_task(
