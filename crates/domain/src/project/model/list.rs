@@ -134,7 +134,7 @@ impl TaskList {
     }
 
     /// The largest task number in the list, 0 when it is empty: counted once, then only for the
-    /// tasks added since (see [`Counted`]).
+    /// tasks added since (see `Counted`).
     pub fn max_number(&self) -> u64 {
         let counted = self.counted.0.load(Ordering::Relaxed);
         let (k, max) = match usize::try_from(counted >> 32) {
