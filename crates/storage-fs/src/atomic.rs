@@ -98,7 +98,13 @@ pub fn stage_parts_while(
 /// durable — for a writer with something to finish before the fsync starts (see
 /// [`Written::sync_while`]).
 pub fn write_parts(temp_dir: &Path, parts: &[&[u8]]) -> Result<Written, StoreError> {
-    let (temp_path, mut file) = create_temp_file(temp_dir)?;
+    let (temp_path, file) = create_temp_file(temp_dir)?;
+    filled(temp_path, file, parts)
+}
+
+/// `parts` written into `file`, the staged write at `temp_path`, from its start: the step
+/// [`write_parts`] and [`write_parts_over_retired`] share. A failure removes the file.
+fn filled(temp_path: PathBuf, mut file: File, parts: &[&[u8]]) -> Result<Written, StoreError> {
     failpoint("atomic:after-temp-create");
     if let Err(error) = write_all_parts(&mut file, parts) {
         discard(&temp_path);
@@ -140,24 +146,19 @@ pub fn write_parts_over_retired(
             });
         }
     };
-    let temp_path = temp_dir.join(format!("{TEMP_PREFIX}{}", uuid::Uuid::new_v4()));
+    let temp_path = temp_name(temp_dir);
     // Under its own `.write-*` name, the file is a staged write like any other: a failure or a
     // crash from here on leaves it as debris, and the next write makes a fresh one.
     if fs::rename(&retired, &temp_path).is_err() {
         return write_parts(temp_dir, parts);
     }
-    failpoint("atomic:after-temp-create");
-    let mut file = file;
+    // Cut or grown to the new length first; the parts then cover every byte of it.
     let len: u64 = parts.iter().map(|part| part.len() as u64).sum();
-    if let Err(error) = write_all_parts(&mut file, parts).and_then(|()| file.set_len(len)) {
+    if let Err(error) = file.set_len(len) {
         discard(&temp_path);
         return Err(io_error("write temp file", &temp_path)(error));
     }
-    failpoint("atomic:after-temp-write");
-    Ok(Written {
-        temp_path: Some(temp_path),
-        file,
-    })
+    filled(temp_path, file, parts)
 }
 
 /// Whether nobody but the caller can see `file` change: one name, and open nowhere else.
@@ -278,7 +279,7 @@ impl Drop for Staged {
 ///
 /// Shared with [`crate::checkpoints`], which stages its snapshots the same way.
 pub(crate) fn create_temp_file(temp_dir: &Path) -> Result<(PathBuf, File), StoreError> {
-    let temp_path = temp_dir.join(format!("{TEMP_PREFIX}{}", uuid::Uuid::new_v4()));
+    let temp_path = temp_name(temp_dir);
     let open = || {
         OpenOptions::new()
             .write(true)
@@ -294,6 +295,11 @@ pub(crate) fn create_temp_file(temp_dir: &Path) -> Result<(PathBuf, File), Store
     }
     .map_err(io_error("create temp file", &temp_path))?;
     Ok((temp_path, file))
+}
+
+/// A fresh staged-write name in `temp_dir`: `.write-{uuid v4}`.
+fn temp_name(temp_dir: &Path) -> PathBuf {
+    temp_dir.join(format!("{TEMP_PREFIX}{}", uuid::Uuid::new_v4()))
 }
 
 /// Writes all of `bytes` to a fresh temp file and makes them durable before the file is closed.

@@ -49,31 +49,27 @@ pub(crate) fn in_parts<T: Sync, R: Send>(
 /// chunks of `chunk` items from the front, straight into the list it returns, while a thread per
 /// other core takes them from the back into lists of its own, until the two ends meet; then the
 /// helpers' chunks are appended. Below `min_items` items it all runs on the calling thread.
-/// `side`, a job of its own, is run once by whichever thread is free first: a helper as it
-/// starts, or the caller once it is done with the list. Its result is returned beside the list.
 ///
 /// Unlike fixed halves ([`in_parts`]), the split follows whoever has a core: on a busy machine a
 /// helper can start milliseconds late or share its core with another thread, and the caller then
-/// simply takes more of the list, never waiting on more than the one chunk (or the side job) a
-/// helper is in. Only the helpers' share is copied at the end.
-pub(crate) fn collect_from_both_ends<T: Sync, U: Send, S: Send>(
+/// simply takes more of the list, never waiting on more than the one chunk a helper is in. Only
+/// the helpers' share is copied at the end.
+pub(crate) fn collect_from_both_ends<T: Sync, U: Send>(
     items: &[T],
     chunk: usize,
     min_items: usize,
     f: impl Fn(&T) -> Option<U> + Sync,
-    side: impl FnOnce() -> S + Send,
-) -> (Option<Vec<U>>, S) {
-    let (_, all, side) = prepare_then_collect(
+) -> Option<Vec<U>> {
+    prepare_then_collect(
         false,
         || Some(items),
         |items| items,
         chunk,
         min_items,
         |_, item| f(item),
-        |_| side(),
+        |_| (),
     )
-    .unwrap_or_else(|| unreachable!("nothing to prepare"));
-    (all, side)
+    .and_then(|(_, all, ())| all)
 }
 
 /// How long a helper started by [`prepare_then_collect`] spins, waiting for its work, before it
@@ -82,7 +78,9 @@ const SPIN: Duration = Duration::from_millis(10);
 
 /// [`collect_from_both_ends`] over the items of what `prepare` makes on the calling thread (its
 /// `P` is returned with the list; `None` from it is `None` here), with the helpers started
-/// *before* `prepare` runs when `early` says the items will be many.
+/// *before* `prepare` runs when `early` says the items will be many. `side`, a job of its own, is
+/// run once by whichever thread is free first — a helper as it starts, or the caller once it is
+/// done with the list — and its result returned beside the list.
 ///
 /// A new thread can take milliseconds to first run: on a virtual machine an idle virtual CPU is
 /// halted, and the host takes that long to run it again (measured here: 1–3 ms, while a read of
@@ -158,9 +156,12 @@ pub(crate) fn prepare_then_collect<P: Send + Sync, T: Sync, U: Send, S: Send>(
         Some((side, chunks))
     };
     let collected = std::thread::scope(|scope| {
-        let mut started: Vec<_> = (0..if early { helpers } else { 0 })
-            .filter_map(|_| std::thread::Builder::new().spawn_scoped(scope, helper).ok())
-            .collect();
+        let start = |n: usize| {
+            (0..n)
+                .filter_map(|_| std::thread::Builder::new().spawn_scoped(scope, helper).ok())
+                .collect::<Vec<_>>()
+        };
+        let mut started = start(if early { helpers } else { 0 });
         {
             // However `prepare` ends — `None`, a panic — the helpers hear of it and stop waiting.
             let _tell = Tell {
@@ -174,10 +175,7 @@ pub(crate) fn prepare_then_collect<P: Send + Sync, T: Sync, U: Send, S: Send>(
         let len = items(p).len();
         *bounds.lock().unwrap_or_else(PoisonError::into_inner) = (0, len);
         if len >= min_items && started.is_empty() {
-            started.extend(
-                (0..helpers)
-                    .filter_map(|_| std::thread::Builder::new().spawn_scoped(scope, helper).ok()),
-            );
+            started = start(helpers);
         }
         let mut all = Vec::with_capacity(len);
         while let Some(range) = take(true) {
@@ -296,24 +294,12 @@ mod tests {
                 for _ in 0..20 {
                     let runs: Vec<std::sync::atomic::AtomicUsize> =
                         items.iter().map(|_| Default::default()).collect();
-                    let sides = std::sync::atomic::AtomicUsize::new(0);
-                    let (all, side) = collect_from_both_ends(
-                        &items,
-                        chunk,
-                        2,
-                        |&i| {
-                            runs[i].fetch_add(1, Ordering::Relaxed);
-                            Some(i * 2)
-                        },
-                        || sides.fetch_add(1, Ordering::Relaxed) + 7,
-                    );
+                    let all = collect_from_both_ends(&items, chunk, 2, |&i| {
+                        runs[i].fetch_add(1, Ordering::Relaxed);
+                        Some(i * 2)
+                    });
                     let expected: Vec<usize> = items.iter().map(|i| i * 2).collect();
                     assert_eq!(all, Some(expected), "{len} items, chunks of {chunk}");
-                    assert_eq!(
-                        (side, sides.load(Ordering::Relaxed)),
-                        (7, 1),
-                        "the side job once"
-                    );
                     assert!(runs.iter().all(|r| r.load(Ordering::Relaxed) == 1));
                 }
             }
@@ -324,9 +310,25 @@ mod tests {
     fn both_ends_fail_when_any_item_fails() {
         let items: Vec<usize> = (0..3000).collect();
         for bad in [0, 1, 1499, 2999] {
-            let (all, side) =
-                collect_from_both_ends(&items, 16, 2, |&i| (i != bad).then_some(i), || "side");
-            assert_eq!((all, side), (None, "side"), "item {bad} failed");
+            let all = collect_from_both_ends(&items, 16, 2, |&i| (i != bad).then_some(i));
+            assert_eq!(all, None, "item {bad} failed");
+            for early in [true, false] {
+                let (_, all, side) = prepare_then_collect(
+                    early,
+                    || Some(&items[..]),
+                    |items| items,
+                    16,
+                    2,
+                    |_, &i| (i != bad).then_some(i),
+                    |_| "side",
+                )
+                .expect("prepared");
+                assert_eq!(
+                    (all, side),
+                    (None, "side"),
+                    "item {bad} failed, early {early}"
+                );
+            }
         }
     }
 
@@ -338,6 +340,7 @@ mod tests {
             for len in [0, 1, 5, 3000] {
                 let runs: Vec<std::sync::atomic::AtomicUsize> =
                     (0..len).map(|_| Default::default()).collect();
+                let sides = std::sync::atomic::AtomicUsize::new(0);
                 let (items, all, side) = prepare_then_collect(
                     early,
                     || {
@@ -352,12 +355,13 @@ mod tests {
                         runs[i].fetch_add(1, Ordering::Relaxed);
                         Some(i + 1)
                     },
-                    |items| items.len(),
+                    |items| sides.fetch_add(1, Ordering::Relaxed) + items.len(),
                 )
                 .expect("prepared");
                 assert_eq!(items.len(), len);
                 assert_eq!(all, Some((1..=len).collect()), "{len} items, early {early}");
                 assert_eq!(side, len, "the side job sees what was prepared");
+                assert_eq!(sides.load(Ordering::Relaxed), 1, "the side job runs once");
                 assert!(runs.iter().all(|r| r.load(Ordering::Relaxed) == 1));
             }
             let none = prepare_then_collect(

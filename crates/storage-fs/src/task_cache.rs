@@ -141,7 +141,7 @@ impl Encoded {
 
     /// Every task, decoded.
     pub(crate) fn tasks(&self) -> Option<Vec<Task>> {
-        decode_tasks(&self.bytes, &self.spans, || ()).0
+        decode_tasks(&self.bytes, &self.spans)
     }
 }
 
@@ -563,20 +563,11 @@ fn decode_top(dec: &mut Dec<'_>) -> Option<(TaskDoc, usize)> {
     Some((top, count))
 }
 
-/// The tasks encoded at `spans` of `bytes`, each span exactly one task, decoded on every core;
-/// beside them, what `side` says (see [`parallel::collect_from_both_ends`]).
-fn decode_tasks<S: Send>(
-    bytes: &[u8],
-    spans: &[(usize, usize)],
-    side: impl FnOnce() -> S + Send,
-) -> (Option<Vec<Task>>, S) {
-    parallel::collect_from_both_ends(
-        spans,
-        DECODE_CHUNK,
-        2 * PER_THREAD,
-        |&span| decode_at(bytes, span),
-        side,
-    )
+/// The tasks encoded at `spans` of `bytes`, each span exactly one task, decoded on every core.
+fn decode_tasks(bytes: &[u8], spans: &[(usize, usize)]) -> Option<Vec<Task>> {
+    parallel::collect_from_both_ends(spans, DECODE_CHUNK, 2 * PER_THREAD, |&span| {
+        decode_at(bytes, span)
+    })
 }
 
 /// The one task encoded at `bytes[start..end]`, exactly.

@@ -206,8 +206,6 @@ pub fn apply(
     at: Timestamp,
     progress: &mut (dyn FnMut(usize, usize) + Send),
 ) -> Result<(Vec<ProjectEvent>, ImportReport), DomainError> {
-    // Each status move is tried on a copy of the list, dropped once the move is kept or refused.
-    let _freeing = super::freeing_lists();
     match incoming {
         Incoming::Foreign { source, tasks } => apply_foreign(state, source, tasks, at, progress),
         Incoming::Cairn(doc) => apply_cairn(state, doc, progress),
@@ -370,27 +368,21 @@ fn apply_foreign(
             wanted.push((i, id.clone(), on));
         }
     }
-    let added = match add_together(&mut state.tasks, &positions, &wanted) {
-        Some(added) => added
-            .into_iter()
-            .map(|(i, id, on)| (i, id, Ok(on)))
-            .collect(),
-        None => wanted
-            .into_iter()
-            .map(|(i, id, on)| {
-                let added = state.tasks.add_dependency(&id, &on).map(|evs| {
-                    let added = !evs.is_empty();
-                    (on, added)
-                });
-                (i, id, added)
-            })
-            .filter_map(|(i, id, added)| match added {
-                Ok((_, false)) => None,
-                Ok((on, true)) => Some((i, id, Ok(on))),
-                Err(e) => Some((i, id, Err(e))),
-            })
-            .collect::<Vec<_>>(),
-    };
+    let added: Vec<(usize, TaskId, Result<TaskId, DomainError>)> =
+        match add_together(&mut state.tasks, &positions, &wanted) {
+            Some(added) => added
+                .into_iter()
+                .map(|(i, id, on)| (i, id, Ok(on)))
+                .collect(),
+            None => wanted
+                .into_iter()
+                .filter_map(|(i, id, on)| match state.tasks.add_dependency(&id, &on) {
+                    Ok(events) if events.is_empty() => None,
+                    Ok(_) => Some((i, id, Ok(on))),
+                    Err(e) => Some((i, id, Err(e))),
+                })
+                .collect(),
+        };
     for (i, id, added) in added {
         let t = &tasks[i];
         match added {

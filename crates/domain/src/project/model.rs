@@ -440,7 +440,7 @@ impl fmt::Display for Minutes {
 mod list;
 mod wire;
 
-pub use list::{FreeingLists, ListRead, TaskList, forget_lists_when_dropped, freeing_lists};
+pub use list::{ListRead, TaskList, forget_lists_when_dropped};
 
 mod whole {
     use serde::{Deserialize, Deserializer};

@@ -11,7 +11,7 @@
 use std::num::NonZeroU64;
 use std::ops::{Deref, Index, IndexMut};
 use std::slice::SliceIndex;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use serde::{Serialize, Serializer};
 
@@ -209,38 +209,16 @@ static FORGET_WHEN_DROPPED: AtomicBool = AtomicBool::new(false);
 /// from now on a task list it drops is not taken apart task by task — its memory goes back to
 /// the system with the process, all at once. Walking 10,000 tasks to drop their strings was
 /// 0.5 ms of every command on a large store, after the work was done. A process that lives on
-/// (`cairn mcp`, `cairn board`, a test) never calls it, and frees as usual. Work that drops many
-/// lists holds a [`freeing_lists`] guard.
+/// (`cairn mcp`, `cairn board`, a test) never calls it, and frees as usual. So work must not drop
+/// list after list: an import that tried each status move on a copy of the list grew to 24 GB
+/// (`import::move_along` now moves in place).
 pub fn forget_lists_when_dropped() {
     FORGET_WHEN_DROPPED.store(true, Ordering::Relaxed);
 }
 
-/// How many [`FreeingLists`] guards are alive: while any is, lists are freed when dropped.
-static FREEING: AtomicUsize = AtomicUsize::new(0);
-
-/// Lists dropped while the returned guard lives are taken apart and freed, whatever
-/// [`forget_lists_when_dropped`] said: for work that makes and drops many lists, such as an import
-/// trying each status move on a copy of the list — forgotten, 10,000 copies of a 10,000-task list
-/// grew one `cairn import` to 24 GB before the kernel killed it. Guards nest; process-wide.
-#[must_use = "lists are forgotten again as soon as the guard is dropped"]
-pub fn freeing_lists() -> FreeingLists {
-    FREEING.fetch_add(1, Ordering::Relaxed);
-    FreeingLists(())
-}
-
-/// See [`freeing_lists`].
-#[derive(Debug)]
-pub struct FreeingLists(());
-
-impl Drop for FreeingLists {
-    fn drop(&mut self) {
-        FREEING.fetch_sub(1, Ordering::Relaxed);
-    }
-}
-
 impl Drop for TaskList {
     fn drop(&mut self) {
-        if FORGET_WHEN_DROPPED.load(Ordering::Relaxed) && FREEING.load(Ordering::Relaxed) == 0 {
+        if FORGET_WHEN_DROPPED.load(Ordering::Relaxed) {
             std::mem::forget(std::mem::take(&mut self.tasks));
         }
     }
