@@ -465,6 +465,56 @@ fn status_and_reconcile_summarise_long_sections() {
     );
 }
 
+/// An import reports one page of what it created and one of what it refused; the rest are
+/// counted (an import of 100,000 tasks printed a line for each), and `--json` lists every one.
+#[test]
+fn an_import_prints_one_page_of_each_section() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("issues.jsonl");
+    let lines: Vec<String> = (1..=80)
+        .map(|i| {
+            // Every fourth issue is in progress but waits on an open one: refused.
+            let (status, deps) = if i % 4 == 0 {
+                (
+                    "in_progress",
+                    format!(
+                        r#"[{{"issue_id":"bd-{i}","depends_on_id":"bd-{}","type":"blocks"}}]"#,
+                        i - 1
+                    ),
+                )
+            } else {
+                ("open", "[]".to_owned())
+            };
+            format!(
+                r#"{{"id":"bd-{i}","title":"Issue number {i}","status":"{status}","dependencies":{deps}}}"#
+            )
+        })
+        .collect();
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    let repo = Repo::with_project();
+    let text = repo.ok(&["import", "beads", path.to_str().unwrap()]);
+    assert!(
+        text.starts_with("web imported from beads: 80 created, 0 updated, 0 unchanged"),
+        "{text}"
+    );
+    let created = text.lines().filter(|l| l.starts_with("  + ")).count();
+    let refused = text.lines().filter(|l| l.contains(": refused: ")).count();
+    assert_eq!((created, refused), (50, 20), "{text}");
+    assert!(
+        text.contains(
+            "  … and 30 more created or updated (`--json` lists them all; `cairn log` records each)"
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("more left out or refused"), "{text}");
+    assert_eq!(repo.status_of("T-080"), "PENDING");
+
+    let again = Repo::with_project();
+    let json = again.json(&["import", "beads", path.to_str().unwrap()]);
+    assert_eq!(json["created"].as_array().unwrap().len(), 80, "{json}");
+    assert_eq!(json["refused"].as_array().unwrap().len(), 20, "{json}");
+}
+
 #[test]
 fn a_parent_names_twenty_subtasks_and_list_parent_pages_through_them() {
     let repo = Repo::with_project();

@@ -9,9 +9,10 @@ use cairn_interop::{Input, Rendered};
 use serde::Serialize;
 
 use super::{Ctx, Report};
-use crate::cli::{ExportArgs, ImportArgs};
+use crate::cli::{ExportArgs, ImportArgs, PageArgs};
 use crate::exit::{Code, Failure};
 use crate::output::Style;
+use crate::page::Page;
 use crate::progress::Bar;
 
 pub fn import(ctx: &Ctx, args: ImportArgs) -> Result<Report, Failure> {
@@ -43,9 +44,8 @@ pub fn import(ctx: &Ctx, args: ImportArgs) -> Result<Report, Failure> {
         ))
     })?;
     let mut bar = Bar::new("importing");
-    // An import tries each status move on a copy of the list and drops the copies it does not
-    // keep: freed blocks must be reused, or a first import of 10,000 tasks from another tool
-    // kept every copy — 24 GB before the kernel killed it.
+    // An import makes and drops many short-lived blocks (a task kept aside for each status move,
+    // the events, the log's records): freed blocks must be reused, or the arena keeps them all.
     let report = {
         let _recycling = cairn_heap::recycling();
         ctx.block_on(
@@ -107,6 +107,9 @@ fn read_failure(path: &Path, e: &std::io::Error) -> Failure {
     Failure::new(code, format!("cannot read {}: {e}", path.display()))
 }
 
+/// The import's report for people: the counts, then one page of the tasks it created or changed
+/// and one page of what it left out or refused. An import of 100,000 tasks printed 160,000 lines;
+/// the rest are counted, and `--json` lists every one.
 fn render_import(style: &Style, r: &ImportReport) -> String {
     let mut out = String::new();
     let verb = if r.dry_run {
@@ -123,37 +126,59 @@ fn render_import(style: &Style, r: &ImportReport) -> String {
         r.updated.len(),
         r.unchanged
     );
-    let row = |out: &mut String, sign: &str, t: &ImportedTask| {
-        let _ = write!(
-            out,
-            "  {sign} {} {} [{}] ({})",
-            t.task, t.title, t.status, t.key
-        );
+    let row = |sign: &str, t: &ImportedTask| {
+        let mut line = format!("  {sign} {} {} [{}] ({})", t.task, t.title, t.status, t.key);
         if !t.changes.is_empty() {
-            let _ = write!(out, ": {}", t.changes.join(", "));
+            let _ = write!(line, ": {}", t.changes.join(", "));
         }
-        out.push('\n');
+        line
     };
-    for t in &r.created {
-        row(&mut out, "+", t);
-    }
-    for t in &r.updated {
-        row(&mut out, "~", t);
-    }
-    for u in &r.unknown_references {
-        let _ = writeln!(
-            out,
+    let changed = r.created.iter().map(|t| row("+", t));
+    let changed = changed.chain(r.updated.iter().map(|t| row("~", t)));
+    let problems = r.unknown_references.iter().map(|u| {
+        format!(
             "  ! {} names {} `{}`, which is not in the file; left out",
             u.key, u.kind, u.reference
-        );
-    }
-    for f in &r.refused {
-        let _ = writeln!(out, "  ! {}: refused: {}", f.key, f.reason);
-    }
+        )
+    });
+    let problems = problems.chain(
+        r.refused
+            .iter()
+            .map(|f| format!("  ! {}: refused: {}", f.key, f.reason)),
+    );
+    let more = if r.dry_run {
+        "`--json` lists them all"
+    } else {
+        "`--json` lists them all; `cairn log` records each"
+    };
+    one_page(&mut out, changed.collect(), "created or updated", more);
+    one_page(
+        &mut out,
+        problems.collect(),
+        "left out or refused",
+        "`--json` lists them all",
+    );
     if r.dry_run && r.changes_something() {
         out.push_str("dry run: nothing was written\n");
     }
     out
+}
+
+/// The lines of a default page (see `crate::page`), then how many more there are and where to
+/// see them: what an import did cannot be listed again page by page.
+fn one_page(out: &mut String, lines: Vec<String>, noun: &str, where_to_see: &str) {
+    let page = Page::of(lines, &PageArgs::default(), |l| l.len() + 1);
+    for line in &page.items {
+        out.push_str(line);
+        out.push('\n');
+    }
+    if let Some(next) = page.next_offset() {
+        let _ = writeln!(
+            out,
+            "  … and {} more {noun} ({where_to_see})",
+            page.total - next
+        );
+    }
 }
 
 #[derive(Serialize)]

@@ -29,6 +29,8 @@ enum Positions<'a> {
     // FxHash, not SipHash: ids are our own numbers, never chosen by an attacker, and hashing them
     // was a tenth of `task next` on a 10,000-task store.
     Map(FxHashMap<&'a TaskId, usize>),
+    /// Asks the list (`TaskList::position`), which keeps a map of its own once asked often.
+    List,
 }
 
 impl<'a> Index<'a> {
@@ -56,6 +58,15 @@ impl<'a> Index<'a> {
         }
     }
 
+    /// For a question about one task: building an index walks the whole list, which work that
+    /// asks about task after task (an import moving each of 100,000 tasks) cannot afford.
+    pub fn for_one(doc: &'a TaskDoc) -> Self {
+        Self {
+            doc,
+            pos: Positions::List,
+        }
+    }
+
     pub fn get(&self, id: &TaskId) -> Option<&'a Task> {
         self.position(id).map(|i| &self.doc.tasks[i])
     }
@@ -68,6 +79,7 @@ impl<'a> Index<'a> {
                 .and_then(|at| usize::try_from(at).ok())
                 .filter(|&at| at < self.doc.tasks.len()),
             Positions::Map(pos) => pos.get(id).copied(),
+            Positions::List => self.doc.tasks.position(id),
         }
     }
 

@@ -279,7 +279,6 @@ fn apply_foreign(
         })
         .collect();
     let keys: HashSet<&str> = tasks.iter().map(|t| t.key.as_str()).collect();
-    let mut positions = Positions::of(&state.tasks);
     let total = tasks.len();
     // Per incoming task: whether it was created now, and what changed on an existing one.
     let mut created: HashSet<String> = HashSet::new();
@@ -289,7 +288,7 @@ fn apply_foreign(
         progress(done, total);
         let t = &tasks[i];
         if let Some(id) = linked.get(&t.key).cloned() {
-            let edit = edit_for(positions.task(&state.tasks, &id), t);
+            let edit = edit_for(linked_task(&state.tasks, &id), t);
             if !edit.is_empty() {
                 match state.tasks.edit_task(&id, edit) {
                     Ok((fields, evs)) => {
@@ -330,7 +329,7 @@ fn apply_foreign(
         match state.tasks.add_task(new, at) {
             Ok((id, evs)) => {
                 events.extend(evs);
-                let at = positions.added(&state.tasks, &id).expect("just added");
+                let at = state.tasks.tasks.position(&id).expect("just added");
                 let task = state.tasks.tasks.get_mut(at).expect("just added");
                 set_import_link(task, source, &t.key);
                 linked.insert(t.key.clone(), id);
@@ -362,14 +361,14 @@ fn apply_foreign(
             };
             // A dependency the task has already is left as it is, as `add_dependency` leaves it,
             // without that call's scans and cycle check over the whole list.
-            if id != on && positions.task(&state.tasks, &id).dependencies.contains(&on) {
+            if id != on && linked_task(&state.tasks, &id).dependencies.contains(&on) {
                 continue;
             }
             wanted.push((i, id.clone(), on));
         }
     }
     let added: Vec<(usize, TaskId, Result<TaskId, DomainError>)> =
-        match add_together(&mut state.tasks, &positions, &wanted) {
+        match add_together(&mut state.tasks, &wanted) {
             Some(added) => added
                 .into_iter()
                 .map(|(i, id, on)| (i, id, Ok(on)))
@@ -412,7 +411,7 @@ fn apply_foreign(
             let Some(id) = linked.get(&t.key).cloned() else {
                 continue;
             };
-            let current = positions.task(&state.tasks, &id);
+            let current = linked_task(&state.tasks, &id);
             if current.is_parent() || current.status == t.status {
                 continue;
             }
@@ -452,7 +451,7 @@ fn apply_foreign(
         let Some(id) = linked.get(&t.key) else {
             continue;
         };
-        let task = positions.task(&state.tasks, id);
+        let task = linked_task(&state.tasks, id);
         let row = |changes: Vec<String>| ImportedTask {
             key: t.key.clone(),
             task: id.clone(),
@@ -479,7 +478,6 @@ fn apply_foreign(
 /// check over the whole graph per dependency made a first import of 10,000 tasks take minutes.
 fn add_together(
     doc: &mut TaskDoc,
-    positions: &Positions,
     wanted: &[(usize, TaskId, TaskId)],
 ) -> Option<Vec<(usize, TaskId, TaskId)>> {
     if wanted.iter().any(|(_, id, on)| id == on) {
@@ -488,7 +486,7 @@ fn add_together(
     let mut added = Vec::new();
     let mut pushed = Vec::new();
     for (i, id, on) in wanted {
-        let at = positions.find(doc, id).expect("linked tasks exist");
+        let at = doc.tasks.position(id).expect("linked tasks exist");
         let task = doc.tasks.get_mut(at).expect("linked tasks exist");
         // Named twice by the source: added once, as `add_dependency` would.
         if task.dependencies.contains(on) {
@@ -509,45 +507,9 @@ fn add_together(
     None
 }
 
-/// Where each task is, for an import's lookups: a scan of the list per lookup made importing
-/// 100,000 tasks take minutes. Checked at each use — a position that no longer holds the id falls
-/// back to a scan — so a lookup finds what a scan would: the first task with the id.
-struct Positions(HashMap<TaskId, usize>);
-
-impl Positions {
-    fn of(doc: &TaskDoc) -> Self {
-        let mut at = HashMap::with_capacity(doc.tasks.len());
-        for (i, t) in doc.tasks.iter().enumerate() {
-            at.entry(t.id.clone()).or_insert(i);
-        }
-        Self(at)
-    }
-
-    fn find(&self, doc: &TaskDoc, id: &TaskId) -> Option<usize> {
-        match self.0.get(id) {
-            Some(&i) if doc.tasks.get(i).is_some_and(|t| &t.id == id) => Some(i),
-            _ => doc.tasks.iter().position(|t| &t.id == id),
-        }
-    }
-
-    /// A task the import linked, which therefore exists.
-    fn task<'a>(&self, doc: &'a TaskDoc, id: &TaskId) -> &'a Task {
-        let i = self.find(doc, id).expect("linked tasks exist");
-        &doc.tasks[i]
-    }
-
-    /// Records the task `id` just added (at the end of the list, where adding puts it) and says
-    /// where it is.
-    fn added(&mut self, doc: &TaskDoc, id: &TaskId) -> Option<usize> {
-        let last = doc.tasks.len().checked_sub(1)?;
-        let at = if doc.tasks[last].id == *id {
-            last
-        } else {
-            doc.tasks.iter().position(|t| &t.id == id)?
-        };
-        self.0.entry(id.clone()).or_insert(at);
-        Some(at)
-    }
+/// A task the import linked, which therefore exists.
+fn linked_task<'a>(doc: &'a TaskDoc, id: &TaskId) -> &'a Task {
+    doc.get(id).expect("linked tasks exist")
 }
 
 fn dedup(items: &[String]) -> Vec<String> {
@@ -691,7 +653,7 @@ struct Kept {
 
 impl Kept {
     fn of(doc: &TaskDoc, id: &TaskId) -> Self {
-        let first = |id: &TaskId| doc.tasks.iter().position(|t| &t.id == id);
+        let first = |id: &TaskId| doc.tasks.position(id);
         let mut tasks = Vec::new();
         let mut seen = HashSet::new();
         let mut current = first(id);
@@ -732,7 +694,6 @@ fn apply_cairn(
     }
     let was_empty = state.tasks.tasks.is_empty();
     let mut doc = state.tasks.clone();
-    let mut positions = Positions::of(&doc);
     let mut events = Vec::new();
     let total = incoming.tasks.len();
     for (done, t) in incoming.tasks.iter().enumerate() {
@@ -744,10 +705,7 @@ fn apply_cairn(
             status: t.status,
             changes,
         };
-        match positions
-            .find(&doc, &t.id)
-            .and_then(|i| doc.tasks.get_mut(i))
-        {
+        match doc.tasks.position(&t.id).and_then(|i| doc.tasks.get_mut(i)) {
             Some(existing) if existing == t => report.unchanged += 1,
             Some(existing) => {
                 let fields = changed_fields(existing, t);
@@ -760,7 +718,6 @@ fn apply_cairn(
             }
             None => {
                 doc.tasks.push(t.clone());
-                positions.added(&doc, &t.id);
                 events.push(ProjectEvent::TaskCreated {
                     task: t.id.clone(),
                     title: t.title.clone(),
@@ -871,31 +828,5 @@ mod tests {
         let mut looped = parent;
         looped.parent = Some("b".into());
         assert!(parents_first(&[child, looped]).is_err());
-    }
-
-    proptest::proptest! {
-        /// Whatever the list — ids repeated, out of order — and whatever was added since the
-        /// index was made, a lookup finds the task a scan finds: the first with the id.
-        #[test]
-        fn a_lookup_finds_the_task_a_scan_finds(
-            ids in proptest::collection::vec(1u64..20, 0..30),
-            added in proptest::collection::vec(1u64..40, 0..10),
-            asked in proptest::collection::vec(1u64..45, 1..20),
-        ) {
-            use crate::project::fixtures::{doc_of, pending_task};
-            let mut doc = doc_of(ids.iter().map(|&n| pending_task(n, "t")).collect());
-            let mut positions = Positions::of(&doc);
-            for n in added {
-                doc.tasks.push(pending_task(n, "added"));
-                let id = TaskId::from_number(n);
-                let at = positions.added(&doc, &id);
-                proptest::prop_assert_eq!(at.map(|i| &doc.tasks[i].id), Some(&id));
-            }
-            for n in asked {
-                let id = TaskId::from_number(n);
-                let scan = doc.tasks.iter().position(|t| t.id == id);
-                proptest::prop_assert_eq!(positions.find(&doc, &id), scan, "{}", id);
-            }
-        }
     }
 }

@@ -1044,7 +1044,7 @@ impl ProjectService {
     /// Imports tasks from another tool, or cairn's own export (see [`import`]), in one
     /// transaction. The dry run is the same computation on a copy, never saved; an import that
     /// would change nothing saves nothing either, so re-importing leaves every file as it was.
-    /// `progress` hears (done, total) as tasks are handled (once, by the first pass).
+    /// `progress` hears (done, total) as tasks are handled.
     pub async fn import(
         &self,
         id: &ProjectId,
@@ -1053,16 +1053,21 @@ impl ProjectService {
         progress: &mut (dyn FnMut(usize, usize) + Send),
     ) -> Result<ImportReport, Error> {
         let at = self.now();
-        let mut copy = self.load(id).await?;
-        let (_, mut report) = import::apply(&mut copy, incoming, at, progress)?;
-        report.dry_run = dry_run;
-        if dry_run || !report.changes_something() {
+        if dry_run {
+            let mut copy = self.load(id).await?;
+            let (_, mut report) = import::apply(&mut copy, incoming, at, progress)?;
+            report.dry_run = true;
             return Ok(report);
         }
+        // One pass, under the lock: a pass outside it first (to report progress, or to see that
+        // nothing changes) did the whole work twice, and the store writes nothing for a mutation
+        // that changes nothing.
         let (_, report) = self
             .transact_with(id, at, |state| {
-                // The dry pass above reported progress; this one redoes the same work.
-                let (mut events, report) = import::apply(state, incoming, at, &mut |_, _| {})?;
+                let (mut events, report) = import::apply(state, incoming, at, progress)?;
+                if events.is_empty() {
+                    return Ok((Changes::default(), report));
+                }
                 advance_project(state, at, &mut events);
                 phases::settle_project(state, at, &mut events);
                 Ok((finish(state, events, false), report))

@@ -163,14 +163,11 @@ fn unknown(task: &TaskId) -> DomainError {
 
 impl TaskDoc {
     pub fn get(&self, id: &TaskId) -> Option<&Task> {
-        self.tasks.iter().find(|t| &t.id == id)
+        self.tasks.position(id).map(|i| &self.tasks[i])
     }
 
     fn position(&self, id: &TaskId) -> Result<usize, DomainError> {
-        self.tasks
-            .iter()
-            .position(|t| &t.id == id)
-            .ok_or_else(|| unknown(id))
+        self.tasks.position(id).ok_or_else(|| unknown(id))
     }
 
     /// Ids are dense: one more than the largest number in use.
@@ -434,7 +431,7 @@ impl TaskDoc {
         if to == TaskStatus::InProgress
             && matches!(from, TaskStatus::Pending | TaskStatus::Researched)
         {
-            let unmet = Index::new(self).unmet_dependencies(task);
+            let unmet = Index::for_one(self).unmet_dependencies(task);
             if !unmet.is_empty() {
                 return Err(ProjectError::DependenciesUnmet {
                     task: id.clone(),

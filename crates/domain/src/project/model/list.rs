@@ -12,10 +12,12 @@ use std::num::NonZeroU64;
 use std::ops::{Deref, Index, IndexMut};
 use std::slice::SliceIndex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
+use rustc_hash::FxHashMap;
 use serde::{Serialize, Serializer};
 
-use super::Task;
+use super::{Task, TaskId};
 
 /// The tasks of a document, in file order. Read it as a slice (`list.iter()`, `list[i]`,
 /// `list.len()`); change it through the methods below, each of which records what it touched.
@@ -24,6 +26,133 @@ pub struct TaskList {
     tasks: Vec<Task>,
     touched: Touched,
     counted: Counted,
+    lookup: Lookup,
+}
+
+/// Where each id's first copy is, for [`TaskList::position`]. A command looks up a handful of
+/// tasks and scans for them; work that looks up task after task (an import of 100,000 tasks moves
+/// each through its statuses, and every move looks up the task, its parents and its dependencies)
+/// made a scan per lookup minutes of work. So once lookups have scanned the list
+/// [`Lookup::BUILD_AFTER`] times over, the positions are kept in a map, updated as tasks are added
+/// and handed out. Behind a mutex: a list is looked into through `&self`, from several threads;
+/// boxed, so a list stays small to move.
+#[derive(Default)]
+struct Lookup(Mutex<Box<Positions>>);
+
+#[derive(Default)]
+struct Positions {
+    /// The first position of each number among the first `covered` tasks, once built.
+    first: Option<FxHashMap<u64, usize>>,
+    covered: usize,
+    /// Positions handed out to be changed since `first` was brought up to date: their ids may
+    /// have changed.
+    suspects: Vec<usize>,
+    /// Tasks looked at by scans, to tell when a map pays for itself.
+    scanned: usize,
+}
+
+impl Clone for Lookup {
+    /// A copy starts without positions: it is often made to be changed wholesale, and its map
+    /// would be built again if it is looked into as often.
+    fn clone(&self) -> Self {
+        Self::default()
+    }
+}
+
+impl Lookup {
+    /// Lookups scan the list this many times over before its positions are kept in a map (which
+    /// costs about as much to build as that many scans).
+    const BUILD_AFTER: usize = 16;
+
+    fn positions(&self) -> MutexGuard<'_, Box<Positions>> {
+        // Every change to `Positions` leaves it whole (at worst with a map to rebuild), so a
+        // panic elsewhere while it was held does not make it wrong.
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Forgets the map: the list was reshaped.
+    fn forget(&mut self) {
+        let positions = self.0.get_mut().unwrap_or_else(PoisonError::into_inner);
+        **positions = Positions::default();
+    }
+
+    /// The task at `i` is handed out: its id may change.
+    fn suspect(&mut self, i: usize, len: usize) {
+        let positions = self.0.get_mut().unwrap_or_else(PoisonError::into_inner);
+        if positions.first.is_some() {
+            positions.suspects.push(i);
+            if positions.suspects.len() > len {
+                // Handed out wholesale without being looked into: cheaper to build anew.
+                **positions = Positions::default();
+            }
+        }
+    }
+}
+
+impl Positions {
+    fn find(&mut self, tasks: &[Task], number: u64) -> Option<usize> {
+        if self.first.is_none() {
+            let at = tasks.iter().position(|t| t.id.number() == number);
+            self.scanned = self
+                .scanned
+                .saturating_add(at.map_or(tasks.len(), |i| i + 1));
+            if self.scanned >= Lookup::BUILD_AFTER.saturating_mul(tasks.len()) {
+                self.build(tasks);
+            }
+            return at;
+        }
+        if !self.bring_up_to_date(tasks) {
+            self.build(tasks);
+        }
+        let first = self.first.as_ref()?;
+        match first.get(&number) {
+            Some(&at) if tasks.get(at).is_some_and(|t| t.id.number() == number) => Some(at),
+            // The task there took another id: where its old one's other copies are is unknown.
+            Some(_) => {
+                self.build(tasks);
+                self.first.as_ref()?.get(&number).copied()
+            }
+            None => None,
+        }
+    }
+
+    fn build(&mut self, tasks: &[Task]) {
+        let mut first = FxHashMap::with_capacity_and_hasher(tasks.len(), Default::default());
+        for (i, t) in tasks.iter().enumerate() {
+            first.entry(t.id.number()).or_insert(i);
+        }
+        *self = Self {
+            first: Some(first),
+            covered: tasks.len(),
+            suspects: Vec::new(),
+            scanned: 0,
+        };
+    }
+
+    /// Takes in the ids of the tasks handed out and of the tasks added since; `false` when that
+    /// cannot be done exactly (an entry points at a task that took another id, so where that id's
+    /// other copies are is unknown) and the map must be built anew.
+    fn bring_up_to_date(&mut self, tasks: &[Task]) -> bool {
+        let Some(first) = self.first.as_mut() else {
+            return false;
+        };
+        if self.covered > tasks.len() {
+            return false;
+        }
+        let suspects = self.suspects.drain(..).filter(|&s| s < self.covered);
+        for i in suspects.chain(self.covered..tasks.len()) {
+            let number = tasks[i].id.number();
+            match first.get_mut(&number) {
+                None => {
+                    first.insert(number, i);
+                }
+                Some(at) if tasks[*at].id.number() != number => return false,
+                Some(at) => *at = (*at).min(i),
+            }
+        }
+        self.covered = tasks.len();
+        true
+    }
 }
 
 /// The largest task number among the first `k` tasks, as `k << 32 | max` in one word (0: none
@@ -84,6 +213,7 @@ impl TaskList {
                 bits: Vec::new(),
             },
             counted: Counted::default(),
+            lookup: Lookup::default(),
         }
     }
 
@@ -121,12 +251,14 @@ impl TaskList {
     fn reshaped(&mut self) -> &mut Vec<Task> {
         self.touched.all = true;
         self.counted.0.store(0, Ordering::Relaxed);
+        self.lookup.forget();
         &mut self.tasks
     }
 
     /// The task at `i` is handed out to be changed.
     fn handing_out(&mut self, i: usize) {
         self.touched.mark(i);
+        self.lookup.suspect(i, self.tasks.len());
         let counted = self.counted.0.load(Ordering::Relaxed) >> 32;
         if u64::try_from(i).is_ok_and(|i| i < counted) {
             self.counted.0.store(0, Ordering::Relaxed);
@@ -151,6 +283,12 @@ impl TaskList {
                 .store(u64::from(len) << 32 | u64::from(max32), Ordering::Relaxed);
         }
         max
+    }
+
+    /// Where the first task with the id `id` is — what a scan would find, found in a map once
+    /// lookups have scanned the list often enough (see `Lookup`).
+    pub fn position(&self, id: &TaskId) -> Option<usize> {
+        self.lookup.positions().find(&self.tasks, id.number())
     }
 
     pub fn get_mut(&mut self, i: usize) -> Option<&mut Task> {
@@ -256,6 +394,7 @@ impl From<Vec<Task>> for TaskList {
             tasks,
             touched: Touched::default(),
             counted: Counted::default(),
+            lookup: Lookup::default(),
         }
     }
 }
@@ -377,14 +516,17 @@ mod tests {
     }
 
     proptest::proptest! {
-        /// Whatever is done to the list — tasks added, ids changed through any way of handing a
-        /// task out, the list reshaped — its largest number is the one a scan finds.
+        /// Whatever is done to the list — ids repeated, tasks added, ids changed through any way
+        /// of handing a task out, the list reshaped or copied — what it keeps to answer quickly
+        /// answers as a scan would: a lookup finds the first task with the id, and the largest
+        /// number is the largest. Every step looks up every id, so the map is built early and
+        /// then kept up to date through the rest.
         #[test]
-        fn the_largest_number_is_what_a_scan_finds(
-            start in 0u64..20,
-            steps in proptest::collection::vec((0u8..6, 0usize..30, 1u64..60), 0..40),
+        fn what_the_list_keeps_answers_as_a_scan_would(
+            ids in proptest::collection::vec(1u64..20, 0..30),
+            steps in proptest::collection::vec((0u8..8, 0usize..40, 1u64..30), 0..40),
         ) {
-            let mut l = list(start);
+            let mut l: TaskList = ids.iter().map(|&n| fixtures::pending_task(n, "Task")).collect();
             for (how, at, n) in steps {
                 let id = TaskId::from_number(n);
                 match how {
@@ -396,17 +538,28 @@ mod tests {
                     }
                     3 => {
                         if at < l.len() {
-                            l[at].id = id;
+                            l[at] = fixtures::pending_task(n, "Task");
                         }
                     }
                     4 => l.retain(|t| t.id.number() % 7 != n % 7),
+                    5 => l = l.clone(),
+                    6 => {
+                        if let Some(task) = l.find_mut(|t| t.id.number() == n) {
+                            task.id = TaskId::from_number(at as u64);
+                        }
+                    }
                     _ => {
                         let _ = l.max_number();
                     }
                 }
-                let scan = l.iter().map(|t| t.id.number()).max().unwrap_or(0);
-                proptest::prop_assert_eq!(l.max_number(), scan);
-                proptest::prop_assert_eq!(l.clone().max_number(), scan);
+                let largest = l.iter().map(|t| t.id.number()).max().unwrap_or(0);
+                proptest::prop_assert_eq!(l.max_number(), largest);
+                proptest::prop_assert_eq!(l.clone().max_number(), largest);
+                for asked in 0..45 {
+                    let id = TaskId::from_number(asked);
+                    let scan = l.iter().position(|t| t.id == id);
+                    proptest::prop_assert_eq!(l.position(&id), scan, "{}", id);
+                }
             }
         }
     }
