@@ -106,6 +106,28 @@ pub fn create_next(temp_dir: &Path, dir: &Path, bytes: &[u8]) -> Result<Checkpoi
     Ok(claimed)
 }
 
+/// Makes the file at `file` the next snapshot by a second name, not a copy of its bytes — for a
+/// file that is about to be replaced by a rename, so the snapshot keeps the only copy of what it
+/// held. `same(path)` judges the file now linked (it may have been replaced since its caller
+/// looked at it): when it says no, the name is taken back and `None` returned, for the caller to
+/// copy instead. The file must be durable already; the new name is made durable here.
+///
+/// Errors: as [`create_next`].
+pub fn link_next(
+    file: &Path,
+    dir: &Path,
+    same: impl FnOnce(&Path) -> bool,
+) -> Result<Option<Checkpoint>, StoreError> {
+    fs::create_dir_all(dir).map_err(io_error("create checkpoint directory", dir))?;
+    let claimed = claim_next_number(file, dir)?;
+    if !same(&claimed.path) {
+        fs::remove_file(&claimed.path).map_err(io_error("remove", &claimed.path))?;
+        return Ok(None);
+    }
+    fsync_dir(dir)?;
+    Ok(Some(claimed))
+}
+
 fn claim_next_number(temp_path: &Path, dir: &Path) -> Result<Checkpoint, StoreError> {
     let first = list(dir)?.last().map_or(1, |newest| newest.number + 1);
     for number in first..first + MAX_CLAIM_ATTEMPTS {

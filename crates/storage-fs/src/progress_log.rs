@@ -45,6 +45,7 @@ use crate::{fsync_dir, io_error, parent_dir};
 use cairn_domain::StoreError;
 use cairn_domain::log::LogRecord;
 use cairn_domain::time::{Timestamp, parse_rfc3339};
+use std::fmt::Write as _;
 use std::fs::{self, File, OpenOptions};
 use std::io::{ErrorKind, Read, Seek, SeekFrom, Write};
 use std::path::Path;
@@ -86,37 +87,52 @@ pub fn format_heading_time(at: &Timestamp) -> String {
 
 /// Renders one complete block: heading, `- key: value` lines, closing blank line.
 pub fn render(record: &LogRecord) -> Result<String, RenderError> {
+    let mut block = String::new();
+    render_into(record, &mut block)?;
+    Ok(block)
+}
+
+/// [`render`], appended to `out`: a commit's entries go into one buffer, written as they are (a
+/// restore's or an import's entry carries the whole list: tens of megabytes, copied once). On an
+/// error `out` is left as it was.
+fn render_into(record: &LogRecord, out: &mut String) -> Result<(), RenderError> {
     if !is_token(&record.kind) {
         return Err(RenderError::Kind(record.kind.clone()));
     }
-    let mut block = format!(
-        "## {}{HEADING_SEPARATOR}{}\n",
+    if let Some((key, _)) = record.fields.iter().find(|(key, _)| !is_token(key)) {
+        return Err(RenderError::Key(key.clone()));
+    }
+    let _ = writeln!(
+        out,
+        "## {}{HEADING_SEPARATOR}{}",
         format_heading_time(&record.at),
         record.kind
     );
     for (key, value) in &record.fields {
-        if !is_token(key) {
-            return Err(RenderError::Key(key.clone()));
-        }
-        block.push_str("- ");
-        block.push_str(key);
-        block.push_str(": ");
-        escape_into(value, &mut block);
-        block.push('\n');
+        out.push_str("- ");
+        out.push_str(key);
+        out.push_str(": ");
+        escape_into(value, out);
+        out.push('\n');
     }
-    block.push('\n');
-    Ok(block)
+    out.push('\n');
+    Ok(())
 }
 
+/// Copies `value`, escaping backslashes and line breaks: the runs between them whole, not char
+/// by char.
 fn escape_into(value: &str, out: &mut String) {
-    for c in value.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            c => out.push(c),
-        }
+    let mut rest = value;
+    while let Some(at) = memchr::memchr3(b'\\', b'\n', b'\r', rest.as_bytes()) {
+        out.push_str(&rest[..at]);
+        out.push_str(match rest.as_bytes()[at] {
+            b'\\' => "\\\\",
+            b'\n' => "\\n",
+            _ => "\\r",
+        });
+        rest = &rest[at + 1..];
     }
+    out.push_str(rest);
 }
 
 fn unescape(value: &str) -> String {
@@ -165,24 +181,22 @@ pub fn append_all(path: &Path, records: &[LogRecord]) -> Result<(), StoreError> 
     if records.is_empty() {
         return Ok(());
     }
-    let mut block = String::new();
+    // Rendered whole before the file is opened, behind the newline a log without a last one
+    // needs (written only then).
+    let mut block = String::from("\n");
     for record in records {
-        block.push_str(&render(record).map_err(|error| StoreError::Invalid {
+        render_into(record, &mut block).map_err(|error| StoreError::Invalid {
             path: path.display().to_string(),
             detail: error.to_string(),
-        })?);
+        })?;
     }
 
     let (mut file, created) = open_for_append(path)?;
     let needs_newline = !created && !ends_with_newline(&mut file, path)?;
-    let mut buffer = Vec::with_capacity(block.len() + 1);
-    if needs_newline {
-        buffer.push(b'\n');
-    }
-    buffer.extend_from_slice(block.as_bytes());
+    let buffer = &block.as_bytes()[usize::from(!needs_newline)..];
 
     let written = file
-        .write(&buffer)
+        .write(buffer)
         .map_err(io_error("append to progress log", path))?;
     if written < buffer.len() {
         // A short write on a regular file means a signal or a full disk. Finishing the block is

@@ -95,6 +95,8 @@ enum Step {
     Decompose(u8),
     Depend(u8, u8),
     Checkpoint,
+    /// Restores one of the checkpoints there are (none: nothing happens).
+    Restore(u8),
 }
 
 fn step() -> impl Strategy<Value = Step> {
@@ -106,6 +108,7 @@ fn step() -> impl Strategy<Value = Step> {
         1 => any::<u8>().prop_map(Step::Decompose),
         1 => (any::<u8>(), any::<u8>()).prop_map(|(a, b)| Step::Depend(a, b)),
         1 => Just(Step::Checkpoint),
+        1 => any::<u8>().prop_map(Step::Restore),
     ]
 }
 
@@ -211,6 +214,19 @@ fn run(store: &Store, steps: &[Step]) {
                     .await
                     .map(|_| ()),
                 Step::Checkpoint => s.write_checkpoint(id).await.map(|_| ()),
+                Step::Restore(n) => {
+                    let numbers: Vec<u32> = s
+                        .checkpoints(id)
+                        .await
+                        .expect("list checkpoints")
+                        .iter()
+                        .map(|c| c.number)
+                        .collect();
+                    match numbers.get(usize::from(*n) % numbers.len().max(1)) {
+                        Some(&number) => s.restore_checkpoint(id, number).await.map(|_| ()),
+                        None => Ok(()),
+                    }
+                }
             };
             count = s.load(id).await.expect("load").tasks.tasks.len() as u64;
         }

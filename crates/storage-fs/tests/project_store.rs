@@ -676,6 +676,74 @@ async fn a_checkpoint_whose_log_entry_fails_is_saved_and_says_so() {
     );
 }
 
+/// A restore saves the list it replaces as a checkpoint: a tasks.json cairn validated and wrote
+/// by a second name (the restore's rename leaves that name the only one), anything else as a
+/// validated copy. Either way the checkpoint holds what tasks.json held, and restoring it brings
+/// that back.
+#[tokio::test]
+async fn a_restore_saves_the_list_it_replaces_by_a_link_or_a_copy() {
+    use std::os::unix::fs::MetadataExt;
+    for stamped in [true, false] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = FsProjectStore::new(dir.path());
+        let project = demo_project();
+        store
+            .create(&project, clock().now(), vec![])
+            .await
+            .expect("create");
+        let add = |title: &'static str| {
+            (&store as &dyn ProjectStore).transact_with(
+                &project.id,
+                clock().now(),
+                move |state: &mut ProjectState| {
+                    let (_, events) = state
+                        .tasks
+                        .add_task(NewTask::titled(title), clock().now())?;
+                    Ok((Changes::events(events), ()))
+                },
+            )
+        };
+        add("in the first checkpoint").await.expect("add");
+        store
+            .write_checkpoint(&project.id, clock().now())
+            .await
+            .expect("checkpoint");
+        add("added after it").await.expect("add");
+        let tasks = store.project_dir(&project.id).join("tasks.json");
+        if !stamped {
+            // Another tool's copy of the same bytes: a new inode the stamp does not vouch for.
+            let bytes = std::fs::read(&tasks).expect("read");
+            std::fs::remove_file(&tasks).expect("remove");
+            std::fs::write(&tasks, &bytes).expect("write");
+        }
+        let replaced = std::fs::read(&tasks).expect("read");
+        let inode = std::fs::metadata(&tasks).expect("stat").ino();
+        let restored = store
+            .restore_checkpoint(&project.id, 1, clock().now())
+            .await
+            .expect("restore");
+        assert_eq!(restored.state.tasks.tasks.len(), 1);
+        let saved = store
+            .project_dir(&project.id)
+            .join("checkpoints/checkpoint-002.json");
+        assert_eq!(
+            std::fs::read(&saved).expect("read"),
+            replaced,
+            "stamped: {stamped}"
+        );
+        assert_eq!(
+            std::fs::metadata(&saved).expect("stat").ino() == inode,
+            stamped,
+            "linked only when stamped"
+        );
+        let undone = store
+            .restore_checkpoint(&project.id, 2, clock().now())
+            .await
+            .expect("undo");
+        assert_eq!(undone.state.tasks.tasks.len(), 2, "stamped: {stamped}");
+    }
+}
+
 fn edit_tasks(f: &Fixture, edit: impl FnOnce(&mut serde_json::Value)) {
     let mut doc: serde_json::Value = serde_json::from_slice(&f.read("tasks.json")).expect("json");
     edit(&mut doc);
