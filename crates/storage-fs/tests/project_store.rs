@@ -637,6 +637,19 @@ async fn a_create_whose_log_entry_fails_creates_nothing() {
     assert!(!project_dir.join("tasks.json").exists());
 }
 
+/// Adds a task through a bare transaction of the store.
+async fn add_titled(store: &FsProjectStore, project: &ProjectId, title: &str) {
+    (store as &dyn ProjectStore)
+        .transact_with(project, clock().now(), |state: &mut ProjectState| {
+            let (_, events) = state
+                .tasks
+                .add_task(NewTask::titled(title), clock().now())?;
+            Ok((Changes::events(events), ()))
+        })
+        .await
+        .expect("add a task");
+}
+
 #[tokio::test]
 async fn a_checkpoint_whose_log_entry_fails_is_saved_and_says_so() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -646,15 +659,7 @@ async fn a_checkpoint_whose_log_entry_fails_is_saved_and_says_so() {
         .create(&project, clock().now(), vec![])
         .await
         .expect("create");
-    (&store as &dyn ProjectStore)
-        .transact_with(&project.id, clock().now(), |state: &mut ProjectState| {
-            let (_, events) = state
-                .tasks
-                .add_task(NewTask::titled("kept by the checkpoint"), clock().now())?;
-            Ok((Changes::events(events), ()))
-        })
-        .await
-        .expect("add a task");
+    add_titled(&store, &project.id, "kept by the checkpoint").await;
     block_the_log(dir.path());
     assert_after_commit(
         store.write_checkpoint(&project.id, clock().now()).await,
@@ -691,24 +696,12 @@ async fn a_restore_saves_the_list_it_replaces_by_a_link_or_a_copy() {
             .create(&project, clock().now(), vec![])
             .await
             .expect("create");
-        let add = |title: &'static str| {
-            (&store as &dyn ProjectStore).transact_with(
-                &project.id,
-                clock().now(),
-                move |state: &mut ProjectState| {
-                    let (_, events) = state
-                        .tasks
-                        .add_task(NewTask::titled(title), clock().now())?;
-                    Ok((Changes::events(events), ()))
-                },
-            )
-        };
-        add("in the first checkpoint").await.expect("add");
+        add_titled(&store, &project.id, "in the first checkpoint").await;
         store
             .write_checkpoint(&project.id, clock().now())
             .await
             .expect("checkpoint");
-        add("added after it").await.expect("add");
+        add_titled(&store, &project.id, "added after it").await;
         let tasks = store.project_dir(&project.id).join("tasks.json");
         if !stamped {
             // Another tool's copy of the same bytes: a new inode the stamp does not vouch for.
