@@ -3,7 +3,7 @@
 //!
 //! The merge itself is the domain's ([`cairn_domain::project::merge`]); this module parses the
 //! three versions git hands over and renders the result through the store's own serializers
-//! (`project_store::validated_tasks`, `project_store::to_json_bytes`), so a merged file is laid
+//! (`project_store::validated_beside`, `project_store::to_json_bytes`), so a merged file is laid
 //! out exactly as cairn writes it.
 //!
 //! **Conflicts.** The merged document keeps ours' value for each conflicting field; the same merge
@@ -36,7 +36,7 @@ use serde_json::Value;
 use crate::layout::{self, ProjectLayout};
 use crate::progress_log;
 use crate::project_journal as journal;
-use crate::project_store::{to_json_bytes, validated_tasks};
+use crate::project_store::{to_json_bytes, validated_beside, validated_doc};
 use crate::schema::{self, SchemaKind};
 
 /// The files of a project store that merge by meaning.
@@ -137,7 +137,7 @@ pub fn merge_file(
     };
     match file {
         MergeFile::Tasks => {
-            let read = |side, bytes| read_doc::<TaskDoc>(side, &shown, bytes, SchemaKind::Tasks);
+            let read = |side, bytes| read_tasks(side, &shown, bytes);
             let base = read("the ancestor", base)?;
             let (ours, theirs) = (
                 required(read("ours", ours)?, "ours", &shown)?,
@@ -145,10 +145,15 @@ pub fn merge_file(
             );
             let result = merge::merge_tasks(base.as_ref(), &ours, &theirs)?;
             let target = layout.tasks_json();
-            let render = |doc: &TaskDoc| validated_tasks(doc, SchemaKind::Tasks, &target, None);
+            // Each side's tasks passed their schema as they were read: a merged task found there
+            // as it is, at the same place, is not validated again (see `validated_beside`).
             merged.bytes = with_markers(
-                render(&result.doc)?,
-                result.theirs_doc.as_ref().map(render).transpose()?,
+                validated_beside(&result.doc, &ours, &target)?,
+                result
+                    .theirs_doc
+                    .as_ref()
+                    .map(|doc| validated_beside(doc, &theirs, &target))
+                    .transpose()?,
             );
             merged.conflicts = result.conflicts;
             merged.renumbered = result.renumbered;
@@ -184,6 +189,21 @@ fn required<T>(doc: Option<T>, side: &'static str, path: &str) -> Result<T, Merg
         path: path.to_owned(),
         detail: "the file is empty".to_owned(),
     })
+}
+
+/// Parses and validates one side's tasks.json (task by task on every core, as a read of a file
+/// another tool wrote), without its replay marker; `None` when empty.
+fn read_tasks(side: &'static str, path: &str, bytes: &[u8]) -> Result<Option<TaskDoc>, MergeError> {
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Ok(None);
+    }
+    let mut doc = validated_doc(bytes).map_err(|detail| MergeError::Unreadable {
+        side,
+        path: path.to_owned(),
+        detail,
+    })?;
+    journal::take_marker(&mut doc.extra);
+    Ok(Some(doc))
 }
 
 /// Parses and validates one side's version, without its replay marker; `None` when empty.

@@ -797,7 +797,7 @@ fn read_task_doc(layout: &ProjectLayout, want_bytes: bool) -> Result<TaskFile, S
 }
 
 /// A tasks document another tool wrote, validated in full; the error says what is wrong.
-fn validated_doc(bytes: &[u8]) -> Result<TaskDoc, String> {
+pub(crate) fn validated_doc(bytes: &[u8]) -> Result<TaskDoc, String> {
     if let Some(doc) = validated_one_by_one(bytes) {
         return Ok(doc);
     }
@@ -977,6 +977,17 @@ fn changed_tasks<'a>(
     lines: Option<&'a TaskLines>,
 ) -> Result<Rendered<'a>, StoreError> {
     let path = layout.tasks_json();
+    validate_changed(doc, unchanged, &path)?;
+    render_tasks(doc, Some(seq), lines, |i| unchanged.get(i) == Some(&true)).map_err(|e| {
+        StoreError::Invalid {
+            path: path.display().to_string(),
+            detail: e.to_string(),
+        }
+    })
+}
+
+/// Validates `doc`'s top level and each task `i` that is not `unchanged[i]`.
+fn validate_changed(doc: &TaskDoc, unchanged: &[bool], path: &Path) -> Result<(), StoreError> {
     let invalid = |detail: String| StoreError::Invalid {
         path: path.display().to_string(),
         detail,
@@ -998,8 +1009,7 @@ fn changed_tasks<'a>(
             )
         })?;
     }
-    render_tasks(doc, Some(seq), lines, |i| unchanged.get(i) == Some(&true))
-        .map_err(|e| invalid(e.to_string()))
+    Ok(())
 }
 
 /// Validates `doc` against `kind` and renders it, with the commit marker `seq` when there is one
@@ -1019,6 +1029,30 @@ pub(crate) fn validated_tasks(
     render_tasks(doc, seq, None, |_| false)
         .map(Rendered::into_bytes)
         .map_err(|e| invalid(e.to_string()))
+}
+
+/// tasks.json for `doc`, made from `side`, a document whose tasks all passed their schema (a merge
+/// from the side it was read from): the top level and every task not found unchanged at the same
+/// place in `side` are validated, as a write validates the tasks it changed (see
+/// [`changed_tasks`]). No `log_seq` marker.
+pub(crate) fn validated_beside(
+    doc: &TaskDoc,
+    side: &TaskDoc,
+    path: &Path,
+) -> Result<Vec<u8>, StoreError> {
+    let unchanged: Vec<bool> = doc
+        .tasks
+        .iter()
+        .zip(side.tasks.iter().map(Some).chain(std::iter::repeat(None)))
+        .map(|(task, there)| there == Some(task))
+        .collect();
+    validate_changed(doc, &unchanged, path)?;
+    render_tasks(doc, None, None, |_| false)
+        .map(Rendered::into_bytes)
+        .map_err(|e| StoreError::Invalid {
+            path: path.display().to_string(),
+            detail: e.to_string(),
+        })
 }
 
 /// Renders tasks.json as cairn writes it: one task per line, each compact, between a first line
