@@ -36,7 +36,7 @@ use serde_json::Value;
 use crate::layout::{self, ProjectLayout};
 use crate::progress_log;
 use crate::project_journal as journal;
-use crate::project_store::{to_json_bytes, validated_beside, validated_doc};
+use crate::project_store::{to_json_bytes, validated_beside, validated_versions};
 use crate::schema::{self, SchemaKind};
 
 /// The files of a project store that merge by meaning.
@@ -137,11 +137,13 @@ pub fn merge_file(
     };
     match file {
         MergeFile::Tasks => {
-            let read = |side, bytes| read_tasks(side, &shown, bytes);
-            let base = read("the ancestor", base)?;
+            let [ours, theirs, base] = read_tasks(
+                [("ours", ours), ("theirs", theirs), ("the ancestor", base)],
+                &shown,
+            )?;
             let (ours, theirs) = (
-                required(read("ours", ours)?, "ours", &shown)?,
-                required(read("theirs", theirs)?, "theirs", &shown)?,
+                required(ours, "ours", &shown)?,
+                required(theirs, "theirs", &shown)?,
             );
             let result = merge::merge_tasks(base.as_ref(), &ours, &theirs)?;
             let target = layout.tasks_json();
@@ -191,19 +193,35 @@ fn required<T>(doc: Option<T>, side: &'static str, path: &str) -> Result<T, Merg
     })
 }
 
-/// Parses and validates one side's tasks.json (task by task on every core, as a read of a file
-/// another tool wrote), without its replay marker; `None` when empty.
-fn read_tasks(side: &'static str, path: &str, bytes: &[u8]) -> Result<Option<TaskDoc>, MergeError> {
-    if bytes.iter().all(u8::is_ascii_whitespace) {
-        return Ok(None);
+/// Parses and validates each side's tasks.json (task by task on every core, as a read of a file
+/// another tool wrote, a task the sides share read once: see `validated_versions`), without its
+/// replay marker; `None` for an empty one.
+fn read_tasks<const N: usize>(
+    sides: [(&'static str, &[u8]); N],
+    path: &str,
+) -> Result<[Option<TaskDoc>; N], MergeError> {
+    let present = |bytes: &[u8]| !bytes.iter().all(u8::is_ascii_whitespace);
+    let versions: Vec<&[u8]> = sides
+        .iter()
+        .map(|(_, b)| *b)
+        .filter(|b| present(b))
+        .collect();
+    let mut read = validated_versions(&versions).into_iter();
+    let mut out = [const { None }; N];
+    for ((side, bytes), slot) in sides.into_iter().zip(&mut out) {
+        if !present(bytes) {
+            continue;
+        }
+        let Some(doc) = read.next() else { continue };
+        let mut doc = doc.map_err(|detail| MergeError::Unreadable {
+            side,
+            path: path.to_owned(),
+            detail,
+        })?;
+        journal::take_marker(&mut doc.extra);
+        *slot = Some(doc);
     }
-    let mut doc = validated_doc(bytes).map_err(|detail| MergeError::Unreadable {
-        side,
-        path: path.to_owned(),
-        detail,
-    })?;
-    journal::take_marker(&mut doc.extra);
-    Ok(Some(doc))
+    Ok(out)
 }
 
 /// Parses and validates one side's version, without its replay marker; `None` when empty.
