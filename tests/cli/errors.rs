@@ -124,6 +124,10 @@ fn doctor_finds_cut_short_files_and_full_validates_every_checkpoint() {
     let dir = repo.tasks_file().with_file_name("checkpoints");
     let [first, second] = ["checkpoint-001.json", "checkpoint-002.json"].map(|n| dir.join(n));
     assert_eq!(repo.json(&["doctor"])["clean"], true);
+    // A full check remembers the bytes that passed; damage changes them, and is found below.
+    assert_eq!(repo.json(&["doctor", "--full"])["clean"], true);
+    let remembered = repo.tasks_file().with_file_name(".checkpoints.validated");
+    assert!(std::fs::read_to_string(&remembered).is_ok_and(|t| !t.is_empty()));
 
     let text = std::fs::read_to_string(&first).unwrap();
     std::fs::write(&first, &text[..text.len() / 2]).unwrap();

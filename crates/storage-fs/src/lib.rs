@@ -26,6 +26,7 @@
 //! | [`plan_store`] | plans and the `.current_plan` pointer on disk, every write atomic and locked |
 //! | [`project_merge`] | the text side of `cairn merge-driver`: a semantic git merge of a project's files |
 //! | `project_journal` | the replay payload that makes the progress log a write-ahead log of the project store |
+//! | `verdicts` | `doctor --full` validates again only the tasks documents whose bytes have not passed before |
 //! | [`tasklist_store`] | Claude Code's task lists (`~/.claude/tasks/{listId}/`), one atomic write per task file |
 //!
 //! Errors are [`cairn_domain::StoreError`] wherever an operation touches the disk: every I/O
@@ -60,6 +61,7 @@ pub mod system;
 mod task_cache;
 pub mod tasklist;
 pub mod tasklist_store;
+mod verdicts;
 
 pub use execution_store::FsExecutionSessionStore;
 pub use failpoints::failpoint;

@@ -51,6 +51,7 @@ use crate::layout::{self, ProjectLayout};
 use crate::progress_log::Fields;
 use crate::project_journal::{self as journal, Base, Commit, Payload};
 use crate::schema::{self, SchemaKind};
+use crate::verdicts::Verdicts;
 use crate::{atomic, checkpoints, failpoint, io_error, lock, parallel, progress_log, task_cache};
 
 /// How long a writer waits for another writer of the same project before giving up.
@@ -2451,10 +2452,6 @@ impl ProjectStore for FsProjectStore {
         let validate = |path: &Path, kind: SchemaKind, required: bool| match std::fs::read(path) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound && !required => None,
             Err(e) => Some(format!("cannot read it: {e}")),
-            // A checkpoint is a copy of tasks.json, checked the way a read checks one.
-            Ok(bytes) if matches!(kind, SchemaKind::Tasks | SchemaKind::Checkpoint) => {
-                validated_doc(&bytes).err()
-            }
             Ok(bytes) => match serde_json::from_slice::<Value>(&bytes) {
                 Err(e) => Some(format!("not valid JSON: {e}")),
                 Ok(value) => schema::validate(kind, &value)
@@ -2470,8 +2467,19 @@ impl ProjectStore for FsProjectStore {
         let tasks_json = layout.tasks_json();
         // Usually tasks.json is checked as every read checks it: in full unless it is the very
         // file cairn validated and wrote, or one a read already validated in full.
+        // A checkpoint is a copy of tasks.json, checked the way a read checks one. Under `--full`
+        // a tasks document whose bytes passed a full validation before is not validated again
+        // (see `verdicts`).
+        let mut verdicts = full.then(|| Verdicts::read(&layout));
+        let mut judged = |path: &Path| match std::fs::read(path) {
+            Err(e) => Some(format!("cannot read it: {e}")),
+            Ok(bytes) => match verdicts.as_mut() {
+                Some(verdicts) => verdicts.judge(&bytes, |bytes| validated_doc(bytes).err()),
+                None => validated_doc(&bytes).err(),
+            },
+        };
         let tasks_problem = if full {
-            validate(&tasks_json, SchemaKind::Tasks, true)
+            judged(&tasks_json)
         } else {
             // A stamped file is not even decoded here: the doctor's load after this reads it.
             match open_tasks(&layout) {
@@ -2487,11 +2495,14 @@ impl ProjectStore for FsProjectStore {
         );
         for c in checkpoints::list(&layout.checkpoints_dir())? {
             let problem = if full {
-                validate(&c.path, SchemaKind::Checkpoint, true)
+                judged(&c.path)
             } else {
                 checkpoint_cut_short(&c.path)
             };
             damaged(c.path, problem);
+        }
+        if let Some(verdicts) = verdicts {
+            verdicts.save();
         }
         let cutoff = now - DEBRIS_MAX_AGE;
         if let Ok(entries) = std::fs::read_dir(layout.temp_dir()) {

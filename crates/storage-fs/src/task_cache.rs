@@ -291,7 +291,7 @@ pub(crate) fn write(path: &Path, key: &str, encoded: &Encoded) {
 /// A fast 64-bit checksum of `key` and `payload`: it guards against damage and torn writes, not
 /// against an adversary — whoever can write the cache can write tasks.json. Four lanes of eight
 /// bytes: one multiply chain over the whole payload was most of the checksum's cost.
-fn checksum(key: &str, payload: &[u8]) -> u64 {
+pub(crate) fn checksum(key: &str, payload: &[u8]) -> u64 {
     const K: u64 = 0x9E37_79B9_7F4A_7C15;
     let mix = |h: u64, w: u64| (h ^ w).wrapping_mul(K).rotate_left(29);
     let mut lanes = [payload.len() as u64 ^ K, 1, 2, 3];

@@ -132,14 +132,15 @@ const GIT_ATTRIBUTES: &[&str] = &[
     ".claude/projects/*/progress/log.md merge=cairn",
 ];
 
-/// The store's per-machine files: its lock, its staging directory, its validation stamp and the
-/// read cache keyed by it. A committed stamp would name another machine's inode and conflict in
+/// The store's per-machine files: its lock, its staging directory, its validation stamp, the
+/// read cache keyed by it, and what `doctor --full` remembers having validated. A committed stamp would name another machine's inode and conflict in
 /// every merge.
 const GIT_IGNORED: &[&str] = &[
     ".claude/projects/*/.lock",
     ".claude/projects/*/temp/",
     ".claude/projects/*/.tasks.json.validated",
     ".claude/projects/*/.tasks.json.cache",
+    ".claude/projects/*/.checkpoints.validated",
 ];
 
 const DRIVER_NAME: &str = "cairn semantic merge";
