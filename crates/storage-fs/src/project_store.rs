@@ -2110,6 +2110,7 @@ impl ProjectStore for FsProjectStore {
         let written =
             checkpoints::create_next(&layout.temp_dir(), &layout.checkpoints_dir(), &bytes)?;
         // The checkpoint exists from here on: a failure must not invite a second one.
+        Verdicts::remember(&layout, &bytes);
         let number = u32::try_from(written.number).unwrap_or(u32::MAX);
         checkpoints::prune(&layout.checkpoints_dir(), CHECKPOINT_RETENTION)
             .and_then(|_| {

@@ -7,7 +7,9 @@
 //! A verdict depends only on the bytes and on the rules they are judged by (the embedded schemas
 //! and cairn's reading of a task), so the same bytes under the same rules pass again: every byte
 //! is still read and summed on each run — damage to a file changes its sum and it is validated
-//! again — and only bytes that passed before skip the validation.
+//! again — and only bytes that passed before skip the validation. `checkpoint write` adds the
+//! checkpoint it copies from the tasks.json cairn validated and wrote, so even a first full check
+//! after it does not validate that one.
 //!
 //! The checksum is `task_cache`'s 64-bit one, salted with the rules, beside the length: it guards
 //! against damage, not an adversary (whoever can write the store can write tasks.json). Losing or
@@ -68,6 +70,20 @@ impl Verdicts {
         problem
     }
 
+    /// Adds bytes known to be valid without a validation here — a checkpoint copied from the
+    /// tasks.json cairn validated and wrote — so the next full check does not validate them.
+    /// The list is cut back to these bytes alone once it holds far more documents than a project
+    /// keeps (the next full check keeps only what it finds).
+    pub(crate) fn remember(layout: &ProjectLayout, bytes: &[u8]) {
+        let mut verdicts = Self::read(layout);
+        if verdicts.known.len() >= 64 {
+            verdicts.known.clear();
+        }
+        if verdicts.known.insert(key(bytes)) {
+            verdicts.write(verdicts.known.iter().copied().collect());
+        }
+    }
+
     /// Keeps the documents that passed in this run, when they are not what the file says.
     pub(crate) fn save(mut self) {
         self.passed.sort_unstable();
@@ -77,8 +93,13 @@ impl Verdicts {
         if same {
             return;
         }
-        let text: String = self
-            .passed
+        let passed = std::mem::take(&mut self.passed);
+        self.write(passed);
+    }
+
+    fn write(&self, mut keys: Vec<Key>) {
+        keys.sort_unstable();
+        let text: String = keys
             .iter()
             .map(|(sum, len)| format!("{sum:016x} {len}\n"))
             .collect();
@@ -152,6 +173,12 @@ mod tests {
         std::fs::write(&file, "not\na list\n").expect("garble");
         let mut third = Verdicts::read(&layout);
         assert_eq!(third.judge(b"a document", pass), None);
+        assert_eq!(asked.get(), 3);
+
+        // Bytes remembered as written are not validated by the next check.
+        Verdicts::remember(&layout, b"a checkpoint");
+        let mut fourth = Verdicts::read(&layout);
+        assert_eq!(fourth.judge(b"a checkpoint", pass), None);
         assert_eq!(asked.get(), 3);
     }
 }
