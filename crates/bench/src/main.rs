@@ -10,6 +10,7 @@
 //! `store-one`, `rss`, `floor-hook`, `floor-read`, `floor-write`. And `profile N`, which times
 //! each step of one update on N tasks, for finding what dominates.
 
+mod big;
 mod board;
 mod fixture;
 mod mcp;
@@ -30,7 +31,7 @@ use serde::{Deserialize, Serialize};
 
 use stats::Stats;
 
-const USAGE: &str = "usage: cairn-bench all [--cairn PATH] [--hook PATH] [--pg URL] [--quick] [--only store|cli|board|session|hook|pg|mcp]
+const USAGE: &str = "usage: cairn-bench all [--cairn PATH] [--hook PATH] [--pg URL] [--quick] [--only store|cli|board|session|hook|pg|mcp|big]
        cairn-bench profile N
 
   all       every group, each beside its floor (a process doing the least the operation must);
@@ -38,7 +39,8 @@ const USAGE: &str = "usage: cairn-bench all [--cairn PATH] [--hook PATH] [--pg U
             --quick stops at 10,000 tasks, --only runs one group (mcp also runs the cli
             rows it is compared with); --pg names a PostgreSQL server
             (a URL whose user may create databases) for the pg group, which `cargo xtask bench`
-            starts
+            starts; big (the commands that handle the whole store: doctor --full, checkpoint
+            restore, merge-driver, a first import) runs at 100,000 tasks only, --quick or not
   profile   where the time of one store update on N tasks goes
   fixture DIR N
             builds the bench's N-task store in DIR (to run a profiler on one command)";
@@ -121,7 +123,10 @@ fn all(args: &[String]) -> Result<(), String> {
     // `--only store|cli|board|session|hook|mcp` runs one group, for quick iterations on one part.
     let only = flag(args, "--only");
     if let Some(group) = only.as_deref()
-        && !["store", "cli", "board", "session", "hook", "pg", "mcp"].contains(&group)
+        && ![
+            "store", "cli", "board", "session", "hook", "pg", "mcp", "big",
+        ]
+        .contains(&group)
     {
         return Err(format!("--only {group}: no such group\n{USAGE}"));
     }
@@ -176,8 +181,13 @@ fn all(args: &[String]) -> Result<(), String> {
         .map(PathBuf::from)
         .filter(|_| wants("pg"));
     let pg_server = flag(args, "--pg");
+    let big_cairn = flag(args, "--cairn")
+        .map(PathBuf::from)
+        .filter(|_| wants("big"));
     // 100,000 tasks is the size at which every command must stay under 500 ms (#16).
-    let process_sizes: &[usize] = if quick {
+    let process_sizes: &[usize] = if only.as_deref() == Some("big") {
+        &[100_000]
+    } else if quick {
         &[1_000, 10_000]
     } else {
         &[1_000, 10_000, 100_000]
@@ -396,6 +406,22 @@ fn all(args: &[String]) -> Result<(), String> {
                 &floor_hook,
                 rss,
             ));
+        }
+        // Last: it restores a checkpoint and edits a task, which no other group expects.
+        if let Some(cairn) = big_cairn.as_ref().filter(|_| n >= 100_000) {
+            for big::Measured {
+                name,
+                stats,
+                writes,
+            } in big::measure(cairn, dir.path(), iters.min(5))?
+            {
+                let (floor_name, floor) = if writes {
+                    ("process rewriting tasks.json", &floor_write)
+                } else {
+                    ("process reading tasks.json", &floor_read)
+                };
+                rows.push(row(name, n, &stats, floor_name, floor, None));
+            }
         }
     }
     print_table(&rows);

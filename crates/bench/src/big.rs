@@ -1,0 +1,134 @@
+//! The commands that handle a whole large store at once, at 100,000 tasks (`--only big`): #16
+//! wants every command under 500 ms there, and these are the ones that read, check or write the
+//! whole list — a full check, a restore, a merge, a first import from another tool. Each is timed
+//! as a whole process after an untimed step that gives it its usual input: a write before the
+//! check and the restore (so tasks.json is new, as it is after a day's work), a fresh copy of
+//! ours for each merge, a new project for each import.
+
+use std::path::Path;
+
+use crate::stats::Stats;
+use crate::time_once;
+
+/// One measured command: its row's name, its samples, and whether its floor is a rewrite of
+/// tasks.json (else a read).
+pub struct Measured {
+    pub name: &'static str,
+    pub stats: Stats,
+    pub writes: bool,
+}
+
+pub fn measure(cairn: &Path, root: &Path, iters: usize) -> Result<Vec<Measured>, String> {
+    let c = cairn.display().to_string();
+    let r = root.display().to_string();
+    let on = |root: &str, args: &[&str]| -> Vec<String> {
+        let mut argv = vec![c.clone(), "--root".into(), root.to_owned()];
+        argv.extend(args.iter().map(|a| (*a).to_owned()));
+        argv
+    };
+    let run = |argv: Vec<String>| time_once(&argv, None).map(|_| ());
+    let edit = |i: usize| {
+        run(on(
+            &r,
+            &[
+                "task",
+                "edit",
+                "T-00050",
+                "--title",
+                &format!("edited for run {i}"),
+            ],
+        ))
+    };
+    let mut out = Vec::new();
+
+    run(on(&r, &["checkpoint", "write"]))?;
+    let mut samples = Vec::with_capacity(iters);
+    for i in 0..iters {
+        edit(i)?;
+        samples.push(time_once(&on(&r, &["doctor", "--full"]), None)?);
+    }
+    out.push(Measured {
+        name: "cairn doctor --full (after a write)",
+        stats: Stats::new(samples),
+        writes: false,
+    });
+
+    let mut samples = Vec::with_capacity(iters);
+    for i in 0..iters {
+        edit(iters + i)?;
+        samples.push(time_once(&on(&r, &["checkpoint", "restore", "1"]), None)?);
+    }
+    out.push(Measured {
+        name: "cairn checkpoint restore (after a write)",
+        stats: Stats::new(samples),
+        writes: true,
+    });
+
+    let work = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let tasks_json = root.join(".claude/projects/bench/tasks.json");
+    let [base, ours, theirs] =
+        ["base.json", "ours.json", "theirs.json"].map(|f| work.path().join(f));
+    let copy = |from: &Path, to: &Path| {
+        std::fs::copy(from, to)
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    };
+    copy(&tasks_json, &base)?;
+    edit(2 * iters)?;
+    copy(&tasks_json, &theirs)?;
+    let mut samples = Vec::with_capacity(iters);
+    for _ in 0..iters {
+        copy(&base, &ours)?;
+        let argv: Vec<String> = [
+            c.as_str(),
+            "merge-driver",
+            &base.display().to_string(),
+            &ours.display().to_string(),
+            &theirs.display().to_string(),
+            ".claude/projects/bench/tasks.json",
+        ]
+        .map(str::to_owned)
+        .to_vec();
+        samples.push(time_once(&argv, None)?);
+    }
+    out.push(Measured {
+        name: "cairn merge-driver (one side edited)",
+        stats: Stats::new(samples),
+        writes: true,
+    });
+
+    let export = work.path().join("taskmaster.json");
+    run(on(
+        &r,
+        &["export", "taskmaster", &export.display().to_string()],
+    ))?;
+    let mut samples = Vec::with_capacity(iters);
+    for i in 0..iters {
+        let fresh = work.path().join(format!("import-{i}"));
+        std::fs::create_dir(&fresh).map_err(|e| e.to_string())?;
+        let fresh = fresh.display().to_string();
+        run(on(
+            &fresh,
+            &[
+                "init",
+                "--id",
+                "imported",
+                "--name",
+                "Imported",
+                "--goal",
+                "Everything from the export",
+            ],
+        ))?;
+        let import = on(
+            &fresh,
+            &["import", "taskmaster", &export.display().to_string()],
+        );
+        samples.push(time_once(&import, None)?);
+    }
+    out.push(Measured {
+        name: "cairn import taskmaster (all, new)",
+        stats: Stats::new(samples),
+        writes: true,
+    });
+    Ok(out)
+}
