@@ -841,6 +841,9 @@ fn verdict(bytes: &[u8]) -> Option<String> {
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Keep {
     Tasks,
+    /// Tasks, from bytes that passed a full validation before (see `verdicts`): each task is
+    /// read, not validated again — as a read of the tasks.json cairn itself wrote.
+    PassedTasks,
     /// Nothing: the document is read for its verdict.
     Verdict,
 }
@@ -880,7 +883,10 @@ fn read_one_by_one<'b>(
         }
     }
 
-    fn task_of(text: &RawValue) -> Option<Task> {
+    fn task_of(text: &RawValue, keep: Keep) -> Option<Task> {
+        if keep == Keep::PassedTasks {
+            return serde_json::from_str(text.get()).ok();
+        }
         let value = {
             // The tree is dropped within the task; only what the task keeps of it stays.
             let _tree = cairn_heap::recycling();
@@ -902,16 +908,18 @@ fn read_one_by_one<'b>(
     let mut doc: TaskDoc = serde_json::from_value(top).ok()?;
     let parts = parallel::in_parts(&texts, PER_THREAD, |part, start| {
         let capacity = match keep {
-            Keep::Tasks => parallel::part_capacity(texts.len(), part.len(), start),
+            Keep::Tasks | Keep::PassedTasks => {
+                parallel::part_capacity(texts.len(), part.len(), start)
+            }
             Keep::Verdict => 0,
         };
         let mut tasks = Vec::with_capacity(capacity);
         for text in part {
             let task = match known.get(text.get()) {
                 Some(&task) => task.clone(),
-                None => task_of(text)?,
+                None => task_of(text, keep)?,
             };
-            if keep == Keep::Tasks {
+            if keep != Keep::Verdict {
                 tasks.push(task);
             }
         }
@@ -2169,9 +2177,17 @@ impl ProjectStore for FsProjectStore {
         // What a restore makes and drops (the checkpoint's JSON trees, task by task) is reused.
         let _recycling = cairn_heap::recycling();
         let bytes = checkpoints::read(&layout.checkpoints_dir(), u64::from(number))?;
-        // A checkpoint valid as a whole is read task by task on every core; one with damage is
-        // salvaged, its valid tasks kept. Either way every task kept passed its schema.
-        let doc = match validated_one_by_one(&bytes) {
+        // A checkpoint valid as a whole is read task by task on every core — its tasks not
+        // validated again when these very bytes passed before (see `verdicts`: `checkpoint
+        // write` and `doctor --full` say so); one with damage is salvaged, its valid tasks kept.
+        // Either way every task kept passed its schema.
+        let keep = if Verdicts::read(&layout).passed_before(&bytes) {
+            Keep::PassedTasks
+        } else {
+            Keep::Tasks
+        };
+        let read = read_one_by_one(&bytes, &FxHashMap::default(), keep).map(|(doc, _)| doc);
+        let doc = match read {
             Some(mut doc) => {
                 journal::take_marker(&mut doc.extra);
                 doc
@@ -2745,6 +2761,10 @@ mod tests {
             assert_eq!(one_by_one.is_some(), whole.is_some() && i != 8, "case {i}");
             if one_by_one.is_some() {
                 assert_eq!(one_by_one, whole, "case {i}");
+                // Bytes that passed before read the same without their tasks validated.
+                let passed =
+                    read_one_by_one(case.as_bytes(), &FxHashMap::default(), Keep::PassedTasks);
+                assert_eq!(passed.map(|(doc, _)| doc), whole, "case {i}: passed before");
             }
         }
         let error = validated_doc(cases[6].as_bytes()).unwrap_err();

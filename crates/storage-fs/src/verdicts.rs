@@ -70,6 +70,11 @@ impl Verdicts {
         problem
     }
 
+    /// Whether these very bytes passed a full validation before.
+    pub(crate) fn passed_before(&self, bytes: &[u8]) -> bool {
+        self.known.contains(&key(bytes))
+    }
+
     /// Adds bytes known to be valid without a validation here — a checkpoint copied from the
     /// tasks.json cairn validated and wrote — so the next full check does not validate them.
     /// The list is cut back to these bytes alone once it holds far more documents than a project
