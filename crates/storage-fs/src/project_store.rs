@@ -2210,7 +2210,11 @@ impl ProjectStore for FsProjectStore {
         // Save what is being replaced, so the restore can be undone; a damaged file is set aside.
         let (tasks_seq, replaced) = match read_task_doc(&layout, false) {
             Ok((current, seq, ..)) => {
-                let saved = match link_stamped_tasks(&layout)? {
+                let linked = link_stamped_tasks(&layout)?;
+                // Only the very file cairn wrote is what the log arrives at: one another tool
+                // edited (keeping its `log_seq`) is not, and is logged whole below.
+                let stamped = linked.is_some();
+                let saved = match linked {
                     Some(saved) => saved,
                     None => {
                         // A file cairn validated and wrote is saved as its bytes, as `checkpoint
@@ -2236,7 +2240,7 @@ impl ProjectStore for FsProjectStore {
                     number: saved,
                     tasks: current.tasks.len(),
                 });
-                (seq, Some(current))
+                (seq, stamped.then_some(current))
             }
             Err(damage) => {
                 let copy = set_aside(&layout.tasks_json(), at)?;
@@ -2270,8 +2274,8 @@ impl ProjectStore for FsProjectStore {
         });
         // The log says how to arrive at the restored list without the checkpoint, which may be
         // pruned later: from the list replaced, when that is the list the log arrives at (the
-        // last commit wrote it), what differs — usually a handful of tasks, where the whole list
-        // of 100,000 was 48 MB more to write; otherwise the whole list.
+        // file cairn wrote at the last commit), what differs — usually a handful of tasks, where
+        // the whole list of 100,000 was 48 MB more to write; otherwise the whole list.
         let change = match replaced {
             Some(current) if tasks_seq == last && last > 0 => {
                 journal::diff(&current, &doc, &[]).unwrap_or_default()

@@ -12,7 +12,7 @@ use cairn_domain::project::policy::Velocity;
 use cairn_domain::project::service::{InitProject, ProjectService};
 use cairn_domain::project::store::ProjectStore;
 use cairn_domain::project::{
-    MoveDetail, NewTask, ProjectId, ProjectState, ProjectType, TaskId, TaskStatus,
+    MoveDetail, NewTask, ProjectId, ProjectState, ProjectType, TaskEdit, TaskId, TaskStatus,
 };
 use cairn_domain::{Error, StoreError};
 use cairn_storage_fs::FsProjectStore;
@@ -291,6 +291,39 @@ fn every_task_comes_back_whatever_destroyed_tasks_json() {
             assert_eq!(recovered, before, "{what}");
         }
     }
+}
+
+/// A restore over a tasks.json another tool edited, keeping its `log_seq`, logs the whole list:
+/// the edited file is not what the log arrives at, so a difference from it would replay wrong.
+/// Here the edit puts a title back to the checkpoint's, so a difference would leave the title out
+/// and a replay from the older checkpoint would bring back the logged one.
+#[test]
+fn a_restore_over_another_tools_edit_replays_to_the_restored_list() {
+    let store = Store::new();
+    run(&store, &[Step::Add(1)]);
+    let s = &store.service;
+    block_on(s.write_checkpoint(&store.id)).expect("checkpoint 1");
+    let first = store.load().tasks.tasks[0].title.clone();
+    let retitle = |title: &str| TaskEdit {
+        title: Some(title.to_owned()),
+        ..TaskEdit::default()
+    };
+    block_on(s.edit_task(&store.id, &task(1), retitle("the title the log knows"))).expect("edit");
+    let tasks_json = store.path("tasks.json");
+    let edited = std::fs::read_to_string(&tasks_json)
+        .expect("read")
+        .replace("the title the log knows", &first);
+    // Another tool's write: a new inode, the marker kept.
+    std::fs::remove_file(&tasks_json).expect("remove");
+    std::fs::write(&tasks_json, edited).expect("write");
+    block_on(s.restore_checkpoint(&store.id, 1)).expect("restore");
+    let restored = store.load();
+    assert_eq!(restored.tasks.tasks[0].title, first);
+    // Only the first checkpoint and the log are left to recover from.
+    std::fs::remove_file(store.path("checkpoints/checkpoint-002.json")).expect("remove");
+    std::fs::write(&tasks_json, b"").expect("destroy");
+    let recovered = store.load_fresh().expect("recover");
+    assert_eq!(recovered, restored);
 }
 
 #[test]
