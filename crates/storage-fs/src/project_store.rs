@@ -1795,6 +1795,12 @@ impl ProjectStore for FsProjectStore {
         let layout = self.existing(id)?;
         let _guard = self.lock(&layout)?;
         let (Loaded { state, recovered }, marks, last, as_read) = self.load_state(&layout, true)?;
+        // The list as read is the one the log arrives at only when it is the very file cairn
+        // wrote at its last commit: the lines of a stamped file (see `load_state`). Otherwise —
+        // another tool's edit, which may have kept `log_seq`; a file rolled forward or recovered —
+        // the commit logs the whole list, so a replay from an older checkpoint keeps that edit
+        // too instead of only this change on top of what the log knew.
+        let from_the_log = as_read.lines.is_some();
         let seq = marks.next(last);
         // No copy of the list is kept to compare with: its encoding is (the read cache's, or made
         // now for a list read from JSON), and the tasks a change touched are the ones whose
@@ -1946,6 +1952,10 @@ impl ProjectStore for FsProjectStore {
                 detail: "the task list as read does not decode from its own encoding".into(),
             })?,
             None => None,
+        };
+        let tasks_change = match tasks_change {
+            Some(_) if !from_the_log => Some(journal::whole(&next.tasks)),
+            change => change,
         };
         let staged_project = project_bytes
             .as_deref()

@@ -293,6 +293,40 @@ fn every_task_comes_back_whatever_destroyed_tasks_json() {
     }
 }
 
+/// Replaces `from` by `to` in the file as another tool would: a new inode (so the validation
+/// stamp does not vouch for it), every other byte kept — its `log_seq` too.
+fn edit_as_another_tool(path: &std::path::Path, from: &str, to: &str) {
+    let edited = std::fs::read_to_string(path)
+        .expect("read")
+        .replace(from, to);
+    std::fs::remove_file(path).expect("remove");
+    std::fs::write(path, edited).expect("write");
+}
+
+/// An edit another tool made to tasks.json, keeping its `log_seq`, that a cairn write then built
+/// on is not lost when tasks.json is destroyed: that write logged the whole list it saw, so the
+/// replay from the older checkpoint arrives at the edit too.
+#[test]
+fn another_tools_edit_that_a_write_built_on_survives_a_destroyed_tasks_json() {
+    let store = Store::new();
+    run(&store, &[Step::Add(1)]);
+    let s = &store.service;
+    block_on(s.write_checkpoint(&store.id)).expect("checkpoint");
+    run(&store, &[Step::Add(2)]);
+    let tasks_json = store.path("tasks.json");
+    let title = store.load().tasks.tasks[0].title.clone();
+    edit_as_another_tool(&tasks_json, &title, "edited by hand in another tool");
+    run(&store, &[Step::Add(3)]);
+    let before = store.load();
+    assert_eq!(
+        before.tasks.tasks[0].title,
+        "edited by hand in another tool"
+    );
+    std::fs::write(&tasks_json, b"").expect("destroy");
+    let recovered = store.load_fresh().expect("recover");
+    assert_eq!(recovered, before);
+}
+
 /// A restore over a tasks.json another tool edited, keeping its `log_seq`, logs the whole list:
 /// the edited file is not what the log arrives at, so a difference from it would replay wrong.
 /// Here the edit puts a title back to the checkpoint's, so a difference would leave the title out
@@ -310,12 +344,7 @@ fn a_restore_over_another_tools_edit_replays_to_the_restored_list() {
     };
     block_on(s.edit_task(&store.id, &task(1), retitle("the title the log knows"))).expect("edit");
     let tasks_json = store.path("tasks.json");
-    let edited = std::fs::read_to_string(&tasks_json)
-        .expect("read")
-        .replace("the title the log knows", &first);
-    // Another tool's write: a new inode, the marker kept.
-    std::fs::remove_file(&tasks_json).expect("remove");
-    std::fs::write(&tasks_json, edited).expect("write");
+    edit_as_another_tool(&tasks_json, "the title the log knows", &first);
     block_on(s.restore_checkpoint(&store.id, 1)).expect("restore");
     let restored = store.load();
     assert_eq!(restored.tasks.tasks[0].title, first);
