@@ -1343,17 +1343,37 @@ fn put_tasks(layout: &ProjectLayout, parts: &[&[u8]]) -> Result<(), StoreError> 
 
 /// Records the identity of the tasks.json cairn just wrote (see [`stamp`]), and returns it.
 fn stamp_tasks(layout: &ProjectLayout) -> Option<String> {
-    let meta = std::fs::metadata(layout.tasks_json()).ok()?;
+    stamp_file(layout, &layout.tasks_json(), &stamp(layout))
+}
+
+/// The stamp of project.json: the identity of the project.json cairn last wrote. A commit that
+/// read any other project.json — another tool's edit, which may have kept its `log_seq` — carries
+/// the whole record and writes it back, so a rebuild of project.json from the log keeps that
+/// edit. A missing stamp only costs that one write.
+fn project_stamp(layout: &ProjectLayout) -> PathBuf {
+    layout.dir().join(".project.json.validated")
+}
+
+/// Whether `file` is the very file whose identity `stamp` records.
+fn is_stamped(file: &Path, stamp: &Path) -> bool {
+    std::fs::metadata(file)
+        .is_ok_and(|meta| std::fs::read_to_string(stamp).is_ok_and(|s| s == identity(&meta)))
+}
+
+/// Records in `stamp` the identity of `file`, which cairn just wrote, and returns it.
+fn stamp_file(layout: &ProjectLayout, file: &Path, stamp: &Path) -> Option<String> {
+    let meta = std::fs::metadata(file).ok()?;
     let key = identity(&meta);
     {
         // Not fsynced and not locked against readers: a missing or stale stamp only sends the
-        // next reader down the full-validation path.
+        // next reader down the full-validation path (the next writer, for project.json, down a
+        // rewrite of the record).
         let temp = layout.temp_dir().join(format!(
             "{}{}",
             atomic::STAMP_TEMP_PREFIX,
             uuid::Uuid::new_v4()
         ));
-        if std::fs::write(&temp, &key).is_ok() && std::fs::rename(&temp, stamp(layout)).is_err() {
+        if std::fs::write(&temp, &key).is_ok() && std::fs::rename(&temp, stamp).is_err() {
             let _ = std::fs::remove_file(&temp);
         }
     }
@@ -1770,7 +1790,9 @@ impl ProjectStore for FsProjectStore {
             tasks.install(&layout.tasks_json())?;
             let _ = stamp_tasks(&layout);
             // project.json last: its existence is what makes the project exist to a reader.
-            record.install(&layout.project_json())
+            record.install(&layout.project_json())?;
+            let _ = stamp_file(&layout, &layout.project_json(), &project_stamp(&layout));
+            Ok(())
         })()
         .map_err(StoreError::after_commit)
     }
@@ -1801,6 +1823,7 @@ impl ProjectStore for FsProjectStore {
         // the commit logs the whole list, so a replay from an older checkpoint keeps that edit
         // too instead of only this change on top of what the log knew.
         let from_the_log = as_read.lines.is_some();
+        let project_is_cairns = is_stamped(&layout.project_json(), &project_stamp(&layout));
         let seq = marks.next(last);
         // No copy of the list is kept to compare with: its encoding is (the read cache's, or made
         // now for a list read from JSON), and the tasks a change touched are the ones whose
@@ -1862,7 +1885,9 @@ impl ProjectStore for FsProjectStore {
                     )
                 })
                 .transpose()?;
-            let project = (next.project != project_before)
+            // A project.json cairn did not write (see `project_stamp`) is written back whole with
+            // the first change after it.
+            let project = (next.project != project_before || (!project_is_cairns && tasks_changed))
                 .then(|| to_json_bytes(&next.project, SchemaKind::Project, &project_path))
                 .transpose()?;
             Ok::<_, StoreError>((tasks, project))
@@ -1981,6 +2006,7 @@ impl ProjectStore for FsProjectStore {
             }
             if let Some(staged) = staged_project {
                 staged.install(&project_path)?;
+                let _ = stamp_file(&layout, &project_path, &project_stamp(&layout));
             }
             let velocity = match velocity {
                 Some((velocity, staged)) => {

@@ -327,6 +327,29 @@ fn another_tools_edit_that_a_write_built_on_survives_a_destroyed_tasks_json() {
     assert_eq!(recovered, before);
 }
 
+/// The same for project.json: another tool's edit of the record, kept by the next write, is not
+/// lost when project.json is destroyed and rebuilt from the log.
+#[test]
+fn another_tools_edit_of_project_json_survives_a_destroyed_project_json() {
+    let store = Store::new();
+    run(&store, &[Step::Add(1)]);
+    let project_json = store.path("project.json");
+    edit_as_another_tool(
+        &project_json,
+        "Lose nothing that was acknowledged",
+        "Lose nothing, not even an edit by hand",
+    );
+    run(&store, &[Step::Add(2)]);
+    let before = store.load();
+    assert_eq!(
+        before.project.goal,
+        "Lose nothing, not even an edit by hand"
+    );
+    std::fs::write(&project_json, b"").expect("destroy");
+    let recovered = store.load_fresh().expect("recover");
+    assert_eq!(recovered, before);
+}
+
 /// A restore over a tasks.json another tool edited, keeping its `log_seq`, logs the whole list:
 /// the edited file is not what the log arrives at, so a difference from it would replay wrong.
 /// Here the edit puts a title back to the checkpoint's, so a difference would leave the title out

@@ -132,13 +132,14 @@ const GIT_ATTRIBUTES: &[&str] = &[
     ".claude/projects/*/progress/log.md merge=cairn",
 ];
 
-/// The store's per-machine files: its lock, its staging directory, its validation stamp, the
+/// The store's per-machine files: its lock, its staging directory, its validation stamps, the
 /// read cache keyed by it, and what `doctor --full` remembers having validated. A committed stamp would name another machine's inode and conflict in
 /// every merge.
 const GIT_IGNORED: &[&str] = &[
     ".claude/projects/*/.lock",
     ".claude/projects/*/temp/",
     ".claude/projects/*/.tasks.json.validated",
+    ".claude/projects/*/.project.json.validated",
     ".claude/projects/*/.tasks.json.cache",
     ".claude/projects/*/.checkpoints.validated",
 ];
