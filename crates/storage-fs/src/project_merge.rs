@@ -30,7 +30,6 @@ use cairn_domain::project::report::Finding;
 use cairn_domain::project::{Project, TaskDoc};
 use cairn_domain::time::Timestamp;
 use cairn_domain::{DomainError, StoreError};
-use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::layout::{self, ProjectLayout};
@@ -162,7 +161,7 @@ pub fn merge_file(
             merged.findings = result.findings;
         }
         MergeFile::Project => {
-            let read = |side, bytes| read_doc::<Project>(side, &shown, bytes, SchemaKind::Project);
+            let read = |side, bytes| read_project(side, &shown, bytes);
             let base = read("the ancestor", base)?;
             let (ours, theirs) = (
                 required(read("ours", ours)?, "ours", &shown)?,
@@ -193,45 +192,40 @@ fn required<T>(doc: Option<T>, side: &'static str, path: &str) -> Result<T, Merg
     })
 }
 
+/// Whether git handed over no version of the file (both sides created it: no ancestor).
+fn absent(bytes: &[u8]) -> bool {
+    bytes.iter().all(u8::is_ascii_whitespace)
+}
+
 /// Parses and validates each side's tasks.json (task by task on every core, as a read of a file
 /// another tool wrote, a task the sides share read once: see `validated_versions`), without its
-/// replay marker; `None` for an empty one.
+/// replay marker; `None` for an absent one.
 fn read_tasks<const N: usize>(
     sides: [(&'static str, &[u8]); N],
     path: &str,
 ) -> Result<[Option<TaskDoc>; N], MergeError> {
-    let present = |bytes: &[u8]| !bytes.iter().all(u8::is_ascii_whitespace);
-    let versions: Vec<&[u8]> = sides
-        .iter()
-        .map(|(_, b)| *b)
-        .filter(|b| present(b))
-        .collect();
-    let mut read = validated_versions(&versions).into_iter();
+    let present: Vec<usize> = (0..N).filter(|&i| !absent(sides[i].1)).collect();
+    let versions: Vec<&[u8]> = present.iter().map(|&i| sides[i].1).collect();
     let mut out = [const { None }; N];
-    for ((side, bytes), slot) in sides.into_iter().zip(&mut out) {
-        if !present(bytes) {
-            continue;
-        }
-        let Some(doc) = read.next() else { continue };
+    for (&i, doc) in present.iter().zip(validated_versions(&versions)) {
         let mut doc = doc.map_err(|detail| MergeError::Unreadable {
-            side,
+            side: sides[i].0,
             path: path.to_owned(),
             detail,
         })?;
         journal::take_marker(&mut doc.extra);
-        *slot = Some(doc);
+        out[i] = Some(doc);
     }
     Ok(out)
 }
 
-/// Parses and validates one side's version, without its replay marker; `None` when empty.
-fn read_doc<T: DeserializeOwned + HasExtra>(
+/// Parses and validates one side's project.json, without its replay marker; `None` when absent.
+fn read_project(
     side: &'static str,
     path: &str,
     bytes: &[u8],
-    kind: SchemaKind,
-) -> Result<Option<T>, MergeError> {
-    if bytes.iter().all(u8::is_ascii_whitespace) {
+) -> Result<Option<Project>, MergeError> {
+    if absent(bytes) {
         return Ok(None);
     }
     let unreadable = |detail: String| MergeError::Unreadable {
@@ -241,27 +235,12 @@ fn read_doc<T: DeserializeOwned + HasExtra>(
     };
     let value: Value =
         serde_json::from_slice(bytes).map_err(|e| unreadable(format!("not valid JSON: {e}")))?;
-    schema::validate(kind, &value)
+    schema::validate(SchemaKind::Project, &value)
         .map_err(|errors| unreadable(format!("fails its schema: {}", errors.join("; "))))?;
-    let mut doc: T = serde_json::from_value(value).map_err(|e| unreadable(e.to_string()))?;
-    journal::take_marker(doc.extra_mut());
-    Ok(Some(doc))
-}
-
-trait HasExtra {
-    fn extra_mut(&mut self) -> &mut serde_json::Map<String, Value>;
-}
-
-impl HasExtra for TaskDoc {
-    fn extra_mut(&mut self) -> &mut serde_json::Map<String, Value> {
-        &mut self.extra
-    }
-}
-
-impl HasExtra for Project {
-    fn extra_mut(&mut self) -> &mut serde_json::Map<String, Value> {
-        &mut self.extra
-    }
+    let mut project: Project =
+        serde_json::from_value(value).map_err(|e| unreadable(e.to_string()))?;
+    journal::take_marker(&mut project.extra);
+    Ok(Some(project))
 }
 
 /// `ours` as it is when there is no other side; else the lines where it differs from `theirs`

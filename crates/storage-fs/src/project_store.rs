@@ -994,11 +994,11 @@ fn read_tasks_bytes(layout: &ProjectLayout) -> Result<(Vec<u8>, bool), String> {
 fn link_stamped_tasks(
     layout: &ProjectLayout,
 ) -> Result<Option<checkpoints::Checkpoint>, StoreError> {
-    let Ok(stamped) = std::fs::read_to_string(stamp(layout)) else {
+    if !is_stamped(&layout.tasks_json(), &stamp(layout)) {
         return Ok(None);
-    };
+    }
     checkpoints::link_next(&layout.tasks_json(), &layout.checkpoints_dir(), |linked| {
-        std::fs::metadata(linked).is_ok_and(|meta| identity(&meta) == stamped)
+        is_stamped(linked, &stamp(layout))
     })
 }
 
@@ -2252,18 +2252,14 @@ impl ProjectStore for FsProjectStore {
                 let stamped = linked.is_some();
                 let saved = match linked {
                     Some(saved) => saved,
+                    // Another tool's file (unstamped) is saved validated.
                     None => {
-                        // A file cairn validated and wrote is saved as its bytes, as `checkpoint
-                        // write` saves it; anything else is validated first.
-                        let current_bytes = match read_tasks_bytes(&layout) {
-                            Ok((bytes, true)) => bytes,
-                            _ => validated_tasks(
-                                &current,
-                                SchemaKind::Checkpoint,
-                                &layout.tasks_json(),
-                                Some(seq),
-                            )?,
-                        };
+                        let current_bytes = validated_tasks(
+                            &current,
+                            SchemaKind::Checkpoint,
+                            &layout.tasks_json(),
+                            Some(seq),
+                        )?;
                         checkpoints::create_next(
                             &layout.temp_dir(),
                             &layout.checkpoints_dir(),
@@ -2555,15 +2551,12 @@ impl ProjectStore for FsProjectStore {
         // a tasks document whose bytes passed a full validation before is not validated again
         // (see `verdicts`).
         let mut verdicts = full.then(|| Verdicts::read(&layout));
-        let mut judged = |path: &Path| match std::fs::read(path) {
+        let judged = |verdicts: &mut Verdicts, path: &Path| match std::fs::read(path) {
             Err(e) => Some(format!("cannot read it: {e}")),
-            Ok(bytes) => match verdicts.as_mut() {
-                Some(verdicts) => verdicts.judge(&bytes, verdict),
-                None => verdict(&bytes),
-            },
+            Ok(bytes) => verdicts.judge(&bytes, verdict),
         };
-        let tasks_problem = if full {
-            judged(&tasks_json)
+        let tasks_problem = if let Some(verdicts) = verdicts.as_mut() {
+            judged(verdicts, &tasks_json)
         } else {
             // A stamped file is not even decoded here: the doctor's load after this reads it.
             match open_tasks(&layout) {
@@ -2578,10 +2571,9 @@ impl ProjectStore for FsProjectStore {
             validate(&velocity_json, SchemaKind::Velocity, false),
         );
         for c in checkpoints::list(&layout.checkpoints_dir())? {
-            let problem = if full {
-                judged(&c.path)
-            } else {
-                checkpoint_cut_short(&c.path)
+            let problem = match verdicts.as_mut() {
+                Some(verdicts) => judged(verdicts, &c.path),
+                None => checkpoint_cut_short(&c.path),
             };
             damaged(c.path, problem);
         }

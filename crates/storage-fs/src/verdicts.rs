@@ -35,7 +35,7 @@ pub(crate) struct Verdicts {
     path: PathBuf,
     temp_dir: PathBuf,
     known: FxHashSet<Key>,
-    passed: Vec<Key>,
+    passed: FxHashSet<Key>,
 }
 
 impl Verdicts {
@@ -48,7 +48,7 @@ impl Verdicts {
             path,
             temp_dir: layout.temp_dir(),
             known,
-            passed: Vec::new(),
+            passed: FxHashSet::default(),
         }
     }
 
@@ -65,7 +65,7 @@ impl Verdicts {
             validate(bytes)
         };
         if problem.is_none() {
-            self.passed.push(key);
+            self.passed.insert(key);
         }
         problem
     }
@@ -85,24 +85,19 @@ impl Verdicts {
             verdicts.known.clear();
         }
         if verdicts.known.insert(key(bytes)) {
-            verdicts.write(verdicts.known.iter().copied().collect());
+            verdicts.write(&verdicts.known);
         }
     }
 
     /// Keeps the documents that passed in this run, when they are not what the file says.
-    pub(crate) fn save(mut self) {
-        self.passed.sort_unstable();
-        self.passed.dedup();
-        let same = self.passed.len() == self.known.len()
-            && self.passed.iter().all(|k| self.known.contains(k));
-        if same {
-            return;
+    pub(crate) fn save(self) {
+        if self.passed != self.known {
+            self.write(&self.passed);
         }
-        let passed = std::mem::take(&mut self.passed);
-        self.write(passed);
     }
 
-    fn write(&self, mut keys: Vec<Key>) {
+    fn write(&self, keys: &FxHashSet<Key>) {
+        let mut keys: Vec<&Key> = keys.iter().collect();
         keys.sort_unstable();
         let text: String = keys
             .iter()

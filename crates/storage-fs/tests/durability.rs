@@ -293,6 +293,15 @@ fn every_task_comes_back_whatever_destroyed_tasks_json() {
     }
 }
 
+/// Empties the store's `file` and checks that a process started afresh reads the state from
+/// before.
+fn assert_rebuilt_after_emptying(store: &Store, file: &str) {
+    let before = store.load();
+    std::fs::write(store.path(file), b"").expect("destroy");
+    let recovered = store.load_fresh().expect("recover");
+    assert_eq!(recovered, before, "{file} rebuilt");
+}
+
 /// Replaces `from` by `to` in the file as another tool would: a new inode (so the validation
 /// stamp does not vouch for it), every other byte kept — its `log_seq` too.
 fn edit_as_another_tool(path: &std::path::Path, from: &str, to: &str) {
@@ -317,14 +326,11 @@ fn another_tools_edit_that_a_write_built_on_survives_a_destroyed_tasks_json() {
     let title = store.load().tasks.tasks[0].title.clone();
     edit_as_another_tool(&tasks_json, &title, "edited by hand in another tool");
     run(&store, &[Step::Add(3)]);
-    let before = store.load();
     assert_eq!(
-        before.tasks.tasks[0].title,
+        store.load().tasks.tasks[0].title,
         "edited by hand in another tool"
     );
-    std::fs::write(&tasks_json, b"").expect("destroy");
-    let recovered = store.load_fresh().expect("recover");
-    assert_eq!(recovered, before);
+    assert_rebuilt_after_emptying(&store, "tasks.json");
 }
 
 /// The same for project.json: another tool's edit of the record, kept by the next write, is not
@@ -340,14 +346,11 @@ fn another_tools_edit_of_project_json_survives_a_destroyed_project_json() {
         "Lose nothing, not even an edit by hand",
     );
     run(&store, &[Step::Add(2)]);
-    let before = store.load();
     assert_eq!(
-        before.project.goal,
+        store.load().project.goal,
         "Lose nothing, not even an edit by hand"
     );
-    std::fs::write(&project_json, b"").expect("destroy");
-    let recovered = store.load_fresh().expect("recover");
-    assert_eq!(recovered, before);
+    assert_rebuilt_after_emptying(&store, "project.json");
 }
 
 /// A restore over a tasks.json another tool edited, keeping its `log_seq`, logs the whole list:
@@ -369,13 +372,10 @@ fn a_restore_over_another_tools_edit_replays_to_the_restored_list() {
     let tasks_json = store.path("tasks.json");
     edit_as_another_tool(&tasks_json, "the title the log knows", &first);
     block_on(s.restore_checkpoint(&store.id, 1)).expect("restore");
-    let restored = store.load();
-    assert_eq!(restored.tasks.tasks[0].title, first);
+    assert_eq!(store.load().tasks.tasks[0].title, first);
     // Only the first checkpoint and the log are left to recover from.
     std::fs::remove_file(store.path("checkpoints/checkpoint-002.json")).expect("remove");
-    std::fs::write(&tasks_json, b"").expect("destroy");
-    let recovered = store.load_fresh().expect("recover");
-    assert_eq!(recovered, restored);
+    assert_rebuilt_after_emptying(&store, "tasks.json");
 }
 
 #[test]

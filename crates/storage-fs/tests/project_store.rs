@@ -637,6 +637,22 @@ async fn a_create_whose_log_entry_fails_creates_nothing() {
     assert!(!project_dir.join("tasks.json").exists());
 }
 
+/// The demo project, created in a store of its own (the directory lives as long as the guard).
+async fn created() -> (
+    tempfile::TempDir,
+    FsProjectStore,
+    cairn_domain::project::Project,
+) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = FsProjectStore::new(dir.path());
+    let project = demo_project();
+    store
+        .create(&project, clock().now(), vec![])
+        .await
+        .expect("create");
+    (dir, store, project)
+}
+
 /// Adds a task through a bare transaction of the store.
 async fn add_titled(store: &FsProjectStore, project: &ProjectId, title: &str) {
     (store as &dyn ProjectStore)
@@ -652,13 +668,7 @@ async fn add_titled(store: &FsProjectStore, project: &ProjectId, title: &str) {
 
 #[tokio::test]
 async fn a_checkpoint_whose_log_entry_fails_is_saved_and_says_so() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let store = FsProjectStore::new(dir.path());
-    let project = demo_project();
-    store
-        .create(&project, clock().now(), vec![])
-        .await
-        .expect("create");
+    let (dir, store, project) = created().await;
     add_titled(&store, &project.id, "kept by the checkpoint").await;
     block_the_log(dir.path());
     assert_after_commit(
@@ -689,13 +699,7 @@ async fn a_checkpoint_whose_log_entry_fails_is_saved_and_says_so() {
 async fn a_restore_saves_the_list_it_replaces_by_a_link_or_a_copy() {
     use std::os::unix::fs::MetadataExt;
     for stamped in [true, false] {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let store = FsProjectStore::new(dir.path());
-        let project = demo_project();
-        store
-            .create(&project, clock().now(), vec![])
-            .await
-            .expect("create");
+        let (_dir, store, project) = created().await;
         add_titled(&store, &project.id, "in the first checkpoint").await;
         store
             .write_checkpoint(&project.id, clock().now())

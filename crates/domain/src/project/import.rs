@@ -596,8 +596,8 @@ fn path(from: TaskStatus, to: TaskStatus) -> Option<Vec<TaskStatus>> {
     None
 }
 
-/// Moves a leaf along [`path`] on a copy; the copy replaces the tasks only when every step went
-/// through, so a refusal half-way leaves the task as it was.
+/// Moves a leaf along [`path`], in place; a refusal half-way puts back what the steps before it
+/// changed (see [`Kept`]), so the task is left as it was.
 fn move_along(
     state: &mut ProjectState,
     id: &TaskId,
