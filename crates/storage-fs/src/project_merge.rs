@@ -37,6 +37,7 @@ use crate::progress_log;
 use crate::project_journal as journal;
 use crate::project_store::{to_json_bytes, validated_beside, validated_versions};
 use crate::schema::{self, SchemaKind};
+use crate::task_cache;
 
 /// The files of a project store that merge by meaning.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -136,9 +137,13 @@ pub fn merge_file(
     };
     match file {
         MergeFile::Tasks => {
+            // The project's read cache, when the driver runs in its repository: ours is most
+            // often the very list it holds (see `project_store::Prior`).
+            let cached = task_cache::read_any(&task_cache::path(layout.dir()));
             let [ours, theirs, base] = read_tasks(
                 [("ours", ours), ("theirs", theirs), ("the ancestor", base)],
                 &shown,
+                cached.as_ref(),
             )?;
             let (ours, theirs) = (
                 required(ours, "ours", &shown)?,
@@ -198,16 +203,17 @@ fn absent(bytes: &[u8]) -> bool {
 }
 
 /// Parses and validates each side's tasks.json (task by task on every core, as a read of a file
-/// another tool wrote, a task the sides share read once: see `validated_versions`), without its
-/// replay marker; `None` for an absent one.
+/// another tool wrote, a task the sides share or `cached` holds read once: see
+/// `validated_versions`), without its replay marker; `None` for an absent one.
 fn read_tasks<const N: usize>(
     sides: [(&'static str, &[u8]); N],
     path: &str,
+    cached: Option<&task_cache::Encoded>,
 ) -> Result<[Option<TaskDoc>; N], MergeError> {
     let present: Vec<usize> = (0..N).filter(|&i| !absent(sides[i].1)).collect();
     let versions: Vec<&[u8]> = present.iter().map(|&i| sides[i].1).collect();
     let mut out = [const { None }; N];
-    for (&i, doc) in present.iter().zip(validated_versions(&versions)) {
+    for (&i, doc) in present.iter().zip(validated_versions(&versions, cached)) {
         let mut doc = doc.map_err(|detail| MergeError::Unreadable {
             side: sides[i].0,
             path: path.to_owned(),

@@ -786,7 +786,10 @@ fn read_task_doc(layout: &ProjectLayout, want_bytes: bool) -> Result<TaskFile, S
     let (mut doc, own) = match fast {
         // Only a writer reuses the lines: a reader does not index megabytes for nothing.
         Some(doc) => (doc, want_bytes.then(|| TaskLines::of(bytes).ok()).flatten()),
-        None => (validated_doc(&bytes)?, None),
+        None => (
+            validated_doc_after(&bytes, task_cache::read_any(&cache).as_ref())?,
+            None,
+        ),
     };
     let seq = journal::take_marker(&mut doc.extra);
     let encoded = key.and_then(|key| {
@@ -800,7 +803,16 @@ fn read_task_doc(layout: &ProjectLayout, want_bytes: bool) -> Result<TaskFile, S
 
 /// A tasks document another tool wrote, validated in full; the error says what is wrong.
 pub(crate) fn validated_doc(bytes: &[u8]) -> Result<TaskDoc, String> {
-    if let Some(doc) = validated_one_by_one(bytes) {
+    validated_doc_after(bytes, None)
+}
+
+/// [`validated_doc`], a task whose text is cairn's rendering of the task of the same id in
+/// `cached` (the read cache, see [`Prior`]) taken from there.
+fn validated_doc_after(
+    bytes: &[u8],
+    cached: Option<&task_cache::Encoded>,
+) -> Result<TaskDoc, String> {
+    if let Some(doc) = validated_one_by_one(bytes, cached) {
         return Ok(doc);
     }
     // Invalid, or of a shape the task-by-task read leaves alone: the whole document is judged at
@@ -821,9 +833,14 @@ pub(crate) fn validated_doc(bytes: &[u8]) -> Result<TaskDoc, String> {
 /// parsed, validated and read on every core, each task's JSON tree built and freed outside the
 /// small-block arena ([`cairn_heap::recycling`]). Against a tree of the whole document, at 100,000
 /// tasks: 540 MB touched became 220 MB, and 0.57–1.7 s became 0.33–0.52 s (most of the old time
-/// was the kernel zeroing pages).
-fn validated_one_by_one(bytes: &[u8]) -> Option<TaskDoc> {
-    read_one_by_one(bytes, &FxHashMap::default(), Keep::Tasks).map(|(doc, _)| doc)
+/// was the kernel zeroing pages). A task `cached` holds in the same rendering is taken from there
+/// (see [`Prior`]): after a `git pull`, most of them.
+fn validated_one_by_one(bytes: &[u8], cached: Option<&task_cache::Encoded>) -> Option<TaskDoc> {
+    let known = Known {
+        prior: cached.map(Prior::new),
+        ..Known::default()
+    };
+    read_one_by_one(bytes, &known, Keep::Tasks).map(|(doc, _)| doc)
 }
 
 /// [`validated_doc`]'s verdict alone: each task read and dropped at once, under
@@ -831,7 +848,7 @@ fn validated_one_by_one(bytes: &[u8]) -> Option<TaskDoc> {
 /// fresh pages were most of a `doctor --full`.
 fn verdict(bytes: &[u8]) -> Option<String> {
     let _dropped = cairn_heap::recycling();
-    match read_one_by_one(bytes, &FxHashMap::default(), Keep::Verdict) {
+    match read_one_by_one(bytes, &Known::default(), Keep::Verdict) {
         Some(_) => None,
         None => validated_doc(bytes).err(),
     }
@@ -848,12 +865,75 @@ enum Keep {
     Verdict,
 }
 
-/// [`validated_one_by_one`], except that a task whose text is one of `known`'s is that task again,
-/// neither parsed nor validated (a task's verdict depends on its text alone); with the text of
-/// each task, in order.
+/// Tasks read before: a task of the same text is that task again, neither parsed nor validated (a
+/// task's verdict depends on its text alone).
+#[derive(Default)]
+struct Known<'k> {
+    /// The tasks of versions of the document read before, by text.
+    texts: FxHashMap<&'k str, &'k Task>,
+    /// The read cache's list.
+    prior: Option<Prior<'k>>,
+}
+
+impl Known<'_> {
+    /// The task whose text is `text`, the `at`-th of its document, if it is known; `scratch` is
+    /// the caller's to reuse.
+    fn get(&self, text: &str, at: usize, scratch: &mut Vec<u8>) -> Option<Task> {
+        if let Some(&task) = self.texts.get(text) {
+            return Some(task.clone());
+        }
+        self.prior.as_ref()?.rendered_as(text, at, scratch)
+    }
+}
+
+/// The list in the read cache, whatever file it was made of (see [`task_cache::read_any`]): every
+/// list cairn caches passed validation — it read the file in full, or wrote it. A tasks.json
+/// another tool wrote after it (a `git pull`, a merge driver, a copy of the store) is mostly its
+/// tasks in cairn's rendering: a task whose text is exactly the rendering of the cached task of
+/// the same id is that task. At 100,000 tasks a task decoded and rendered costs a fraction of one
+/// parsed and validated.
+struct Prior<'p> {
+    cached: &'p task_cache::Encoded,
+    /// Each cached task's position by id, made at the first task not at its cached position.
+    by_id: std::sync::OnceLock<FxHashMap<&'p [u8], usize>>,
+}
+
+impl<'p> Prior<'p> {
+    fn new(cached: &'p task_cache::Encoded) -> Self {
+        Self {
+            cached,
+            by_id: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// The cached task rendered as `text`, the `at`-th task of its document.
+    fn rendered_as(&self, text: &str, at: usize, scratch: &mut Vec<u8>) -> Option<Task> {
+        // cairn renders the id first (a pretty-printed task does not start so, and is not looked
+        // up); the rendering compared below is the proof, the id only finds what to compare.
+        let id = text.strip_prefix("{\"id\":\"")?.as_bytes();
+        let id = &id[..memchr::memchr(b'"', id)?];
+        let i = if self.cached.id(at) == Some(id) {
+            at
+        } else {
+            let by_id = self.by_id.get_or_init(|| {
+                (0..self.cached.len())
+                    .filter_map(|i| Some((self.cached.id(i)?, i)))
+                    .collect()
+            });
+            *by_id.get(id)?
+        };
+        let task = self.cached.decoded(i)?;
+        scratch.clear();
+        serde_json::to_writer(&mut *scratch, &task).ok()?;
+        (scratch.as_slice() == text.as_bytes()).then_some(task)
+    }
+}
+
+/// [`validated_one_by_one`], except that a task `known` knows is not parsed nor validated; with the
+/// text of each task, in order.
 fn read_one_by_one<'b>(
     bytes: &'b [u8],
-    known: &FxHashMap<&str, &Task>,
+    known: &Known<'_>,
     keep: Keep,
 ) -> Option<(TaskDoc, Vec<&'b str>)> {
     use serde::de::{Error as _, MapAccess, Visitor};
@@ -914,9 +994,10 @@ fn read_one_by_one<'b>(
             Keep::Verdict => 0,
         };
         let mut tasks = Vec::with_capacity(capacity);
-        for text in part {
-            let task = match known.get(text.get()) {
-                Some(&task) => task.clone(),
+        let mut scratch = Vec::new();
+        for (at, text) in (start..).zip(part) {
+            let task = match known.get(text.get(), at, &mut scratch) {
+                Some(task) => task,
                 None => task_of(text, keep)?,
             };
             if keep != Keep::Verdict {
@@ -932,18 +1013,24 @@ fn read_one_by_one<'b>(
 /// Versions of a tasks document, each judged as [`validated_doc`] judges it, but a task whose
 /// text an earlier version holds is taken from there: the three versions git hands the merge
 /// driver are mostly the same tasks, and each was parsed and validated three times.
-pub(crate) fn validated_versions(versions: &[&[u8]]) -> Vec<Result<TaskDoc, String>> {
+pub(crate) fn validated_versions(
+    versions: &[&[u8]],
+    cached: Option<&task_cache::Encoded>,
+) -> Vec<Result<TaskDoc, String>> {
     let mut read: Vec<Result<TaskDoc, String>> = Vec::with_capacity(versions.len());
     let mut texts: Vec<Vec<&str>> = Vec::with_capacity(versions.len());
     for bytes in versions {
-        let known: FxHashMap<&str, &Task> = texts
-            .iter()
-            .zip(&read)
-            .filter_map(|(texts, doc)| {
-                Some(texts.iter().copied().zip(doc.as_ref().ok()?.tasks.iter()))
-            })
-            .flatten()
-            .collect();
+        let known = Known {
+            texts: texts
+                .iter()
+                .zip(&read)
+                .filter_map(|(texts, doc)| {
+                    Some(texts.iter().copied().zip(doc.as_ref().ok()?.tasks.iter()))
+                })
+                .flatten()
+                .collect(),
+            prior: cached.map(Prior::new),
+        };
         let (doc, own) = match read_one_by_one(bytes, &known, Keep::Tasks) {
             Some((doc, own)) => (Ok(doc), own),
             None => (validated_doc(bytes), Vec::new()),
@@ -2222,7 +2309,7 @@ impl ProjectStore for FsProjectStore {
         } else {
             Keep::Tasks
         };
-        let read = read_one_by_one(&bytes, &FxHashMap::default(), keep).map(|(doc, _)| doc);
+        let read = read_one_by_one(&bytes, &Known::default(), keep).map(|(doc, _)| doc);
         let doc = match read {
             Some(mut doc) => {
                 journal::take_marker(&mut doc.extra);
@@ -2789,27 +2876,74 @@ mod tests {
             );
             // It declines nothing valid but a repeated `tasks` key (the whole read keeps the
             // last), and accepts nothing the whole read refuses.
-            let one_by_one = validated_one_by_one(case.as_bytes());
+            let one_by_one = validated_one_by_one(case.as_bytes(), None);
             assert_eq!(one_by_one.is_some(), whole.is_some() && i != 8, "case {i}");
             if one_by_one.is_some() {
                 assert_eq!(one_by_one, whole, "case {i}");
                 // Bytes that passed before read the same without their tasks validated.
-                let passed =
-                    read_one_by_one(case.as_bytes(), &FxHashMap::default(), Keep::PassedTasks);
+                let passed = read_one_by_one(case.as_bytes(), &Known::default(), Keep::PassedTasks);
                 assert_eq!(passed.map(|(doc, _)| doc), whole, "case {i}: passed before");
             }
         }
         let error = validated_doc(cases[6].as_bytes()).unwrap_err();
         assert!(error.contains("/tasks/0/created_at"), "{error}");
 
+        // With a read cache whose tasks most cases share, each case still gets the verdict it
+        // gets alone: a cache of the same list, of a list a case reorders or edits, of a list
+        // whose every task differs from the file's under the same id.
+        let edited = |title: &str| {
+            let mut doc = valid_doc(9_000);
+            for task in doc.tasks.iter_mut().skip(100).step_by(7) {
+                task.title = format!("{} {title}", task.title);
+            }
+            doc
+        };
+        let mut reordered = valid_doc(9_000);
+        let mut tasks = reordered.tasks.take_all();
+        tasks.swap(10, 8_000);
+        reordered.tasks = tasks.into();
+        let mut shorter = valid_doc(9_000);
+        shorter.tasks.retain(|task| task.id.number() != 6);
+        let mut caches: Vec<task_cache::Encoded> = [valid_doc(9_000), reordered, shorter]
+            .iter()
+            .map(|doc| task_cache::Encoded::of(doc, 3).unwrap())
+            .collect();
+        let mut retitled = valid_doc(9_000);
+        for task in &mut retitled.tasks {
+            task.title.push_str(" (cached)");
+        }
+        caches.push(task_cache::Encoded::of(&retitled, 3).unwrap());
+        let more = [
+            String::from_utf8(render_tasks_json(&edited("again")).unwrap()).unwrap(),
+            big.replacen("\"level\":\"task\"", "\"level\":\"epic-ish\"", 1),
+        ];
+        let versions: Vec<&[u8]> = cases.iter().chain(&more).map(String::as_bytes).collect();
+        let alone: Vec<Result<TaskDoc, String>> =
+            versions.iter().map(|v| validated_doc(v)).collect();
+        assert!(alone[alone.len() - 2].is_ok() && alone[alone.len() - 1].is_err());
+        for (c, cached) in caches.iter().enumerate() {
+            for (i, case) in versions.iter().enumerate() {
+                assert_eq!(
+                    validated_doc_after(case, Some(cached)),
+                    alone[i],
+                    "cache {c}, case {i}"
+                );
+            }
+            assert_eq!(
+                validated_versions(&versions, Some(cached)),
+                alone,
+                "cache {c}"
+            );
+        }
+
         // Read as versions of one document, each case gets the verdict it gets alone, whatever
         // the cases before it share with it: in order, and backwards.
         let versions: Vec<&[u8]> = cases.iter().map(String::as_bytes).collect();
         let alone: Vec<Result<TaskDoc, String>> =
             versions.iter().map(|v| validated_doc(v)).collect();
-        assert_eq!(validated_versions(&versions), alone);
+        assert_eq!(validated_versions(&versions, None), alone);
         let backwards: Vec<&[u8]> = versions.iter().rev().copied().collect();
         let alone: Vec<Result<TaskDoc, String>> = alone.into_iter().rev().collect();
-        assert_eq!(validated_versions(&backwards), alone);
+        assert_eq!(validated_versions(&backwards, None), alone);
     }
 }

@@ -139,6 +139,11 @@ impl Encoded {
         dec.take(len)
     }
 
+    /// The `i`-th task, decoded.
+    pub(crate) fn decoded(&self, i: usize) -> Option<Task> {
+        decode_at(&self.bytes, *self.spans.get(i)?)
+    }
+
     /// Every task, decoded.
     pub(crate) fn tasks(&self) -> Option<Vec<Task>> {
         decode_tasks(&self.bytes, &self.spans)
@@ -159,7 +164,14 @@ pub(crate) fn read(path: &Path, key: &str, keep: bool) -> Option<(TaskDoc, u64, 
     let mut file = std::fs::File::open(path).ok()?;
     let size = usize::try_from(file.metadata().ok()?.len()).ok()?;
     let prepare = move || {
+        // The header first: a cache of another file (after a `git pull`, a write by another
+        // tool) is not read through — at 100,000 tasks, 30 MB.
         let mut bytes = Vec::with_capacity(size);
+        let head = MAGIC.len() + key.len() + 1;
+        (&mut file).take(head as u64).read_to_end(&mut bytes).ok()?;
+        if key_of(&bytes) != Some(key) {
+            return None;
+        }
         file.read_to_end(&mut bytes).ok()?;
         Located::of(bytes, key)
     };
@@ -195,6 +207,29 @@ pub(crate) fn read(path: &Path, key: &str, keep: bool) -> Option<(TaskDoc, u64, 
         spans,
     });
     Some((doc, seq, encoded))
+}
+
+/// The read cache whatever tasks.json it was made from — its key is not checked, its checksum is:
+/// the list cairn last validated, wrote or read in full for this project. A tasks.json another tool
+/// wrote (a `git pull`, a merge, a copy of the store) is mostly those same tasks, each written as
+/// cairn writes it, which a reader can then take from here instead of parsing and validating
+/// them (see `project_store::Known`). `None` when there is no whole cache.
+pub(crate) fn read_any(path: &Path) -> Option<Encoded> {
+    let bytes = std::fs::read(path).ok()?;
+    let key = key_of(&bytes)?.to_owned();
+    let read = Located::of(bytes, &key)?;
+    (checksum(&key, &read.bytes[read.payload..]) == read.sum).then_some(Encoded {
+        bytes: read.bytes,
+        payload: read.payload,
+        spans: read.spans,
+    })
+}
+
+/// The key in a cache's header, if `bytes` begin with one.
+fn key_of(bytes: &[u8]) -> Option<&str> {
+    let rest = bytes.strip_prefix(MAGIC)?;
+    let newline = memchr::memchr(b'\n', rest)?;
+    std::str::from_utf8(&rest[..newline]).ok()
 }
 
 /// A cache of this many bytes or more holds enough tasks (at a few hundred bytes each) to be
