@@ -869,8 +869,8 @@ enum Keep {
 /// task's verdict depends on its text alone).
 #[derive(Default)]
 struct Known<'k> {
-    /// The tasks of versions of the document read before, by text.
-    texts: FxHashMap<&'k str, &'k Task>,
+    /// Versions of the document read before.
+    earlier: Vec<Version<'k>>,
     /// The read cache's list.
     prior: Option<Prior<'k>>,
 }
@@ -879,10 +879,59 @@ impl Known<'_> {
     /// The task whose text is `text`, the `at`-th of its document, if it is known; `scratch` is
     /// the caller's to reuse.
     fn get(&self, text: &str, at: usize, scratch: &mut Vec<u8>) -> Option<Task> {
-        if let Some(&task) = self.texts.get(text) {
+        if let Some(task) = self.earlier.iter().find_map(|v| v.task(text, at)) {
             return Some(task.clone());
         }
         self.prior.as_ref()?.rendered_as(text, at, scratch)
+    }
+}
+
+/// The id a task's text starts with, as cairn renders a task (`{"id":"T-001",…`). It only finds
+/// which task to compare a text with — by position first, else by id: a map of 100,000 texts was
+/// most of what sharing them saved. A task another tool wrote with its id elsewhere is compared
+/// by position alone.
+fn leading_id(text: &str) -> Option<&[u8]> {
+    let id = text.strip_prefix("{\"id\":\"")?.as_bytes();
+    Some(&id[..memchr::memchr(b'"', id)?])
+}
+
+/// A version of a tasks document read before: its tasks and the text of each.
+struct Version<'k> {
+    doc: &'k TaskDoc,
+    texts: &'k [&'k str],
+    /// Each task's position by id, made at the first task not at its position here.
+    by_id: std::sync::OnceLock<FxHashMap<&'k [u8], usize>>,
+}
+
+impl<'k> Version<'k> {
+    fn new(doc: &'k TaskDoc, texts: &'k [&'k str]) -> Self {
+        Self {
+            doc,
+            texts,
+            by_id: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// The task whose text here is `text`, the `at`-th task of its own document.
+    fn task(&self, text: &str, at: usize) -> Option<&'k Task> {
+        let here = self.texts.get(at);
+        let i = if here == Some(&text) {
+            at
+        } else {
+            let id = leading_id(text)?;
+            if here.and_then(|here| leading_id(here)) == Some(id) {
+                // The same task, changed.
+                return None;
+            }
+            let by_id = self.by_id.get_or_init(|| {
+                let ids = self.texts.iter().enumerate();
+                ids.filter_map(|(i, text)| Some((leading_id(text)?, i)))
+                    .collect()
+            });
+            let i = *by_id.get(id)?;
+            (self.texts.get(i) == Some(&text)).then_some(i)?
+        };
+        self.doc.tasks.get(i)
     }
 }
 
@@ -908,10 +957,8 @@ impl<'p> Prior<'p> {
 
     /// The cached task rendered as `text`, the `at`-th task of its document.
     fn rendered_as(&self, text: &str, at: usize, scratch: &mut Vec<u8>) -> Option<Task> {
-        // cairn renders the id first (a pretty-printed task does not start so, and is not looked
-        // up); the rendering compared below is the proof, the id only finds what to compare.
-        let id = text.strip_prefix("{\"id\":\"")?.as_bytes();
-        let id = &id[..memchr::memchr(b'"', id)?];
+        // The rendering compared below is the proof; the id only finds what to compare.
+        let id = leading_id(text)?;
         let i = if self.cached.id(at) == Some(id) {
             at
         } else {
@@ -1021,13 +1068,10 @@ pub(crate) fn validated_versions(
     let mut texts: Vec<Vec<&str>> = Vec::with_capacity(versions.len());
     for bytes in versions {
         let known = Known {
-            texts: texts
+            earlier: texts
                 .iter()
                 .zip(&read)
-                .filter_map(|(texts, doc)| {
-                    Some(texts.iter().copied().zip(doc.as_ref().ok()?.tasks.iter()))
-                })
-                .flatten()
+                .filter_map(|(texts, doc)| Some(Version::new(doc.as_ref().ok()?, texts)))
                 .collect(),
             prior: cached.map(Prior::new),
         };
@@ -1209,7 +1253,16 @@ pub(crate) fn validated_beside(
         .zip(side.tasks.iter().map(Some).chain(std::iter::repeat(None)))
         .map(|(task, there)| there == Some(task))
         .collect();
-    validate_changed(doc, &unchanged, path)?;
+    validated_unchanged(doc, &unchanged, path)
+}
+
+/// [`validated_beside`], told which tasks a side that passed its schema had as they are.
+pub(crate) fn validated_unchanged(
+    doc: &TaskDoc,
+    unchanged: &[bool],
+    path: &Path,
+) -> Result<Vec<u8>, StoreError> {
+    validate_changed(doc, unchanged, path)?;
     render_tasks(doc, None, None, |_| false)
         .map(Rendered::into_bytes)
         .map_err(|e| StoreError::Invalid {
@@ -1217,6 +1270,9 @@ pub(crate) fn validated_beside(
             detail: e.to_string(),
         })
 }
+
+/// Below this many tasks to render a thread costs more than it saves (see [`render_tasks`]).
+const RENDER_PER_THREAD: usize = 4096;
 
 /// Renders tasks.json as cairn writes it: one task per line, each compact, between a first line
 /// holding the document's top-level fields up to `"tasks":[` and a last line holding the rest.
@@ -1235,7 +1291,7 @@ fn render_tasks<'a>(
     doc: &TaskDoc,
     seq: Option<u64>,
     lines: Option<&'a TaskLines>,
-    unchanged: impl Fn(usize) -> bool,
+    unchanged: impl Fn(usize) -> bool + Sync,
 ) -> Result<Rendered<'a>, serde_json::Error> {
     let Value::Object(top) = serde_json::to_value(journal::top_of(doc))? else {
         return Err(serde::ser::Error::custom(
@@ -1247,6 +1303,28 @@ fn render_tasks<'a>(
         - (0..doc.tasks.len())
             .filter(|&i| reused(i).is_some())
             .count();
+    // Many tasks to render (an import, a restore, a merge, the first write after another tool's)
+    // are rendered on every core first, each part into a buffer of its own, and copied in below.
+    let apart = if fresh >= 2 * RENDER_PER_THREAD {
+        let parts = parallel::in_parts(&doc.tasks, RENDER_PER_THREAD, |part, start| {
+            let mut bytes = Vec::with_capacity(part.len() * 512);
+            let mut spans = Vec::with_capacity(part.len());
+            for (i, task) in (start..).zip(part) {
+                let from = bytes.len();
+                if reused(i).is_none() {
+                    serde_json::to_writer(&mut bytes, task)?;
+                }
+                spans.push((from, bytes.len()));
+            }
+            Ok::<_, serde_json::Error>((bytes, spans))
+        });
+        parts.into_iter().collect::<Result<Vec<_>, _>>()?
+    } else {
+        Vec::new()
+    };
+    let mut rendered_apart = apart
+        .iter()
+        .flat_map(|(bytes, spans)| spans.iter().map(move |&(from, to)| &bytes[from..to]));
     let mut out = Rendered {
         made: Vec::with_capacity(fresh * 512 + 256),
         read: lines.map_or(&[][..], |l| &l.bytes[..]),
@@ -1274,9 +1352,14 @@ fn render_tasks<'a>(
         out.made.push(b'[');
         for (i, task) in doc.tasks.iter().enumerate() {
             let separator: &[u8] = if i == 0 { b"\n" } else { b",\n" };
-            match reused(i) {
-                Some(&(start, end)) => out.reuse(separator, start, end),
-                None => {
+            let apart = rendered_apart.next();
+            match (reused(i), apart) {
+                (Some(&(start, end)), _) => out.reuse(separator, start, end),
+                (None, Some(rendered)) => {
+                    out.made.extend_from_slice(separator);
+                    out.made.extend_from_slice(rendered);
+                }
+                (None, None) => {
                     out.made.extend_from_slice(separator);
                     serde_json::to_writer(&mut out.made, task)?;
                 }
@@ -2762,12 +2845,17 @@ mod tests {
     /// tasks is written as one piece of the file read.
     #[test]
     fn reused_lines_render_the_same_bytes_as_a_fresh_render() {
+        // Large lists are rendered on every core: some changed tasks among many, and enough of
+        // them to be rendered apart between reused runs.
+        let every_second: Vec<usize> = (0..20_000).step_by(2).collect();
         for (n, changed) in [
             (0, &[][..]),
             (1, &[][..]),
             (3, &[1][..]),
             (10, &[0, 3, 4, 9][..]),
             (10, &[5][..]),
+            (20_000, &[0, 7, 8_193, 19_999][..]),
+            (20_000, &every_second[..]),
         ] {
             let before = doc(n);
             let bytes = render_tasks(&before, Some(4), None, |_| false)

@@ -28,7 +28,7 @@ pub fn driver(ctx: &Ctx, args: MergeDriverArgs) -> Result<Report, Failure> {
     // goes: freed blocks are reused (at 100,000 tasks the arena alone grew it past 3 GB).
     let merged = {
         let _recycling = cairn_heap::recycling();
-        merge_store_file(&args.path, &base, &ours, &theirs)
+        merge_store_file(&args.path, base, ours, theirs)
     }
     .map_err(|e| {
         let code = match e {

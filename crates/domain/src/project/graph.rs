@@ -148,6 +148,7 @@ impl<'a> Index<'a> {
             && self.all_dependencies(task).all(|d| self.is_complete(d))
     }
 
+    /// What a task waits on: its effective dependencies and its children.
     fn waits_on(&self, task: &'a Task) -> impl Iterator<Item = &'a TaskId> + '_ {
         self.effective_dependencies(task)
             .into_iter()
@@ -512,48 +513,60 @@ fn level<'a>(
 }
 
 /// A cycle in the wait graph if there is one, as a closed path `[a, b, …, a]`.
-pub fn find_cycle(doc: &TaskDoc) -> Option<Vec<TaskId>> {
-    let index = Index::new(doc);
+pub fn find_cycle<'d>(doc: &'d TaskDoc) -> Option<Vec<TaskId>> {
     #[derive(Clone, Copy, PartialEq)]
     enum Mark {
+        New,
         Visiting,
         Done,
     }
-    let mut marks: FxHashMap<&TaskId, Mark> = FxHashMap::default();
-    for root in &doc.tasks {
-        if marks.contains_key(&root.id) {
+    let index = Index::new(doc);
+    let tasks = &doc.tasks;
+    // By position (of an id's first copy, as `Index` resolves ids), and one list of the ids
+    // still to walk for every step of the path: a map of marks by id and a list per step were
+    // most of a search of 100,000 tasks.
+    let mut marks = vec![Mark::New; tasks.len()];
+    // Iterative DFS: deep dependency chains must not overflow the stack. Each step of the path
+    // is a task and where the ids it waits on start in `pending`.
+    let mut path: Vec<(usize, usize)> = Vec::new();
+    let mut pending: Vec<&TaskId> = Vec::new();
+    let enter = |at: usize,
+                 path: &mut Vec<(usize, usize)>,
+                 pending: &mut Vec<&'d TaskId>,
+                 marks: &mut [Mark]| {
+        marks[at] = Mark::Visiting;
+        path.push((at, pending.len()));
+        pending.extend(index.waits_on(&tasks[at]));
+    };
+    for root in tasks {
+        let Some(root) = index.position(&root.id) else {
+            continue;
+        };
+        if marks[root] != Mark::New {
             continue;
         }
-        // Iterative DFS: deep dependency chains must not overflow the stack.
-        let mut stack: Vec<(&Task, Vec<&TaskId>)> = vec![(root, index.waits_on(root).collect())];
-        marks.insert(&root.id, Mark::Visiting);
-        while let Some((task, pending)) = stack.last_mut() {
-            match pending.pop() {
-                Some(next_id) => {
-                    let Some(next) = index.get(next_id) else {
-                        continue;
-                    };
-                    match marks.get(&next.id) {
-                        Some(Mark::Done) => {}
-                        Some(Mark::Visiting) => {
-                            let start =
-                                stack.iter().position(|(t, _)| t.id == next.id).unwrap_or(0);
-                            let mut cycle: Vec<TaskId> =
-                                stack[start..].iter().map(|(t, _)| t.id.clone()).collect();
-                            cycle.push(next.id.clone());
-                            return Some(cycle);
-                        }
-                        None => {
-                            marks.insert(&next.id, Mark::Visiting);
-                            let children = index.waits_on(next).collect();
-                            stack.push((next, children));
-                        }
-                    }
+        enter(root, &mut path, &mut pending, &mut marks);
+        while let Some(&(at, from)) = path.last() {
+            if pending.len() == from {
+                marks[at] = Mark::Done;
+                path.pop();
+                continue;
+            }
+            let Some(next) = pending.pop().and_then(|id| index.position(id)) else {
+                continue;
+            };
+            match marks[next] {
+                Mark::Done => {}
+                Mark::Visiting => {
+                    let start = path.iter().position(|&(p, _)| p == next).unwrap_or(0);
+                    let mut cycle: Vec<TaskId> = path[start..]
+                        .iter()
+                        .map(|&(p, _)| tasks[p].id.clone())
+                        .collect();
+                    cycle.push(tasks[next].id.clone());
+                    return Some(cycle);
                 }
-                None => {
-                    marks.insert(&task.id, Mark::Done);
-                    stack.pop();
-                }
+                Mark::New => enter(next, &mut path, &mut pending, &mut marks),
             }
         }
     }

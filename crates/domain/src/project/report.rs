@@ -4,6 +4,8 @@
 
 use std::collections::{HashMap, HashSet};
 
+use rustc_hash::FxHashSet;
+
 use serde::Serialize;
 
 use crate::next::NextStep;
@@ -61,7 +63,8 @@ fn finding(
 /// Everything wrong with the task list's structure. Pure: looks at nothing but `doc`.
 pub fn diagnose(doc: &TaskDoc) -> Vec<Finding> {
     let mut out = Vec::new();
-    let mut seen = HashSet::new();
+    // FxHash: ids are numbers cairn gave; SipHash was a fifth of a diagnosis of 100,000 tasks.
+    let mut seen = FxHashSet::with_capacity_and_hasher(doc.tasks.len(), Default::default());
     for t in &doc.tasks {
         if !seen.insert(&t.id) {
             out.push(finding(
@@ -78,7 +81,7 @@ pub fn diagnose(doc: &TaskDoc) -> Vec<Finding> {
     }
     let index = Index::new(doc);
     for t in &doc.tasks {
-        let mut deps = HashSet::new();
+        let mut deps = FxHashSet::default();
         for d in &t.dependencies {
             if !deps.insert(d) {
                 out.push(finding(
