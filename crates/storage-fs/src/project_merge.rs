@@ -151,7 +151,7 @@ pub fn merge_file(
                     ("the ancestor", &base),
                 ],
                 &shown,
-                cached.as_ref(),
+                cached.as_ref().map(|cached| &cached.encoded),
             );
             drop((cached, ours, theirs, base));
             let [ours, theirs, base] = read?;
