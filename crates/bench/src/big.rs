@@ -79,13 +79,15 @@ pub fn measure(cairn: &Path, root: &Path, iters: usize) -> Result<Vec<Measured>,
     let mut samples = Vec::with_capacity(iters);
     for _ in 0..iters {
         copy(&base, &ours)?;
+        // git runs the driver at the top of the work tree, where the path it names finds the
+        // project (and its read cache): named whole here, it finds them from anywhere.
         let argv: Vec<String> = [
             c.as_str(),
             "merge-driver",
             &base.display().to_string(),
             &ours.display().to_string(),
             &theirs.display().to_string(),
-            ".claude/projects/bench/tasks.json",
+            &tasks_json.display().to_string(),
         ]
         .map(str::to_owned)
         .to_vec();

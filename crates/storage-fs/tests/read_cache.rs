@@ -243,6 +243,10 @@ async fn a_file_another_tool_wrote_is_validated_once_then_read_from_the_cache() 
         titles(&s.load().await),
         ["first task", "SECOND TASK", "third task", "fourth task"]
     );
+    assert!(
+        !cache.exists(),
+        "the write leaves no cache of the file it replaced"
+    );
     let log = std::fs::read_to_string(s.path("progress/log.md")).expect("the log");
     let replay = log
         .lines()
