@@ -1211,22 +1211,36 @@ fn validate_changed(doc: &TaskDoc, unchanged: &[bool], path: &Path) -> Result<()
     };
     let top = serde_json::to_value(journal::top_of(doc)).map_err(|e| invalid(e.to_string()))?;
     schema::validate(SchemaKind::Tasks, &top).map_err(|errors| invalid(errors.join("; ")))?;
-    for (i, task) in doc.tasks.iter().enumerate() {
-        if unchanged.get(i) == Some(&true) {
-            continue;
-        }
-        let value = serde_json::to_value(task).map_err(|e| invalid(e.to_string()))?;
-        schema::validate(SchemaKind::Task, &value).map_err(|errors| {
-            invalid(
+    let check = |part: &[Task], start: usize| {
+        for (i, task) in (start..).zip(part) {
+            if unchanged.get(i) == Some(&true) {
+                continue;
+            }
+            let value = serde_json::to_value(task).map_err(|e| e.to_string())?;
+            schema::validate(SchemaKind::Task, &value).map_err(|errors| {
                 errors
                     .iter()
                     .map(|e| format!("/tasks/{i}{}", e.strip_prefix("(root)").unwrap_or(e)))
                     .collect::<Vec<_>>()
-                    .join("; "),
-            )
-        })?;
-    }
-    Ok(())
+                    .join("; ")
+            })?;
+        }
+        Ok(())
+    };
+    // On every core when there are many (an import, a restore, a merge): each part reports its
+    // first invalid task, and the first part's report is the first of all. A write of a few
+    // tasks starts no thread.
+    let changed = (0..doc.tasks.len())
+        .filter(|&i| unchanged.get(i) != Some(&true))
+        .count();
+    let checked = if changed >= 2 * RENDER_PER_THREAD {
+        parallel::in_parts(&doc.tasks, RENDER_PER_THREAD, check)
+            .into_iter()
+            .collect()
+    } else {
+        check(&doc.tasks, 0)
+    };
+    checked.map_err(invalid)
 }
 
 /// Validates `doc` against `kind` and renders it, with the commit marker `seq` when there is one
@@ -1281,7 +1295,8 @@ pub(crate) fn validated_unchanged(
         })
 }
 
-/// Below this many tasks to render a thread costs more than it saves (see [`render_tasks`]).
+/// Below this many tasks to render or validate a thread costs more than it saves (see
+/// [`render_tasks`], [`validate_changed`]).
 const RENDER_PER_THREAD: usize = 4096;
 
 /// Renders tasks.json as cairn writes it: one task per line, each compact, between a first line
@@ -2911,6 +2926,41 @@ mod tests {
                 String::from_utf8_lossy(&reused.into_bytes()),
                 String::from_utf8_lossy(&fresh.into_bytes())
             );
+        }
+    }
+
+    /// A write validates the tasks it changed — many of them on every core — and names the first
+    /// invalid one, as a check of one task after the other would.
+    #[test]
+    fn a_write_names_the_first_invalid_task_it_changed() {
+        let path = Path::new("tasks.json");
+        for (n, bad) in [
+            (10, vec![3, 7]),
+            (20_000, vec![9_000, 15_000]),
+            (20_000, vec![]),
+        ] {
+            let mut doc = doc(n);
+            for task in doc.tasks.iter_mut() {
+                task.completion_criteria = vec!["works as described".to_owned()];
+            }
+            for &i in &bad {
+                doc.tasks.get_mut(i).expect("a task").title = "x".to_owned();
+            }
+            let all_changed = vec![false; doc.tasks.len()];
+            let error = validate_changed(&doc, &all_changed, path)
+                .err()
+                .map(|e| e.to_string());
+            match bad.first() {
+                Some(first) => {
+                    let error = error.expect("refused");
+                    assert!(error.contains(&format!("/tasks/{first}/title")), "{error}");
+                    assert!(!error.contains(&format!("/tasks/{}/", bad[1])), "{error}");
+                }
+                None => assert_eq!(error, None),
+            }
+            // A task left as it was is not validated again.
+            let bad_unchanged: Vec<bool> = (0..doc.tasks.len()).map(|i| bad.contains(&i)).collect();
+            assert!(validate_changed(&doc, &bad_unchanged, path).is_ok());
         }
     }
 
