@@ -12,14 +12,15 @@
 //!   process ends soon; what it gave back it would fault in again), and serves every thread from
 //!   that one heap;
 //! - [`Heap`], the binaries' global allocator, asks the kernel to back each new stretch of the heap
-//!   with transparent huge pages (`MADV_HUGEPAGE`): one fault per 2 MiB instead of 512. Where THP is
-//!   off (`/sys/kernel/mm/transparent_hugepage/enabled` = `never`) the advice is ignored;
+//!   with transparent huge pages (`MADV_HUGEPAGE`): one fault per 2 MiB instead of 512 — for the
+//!   first [`HUGE_PAGES_FIRST`] bytes of it, and of the arena, only. Where THP is off
+//!   (`/sys/kernel/mm/transparent_hugepage/enabled` = `never`) the advice is ignored;
 //! - small blocks (up to [`SMALL`] bytes: the strings and short vectors of a decoded task list)
 //!   are bumped from an arena and never freed. A decoded list of 10,000 tasks is 90,000 such
 //!   blocks; glibc spent a fifth of `task complete` allocating, freeing and consolidating them.
 //!   The arena is one stretch of address space reserved at the call (1 GiB, committed only where
-//!   touched, with huge pages); a free of a block in it does nothing, a free of any other block is
-//!   glibc's. Each thread bumps from a stretch of the arena of its own, so threads decoding side
+//!   touched, its first stretch with huge pages); a free of a block in it does nothing, a free of
+//!   any other block is glibc's. Each thread bumps from a stretch of the arena of its own, so threads decoding side
 //!   by side do not contend. When the arena is spent, small blocks come from glibc again. What a
 //!   short process leaks this way is what it allocated small in its life: at 10,000 tasks a few
 //!   megabytes. Work that frees far more than it keeps holds a [`recycling`] guard, under which
@@ -38,6 +39,15 @@
 //! workspace forbids it. Off Linux with glibc, everything here is a no-op.
 
 use std::alloc::{GlobalAlloc, Layout, System};
+
+/// How much of the arena, and how much of the heap, is backed by transparent huge pages: the
+/// first 64 MiB of each, all a command on a 10,000-task store touches. Beyond it memory comes in
+/// 4 KiB pages. On a virtual machine a fresh huge page can cost ten times its usual clearing
+/// (the host backs it anew): a 100,000-task merge took 0.11–0.15 s of system time in one run and
+/// 0.5–1.2 s in the next, with the same huge-page faults and no compaction, while with 4 KiB pages
+/// beyond the first 64 MiB it took 0.52–0.56 s in every run of the same minute (0.81–1.07 s with
+/// huge pages throughout), and 10,000-task commands kept their times.
+pub const HUGE_PAGES_FIRST: usize = 64 << 20;
 
 /// The largest block the arena serves (see the crate docs). Larger ones are buffers, freed and
 /// reused through glibc as usual.
@@ -143,14 +153,21 @@ impl Drop for Recycling {
 
 /// Tunes the heap of this process for a short life on a large store (see the crate docs). Call it
 /// once, early, in a process that ends within seconds; calling it again does nothing more.
-/// `CAIRN_HEAP=system` in the environment turns it off, and `CAIRN_HEAP=no-arena` turns off only
-/// the small-block arena, to compare or to rule either out.
+/// `CAIRN_HEAP=system` in the environment turns it off, `CAIRN_HEAP=no-arena` turns off only
+/// the small-block arena, `CAIRN_HEAP=no-huge-pages` the huge-page advice and
+/// `CAIRN_HEAP=all-huge-pages` its limit ([`HUGE_PAGES_FIRST`]), to compare or to rule any of them
+/// out.
 pub fn tune_for_a_short_process() {
     let choice = std::env::var_os("CAIRN_HEAP");
     if choice.as_ref().is_some_and(|v| v == "system") {
         return;
     }
-    imp::tune(choice.is_none_or(|v| v != "no-arena"));
+    let huge_pages = match choice.as_ref().and_then(|v| v.to_str()) {
+        Some("no-huge-pages") => 0,
+        Some("all-huge-pages") => usize::MAX,
+        _ => HUGE_PAGES_FIRST,
+    };
+    imp::tune(choice.is_none_or(|v| v != "no-arena"), huge_pages);
 }
 
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
@@ -163,6 +180,10 @@ mod imp {
     /// [`tune`].
     static ADVISED_TO: AtomicUsize = AtomicUsize::new(0);
     static TUNED: Once = Once::new();
+    /// How much of the arena, and of the heap, gets the huge-page advice.
+    static HUGE_LIMIT: AtomicUsize = AtomicUsize::new(usize::MAX);
+    /// How much of the heap may still get it.
+    static HEAP_HUGE_LEFT: AtomicUsize = AtomicUsize::new(usize::MAX);
 
     /// glibc's largest allowed mmap threshold on 64-bit (half its 64 MiB heap size): a buffer
     /// under it is carved from the heap, so it gets the heap's huge pages and is reused after free.
@@ -341,15 +362,20 @@ mod imp {
             return;
         }
         let start = base as usize;
-        advise_range(start, start + ARENA_SIZE);
+        advise_range(
+            start,
+            start + ARENA_SIZE.min(HUGE_LIMIT.load(Ordering::Relaxed)),
+        );
         // The end last: until it is set, `bump` finds no room and `in_arena` matches nothing.
         ARENA_START.store(start, Ordering::Relaxed);
         ARENA_NEXT.store(start, Ordering::Relaxed);
         ARENA_END.store(start + ARENA_SIZE, Ordering::Release);
     }
 
-    pub(super) fn tune(arena: bool) {
+    pub(super) fn tune(arena: bool, huge_pages: usize) {
         TUNED.call_once(|| {
+            HUGE_LIMIT.store(huge_pages, Ordering::Relaxed);
+            HEAP_HUGE_LEFT.store(huge_pages, Ordering::Relaxed);
             if arena {
                 reserve_arena();
             }
@@ -380,15 +406,26 @@ mod imp {
             return block;
         }
         if size >= BIG {
-            advise_range(block as usize, block as usize + size);
+            advise_heap(block as usize, block as usize + size);
             return block;
         }
         let top = program_break();
         if top > advised_to {
-            advise_range(advised_to, top);
+            advise_heap(advised_to, top);
             ADVISED_TO.store(top, Ordering::Relaxed);
         }
         block
+    }
+
+    /// [`advise_range`] over as much of `[start, end)` as the heap's share of huge pages has left.
+    fn advise_heap(start: usize, end: usize) {
+        let want = end.saturating_sub(start);
+        let Ok(left) = HEAP_HUGE_LEFT.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |left| {
+            (left > 0).then(|| left.saturating_sub(want))
+        }) else {
+            return;
+        };
+        advise_range(start, start + want.min(left));
     }
 
     unsafe extern "C" {
@@ -425,7 +462,7 @@ mod imp {
 mod imp {
     pub(super) static RECYCLING: std::sync::atomic::AtomicUsize =
         std::sync::atomic::AtomicUsize::new(0);
-    pub(super) fn tune(_arena: bool) {}
+    pub(super) fn tune(_arena: bool, _huge_pages: usize) {}
     pub(super) fn bump(_layout: std::alloc::Layout) -> Option<(*mut u8, bool)> {
         None
     }
