@@ -855,10 +855,16 @@ fn validated_one_by_one(bytes: &[u8], cached: Option<&task_cache::Encoded>) -> O
 
 /// [`validated_doc`]'s verdict alone: each task read and dropped at once, under
 /// [`cairn_heap::recycling`], instead of a list of 100,000 tasks built to be thrown away — its
-/// fresh pages were most of a `doctor --full`.
-fn verdict(bytes: &[u8]) -> Option<String> {
+/// fresh pages were most of a `doctor --full`. A task whose text is cairn's rendering of the
+/// task of the same id in `cached` (see [`Prior`]) passes as that task did: a damaged text is not
+/// that rendering, and is judged.
+fn verdict(bytes: &[u8], cached: Option<&task_cache::Encoded>) -> Option<String> {
     let _dropped = cairn_heap::recycling();
-    match read_one_by_one(bytes, &Known::default(), Keep::Verdict) {
+    let known = Known {
+        prior: cached.map(Prior::new),
+        ..Known::default()
+    };
+    match read_one_by_one(bytes, &known, Keep::Verdict) {
         Some(_) => None,
         None => validated_doc(bytes).err(),
     }
@@ -2768,9 +2774,15 @@ impl ProjectStore for FsProjectStore {
         // a tasks document whose bytes passed a full validation before is not validated again
         // (see `verdicts`).
         let mut verdicts = full.then(|| Verdicts::read(&layout));
-        let judged = |verdicts: &mut Verdicts, path: &Path| match std::fs::read(path) {
-            Err(e) => Some(format!("cannot read it: {e}")),
-            Ok(bytes) => verdicts.judge(&bytes, verdict),
+        // The read cache's list, read for the first document to validate: tasks.json after a
+        // write, and the checkpoints, are mostly its tasks (see `verdict`).
+        let cached = std::cell::OnceCell::new();
+        let judged = |verdicts: &mut Verdicts, path: &Path| {
+            verdicts.judge_file(path, |bytes| {
+                let cached =
+                    cached.get_or_init(|| task_cache::read_any(&task_cache::path(layout.dir())));
+                verdict(bytes, cached.as_ref().map(|cached| &cached.encoded))
+            })
         };
         let tasks_problem = if let Some(verdicts) = verdicts.as_mut() {
             judged(verdicts, &tasks_json)
@@ -3040,7 +3052,7 @@ mod tests {
             let whole = whole(case.as_bytes());
             assert_eq!(validated_doc(case.as_bytes()).ok(), whole, "case {i}");
             assert_eq!(
-                verdict(case.as_bytes()),
+                verdict(case.as_bytes(), None),
                 validated_doc(case.as_bytes()).err(),
                 "case {i}: the verdict alone"
             );
@@ -3097,6 +3109,11 @@ mod tests {
                     validated_doc_after(case, Some(cached)),
                     alone[i],
                     "cache {c}, case {i}"
+                );
+                assert_eq!(
+                    verdict(case, Some(cached)),
+                    alone[i].as_ref().err().cloned(),
+                    "cache {c}, case {i}: the verdict alone"
                 );
             }
             assert_eq!(

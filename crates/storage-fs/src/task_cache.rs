@@ -349,25 +349,84 @@ pub(crate) fn write(path: &Path, key: &str, encoded: &Encoded) {
 }
 
 /// A fast 64-bit checksum of `key` and `payload`: it guards against damage and torn writes, not
-/// against an adversary — whoever can write the cache can write tasks.json. Four lanes of eight
-/// bytes: one multiply chain over the whole payload was most of the checksum's cost.
+/// against an adversary — whoever can write the cache can write tasks.json.
 pub(crate) fn checksum(key: &str, payload: &[u8]) -> u64 {
-    const K: u64 = 0x9E37_79B9_7F4A_7C15;
-    let mix = |h: u64, w: u64| (h ^ w).wrapping_mul(K).rotate_left(29);
-    let mut lanes = [payload.len() as u64 ^ K, 1, 2, 3];
-    for bytes in [key.as_bytes(), payload] {
-        let mut blocks = bytes.chunks_exact(32);
-        for block in &mut blocks {
-            for (lane, word) in lanes.iter_mut().zip(block.chunks_exact(8)) {
-                *lane = mix(*lane, u64::from_le_bytes(word.try_into().unwrap_or([0; 8])));
+    let mut sum = Checksum::new(key, payload.len() as u64);
+    sum.blocks(payload);
+    sum.end(payload)
+}
+
+/// [`checksum`] of `len` bytes read from `reader` a megabyte at a time: the same sum, without
+/// the bytes in memory at once (`doctor --full` sums checkpoints of 48 MB it then drops).
+pub(crate) fn checksum_read(
+    key: &str,
+    len: u64,
+    mut reader: impl std::io::Read,
+) -> std::io::Result<u64> {
+    // Whole blocks until the last read: the remainder is summed byte by byte at the end.
+    let mut buffer = vec![0; 32 << 15];
+    let mut sum = Checksum::new(key, len);
+    let mut filled = 0;
+    loop {
+        let read = reader.read(&mut buffer[filled..])?;
+        filled += read;
+        if read == 0 || filled == buffer.len() {
+            let whole = filled - filled % 32;
+            sum.blocks(&buffer[..whole]);
+            if read == 0 {
+                return Ok(sum.end(&buffer[whole..filled]));
             }
-        }
-        for &b in blocks.remainder() {
-            lanes[0] = mix(lanes[0], u64::from(b));
+            buffer.copy_within(whole..filled, 0);
+            filled -= whole;
         }
     }
-    let h = lanes.into_iter().fold(0, mix);
-    h ^ (h >> 32)
+}
+
+/// Four lanes of eight bytes: one multiply chain over the whole payload was most of the
+/// checksum's cost.
+struct Checksum {
+    lanes: [u64; 4],
+}
+
+impl Checksum {
+    const K: u64 = 0x9E37_79B9_7F4A_7C15;
+
+    fn mix(h: u64, w: u64) -> u64 {
+        (h ^ w).wrapping_mul(Self::K).rotate_left(29)
+    }
+
+    fn new(key: &str, len: u64) -> Self {
+        let mut sum = Self {
+            lanes: [len ^ Self::K, 1, 2, 3],
+        };
+        sum.blocks(key.as_bytes());
+        sum.bytes(key.as_bytes());
+        sum
+    }
+
+    /// Sums the whole 32-byte blocks of `bytes`.
+    fn blocks(&mut self, bytes: &[u8]) {
+        for block in bytes.chunks_exact(32) {
+            for (lane, word) in self.lanes.iter_mut().zip(block.chunks_exact(8)) {
+                *lane = Self::mix(*lane, u64::from_le_bytes(word.try_into().unwrap_or([0; 8])));
+            }
+        }
+    }
+
+    /// Sums the bytes after the whole blocks of `bytes`, one at a time.
+    fn bytes(&mut self, bytes: &[u8]) {
+        for &b in bytes.chunks_exact(32).remainder() {
+            self.lanes[0] = Self::mix(self.lanes[0], u64::from(b));
+        }
+    }
+
+    /// The sum, once the payload's whole blocks are summed; `rest` holds (at least) its last,
+    /// partial block.
+    fn end(mut self, rest: &[u8]) -> u64 {
+        self.bytes(rest);
+        let h = self.lanes.into_iter().fold(0, Self::mix);
+        h ^ (h >> 32)
+    }
 }
 
 struct Enc(Vec<u8>);
@@ -795,6 +854,41 @@ mod tests {
             read(&path, "k", true).is_none(),
             "a garbled cache, for a writer"
         );
+    }
+
+    /// A file summed as it is read, in reads of any size, sums as its bytes in memory do.
+    #[test]
+    fn a_sum_read_in_pieces_is_the_sum_of_the_bytes() {
+        /// Hands out at most `step` bytes per read.
+        struct Pieces<'a> {
+            bytes: &'a [u8],
+            step: usize,
+        }
+        impl std::io::Read for Pieces<'_> {
+            fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+                let n = self.step.min(out.len()).min(self.bytes.len());
+                out[..n].copy_from_slice(&self.bytes[..n]);
+                self.bytes = &self.bytes[n..];
+                Ok(n)
+            }
+        }
+        let all: Vec<u8> = (0..(3 << 20) + 77)
+            .map(|i| (i * 7 + i / 251) as u8)
+            .collect();
+        let mega = 32 << 15;
+        for len in [0, 1, 31, 32, 33, 1000, mega - 1, mega, mega + 1, all.len()] {
+            for key in ["", "k", "a key of thirty-three bytes, yes!"] {
+                let bytes = &all[..len];
+                for step in [7_777, usize::MAX] {
+                    let read = checksum_read(key, len as u64, Pieces { bytes, step });
+                    assert_eq!(
+                        read.ok(),
+                        Some(checksum(key, bytes)),
+                        "{len} {key:?} {step}"
+                    );
+                }
+            }
+        }
     }
 
     /// A table of lengths that does not add up to the tasks between it and the top, or that cuts

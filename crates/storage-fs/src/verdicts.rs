@@ -16,7 +16,7 @@
 //! garbling the file costs only time. The list keeps the documents of the last run, so it does
 //! not grow with the checkpoints pruned.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use rustc_hash::FxHashSet;
 
@@ -68,6 +68,30 @@ impl Verdicts {
             self.passed.insert(key);
         }
         problem
+    }
+
+    /// [`Self::judge`] of the file at `path`, summed as it is read: bytes that passed before are
+    /// never held in memory whole (at 100,000 tasks each checkpoint is 48 MB); others are read
+    /// again, whole, to be validated. The error says what could not be read.
+    pub(crate) fn judge_file(
+        &mut self,
+        path: &Path,
+        validate: impl FnOnce(&[u8]) -> Option<String>,
+    ) -> Option<String> {
+        let summed = std::fs::File::open(path).and_then(|file| {
+            let len = file.metadata()?.len();
+            Ok((task_cache::checksum_read(rules(), len, file)?, len))
+        });
+        match summed {
+            Ok(key) if self.known.contains(&key) => {
+                self.passed.insert(key);
+                None
+            }
+            _ => match std::fs::read(path) {
+                Err(e) => Some(format!("cannot read it: {e}")),
+                Ok(bytes) => self.judge(&bytes, validate),
+            },
+        }
     }
 
     /// Whether these very bytes passed a full validation before.
