@@ -3,7 +3,7 @@
 //!
 //! The merge itself is the domain's ([`cairn_domain::project::merge`]); this module parses the
 //! three versions git hands over and renders the result through the store's own serializers
-//! (`project_store::validated_beside`, `project_store::to_json_bytes`), so a merged file is laid
+//! (`project_store::validated_unchanged`, `project_store::to_json_bytes`), so a merged file is laid
 //! out exactly as cairn writes it.
 //!
 //! **Conflicts.** The merged document keeps ours' value for each conflicting field; the same merge
@@ -25,7 +25,7 @@
 use std::collections::HashSet;
 use std::path::Path;
 
-use cairn_domain::project::merge::{self, Conflict, Renumbered};
+use cairn_domain::project::merge::{self, Conflict, Renumbered, Side};
 use cairn_domain::project::report::Finding;
 use cairn_domain::project::{Project, TaskDoc};
 use cairn_domain::time::Timestamp;
@@ -35,9 +35,7 @@ use serde_json::Value;
 use crate::layout::{self, ProjectLayout};
 use crate::progress_log;
 use crate::project_journal as journal;
-use crate::project_store::{
-    to_json_bytes, validated_beside, validated_unchanged, validated_versions,
-};
+use crate::project_store::{to_json_bytes, validated_sides, validated_unchanged};
 use crate::schema::{self, SchemaKind};
 use crate::task_cache;
 
@@ -145,32 +143,27 @@ pub fn merge_file(
             // often the very list it holds (see `project_store::Prior`).
             let cached = task_cache::read_any(&task_cache::path(layout.dir()));
             let read = read_tasks(
-                [
-                    ("ours", &ours),
-                    ("theirs", &theirs),
-                    ("the ancestor", &base),
-                ],
+                [&ours, &theirs, &base],
                 &shown,
                 cached.as_ref().map(|cached| &cached.encoded),
             );
             drop((cached, ours, theirs, base));
-            let [ours, theirs, base] = read?;
+            let (ours, theirs, base) = read?;
             let (ours, theirs) = (
                 required(ours, "ours", &shown)?,
                 required(theirs, "theirs", &shown)?,
             );
             let result = merge::merge_tasks(base.as_ref(), ours, &theirs)?;
-            drop(base);
+            drop((base, theirs));
             let target = layout.tasks_json();
-            // Each side's tasks passed their schema as they were read: a merged task that is
-            // ours' as it was, or theirs' at the same place, is not validated again (see
-            // `validated_beside`).
+            // Ours' tasks passed their schema as they were read: a merged task that is ours' as
+            // it was is not validated again (see `validate_changed`).
             merged.bytes = with_markers(
                 validated_unchanged(&result.doc, &result.ours_as_is, &target)?,
                 result
                     .theirs_doc
                     .as_ref()
-                    .map(|doc| validated_beside(doc, &theirs, &target))
+                    .map(|doc| validated_unchanged(doc, &result.theirs_doc_ours_as_is, &target))
                     .transpose()?,
             );
             merged.conflicts = result.conflicts;
@@ -214,27 +207,53 @@ fn absent(bytes: &[u8]) -> bool {
     bytes.iter().all(u8::is_ascii_whitespace)
 }
 
-/// Parses and validates each side's tasks.json (task by task on every core, as a read of a file
-/// another tool wrote, a task the sides share or `cached` holds read once: see
-/// `validated_versions`), without its replay marker; `None` for an absent one.
-fn read_tasks<const N: usize>(
-    sides: [(&'static str, &[u8]); N],
+/// Ours, theirs and the ancestor's tasks.json as read (`None`: absent).
+type Versions = (Option<TaskDoc>, Option<Side>, Option<Side>);
+
+/// Parses and validates each version of tasks.json — ours, theirs, the ancestor — (task by task on
+/// every core, as a read of a file another tool wrote; a task an earlier version holds or
+/// `cached` holds read once, and theirs' and the ancestor's tasks that are ours' named, not
+/// copied: see `validated_sides`), without its replay marker; `None` for an absent one.
+fn read_tasks(
+    [ours, theirs, base]: [&[u8]; 3],
     path: &str,
     cached: Option<&task_cache::Encoded>,
-) -> Result<[Option<TaskDoc>; N], MergeError> {
-    let present: Vec<usize> = (0..N).filter(|&i| !absent(sides[i].1)).collect();
-    let versions: Vec<&[u8]> = present.iter().map(|&i| sides[i].1).collect();
-    let mut out = [const { None }; N];
-    for (&i, doc) in present.iter().zip(validated_versions(&versions, cached)) {
-        let mut doc = doc.map_err(|detail| MergeError::Unreadable {
-            side: sides[i].0,
+) -> Result<Versions, MergeError> {
+    fn present(bytes: &[u8]) -> Option<&[u8]> {
+        (!absent(bytes)).then_some(bytes)
+    }
+    let (ours, sides) = validated_sides(present(ours), &[present(theirs), present(base)], cached);
+    let unreadable = |side: &'static str| {
+        move |detail: String| MergeError::Unreadable {
+            side,
             path: path.to_owned(),
             detail,
-        })?;
-        journal::take_marker(&mut doc.extra);
-        out[i] = Some(doc);
-    }
-    Ok(out)
+        }
+    };
+    let ours = ours
+        .transpose()
+        .map_err(unreadable("ours"))?
+        .map(|mut doc| {
+            journal::take_marker(&mut doc.extra);
+            doc
+        });
+    let mut sides = sides.into_iter();
+    let mut side = |name: &'static str| {
+        sides
+            .next()
+            .flatten()
+            .transpose()
+            .map_err(unreadable(name))
+            .map(|side| {
+                side.map(|mut side| {
+                    journal::take_marker(&mut side.top.extra);
+                    side
+                })
+            })
+    };
+    let theirs = side("theirs")?;
+    let base = side("the ancestor")?;
+    Ok((ours, theirs, base))
 }
 
 /// Parses and validates one side's project.json, without its replay marker; `None` when absent.

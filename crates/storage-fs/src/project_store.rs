@@ -25,6 +25,7 @@
 //! binaries drive them on a current-thread runtime where there is nothing else to starve. A
 //! server would call them through `spawn_blocking`.
 
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, PoisonError};
 use std::time::Duration;
@@ -32,6 +33,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use cairn_domain::log::LogRecord;
 use cairn_domain::ports::Clock;
+use cairn_domain::project::merge::{Side, SideTask};
 use cairn_domain::project::policy::{self, CHECKPOINT_RETENTION, DEBRIS_MAX_AGE, Velocity};
 use cairn_domain::project::store::{
     CheckpointInfo, Committed, DroppedTask, DumpedCheckpoint, DumpedResearch, KeptTask, Loaded,
@@ -884,21 +886,24 @@ enum Keep {
 /// Tasks read before: a task of the same text is that task again, neither parsed nor validated (a
 /// task's verdict depends on its text alone).
 #[derive(Default)]
-struct Known<'k> {
+struct Known<'k, 'p> {
     /// Versions of the document read before.
     earlier: Vec<Version<'k>>,
     /// The read cache's list.
-    prior: Option<Prior<'k>>,
+    prior: Option<Prior<'p>>,
 }
 
-impl Known<'_> {
-    /// The task whose text is `text`, the `at`-th of its document, if it is known; `scratch` is
-    /// the caller's to reuse.
-    fn get(&self, text: &str, at: usize, scratch: &mut Vec<u8>) -> Option<Task> {
+impl<'k> Known<'k, '_> {
+    /// The task whose text is `text`, the `at`-th of its document, if it is known: an earlier
+    /// version's own, or decoded from the cache; `scratch` is the caller's to reuse.
+    fn get(&self, text: &str, at: usize, scratch: &mut Vec<u8>) -> Option<Cow<'k, Task>> {
         if let Some(task) = self.earlier.iter().find_map(|v| v.task(text, at)) {
-            return Some(task.clone());
+            return Some(Cow::Borrowed(task));
         }
-        self.prior.as_ref()?.rendered_as(text, at, scratch)
+        self.prior
+            .as_ref()?
+            .rendered_as(text, at, scratch)
+            .map(Cow::Owned)
     }
 }
 
@@ -913,16 +918,16 @@ fn leading_id(text: &str) -> Option<&[u8]> {
 
 /// A version of a tasks document read before: its tasks and the text of each.
 struct Version<'k> {
-    doc: &'k TaskDoc,
+    tasks: Vec<&'k Task>,
     texts: &'k [&'k str],
     /// Each task's position by id, made at the first task not at its position here.
     by_id: std::sync::OnceLock<FxHashMap<&'k [u8], usize>>,
 }
 
 impl<'k> Version<'k> {
-    fn new(doc: &'k TaskDoc, texts: &'k [&'k str]) -> Self {
+    fn new(tasks: Vec<&'k Task>, texts: &'k [&'k str]) -> Self {
         Self {
-            doc,
+            tasks,
             texts,
             by_id: std::sync::OnceLock::new(),
         }
@@ -947,7 +952,7 @@ impl<'k> Version<'k> {
             let i = *by_id.get(id)?;
             (self.texts.get(i) == Some(&text)).then_some(i)?
         };
-        self.doc.tasks.get(i)
+        self.tasks.get(i).copied()
     }
 }
 
@@ -996,9 +1001,22 @@ impl<'p> Prior<'p> {
 /// text of each task, in order.
 fn read_one_by_one<'b>(
     bytes: &'b [u8],
-    known: &Known<'_>,
+    known: &Known<'_, '_>,
     keep: Keep,
 ) -> Option<(TaskDoc, Vec<&'b str>)> {
+    let (mut doc, tasks, texts) = read_each(bytes, known, keep, Cow::into_owned)?;
+    doc.tasks = TaskList::as_read(tasks);
+    Some((doc, texts))
+}
+
+/// [`read_one_by_one`], each task made into what `make` makes of it — a task `known` knows is
+/// borrowed — and the document's top-level fields apart.
+fn read_each<'b, 'k, T: Send>(
+    bytes: &'b [u8],
+    known: &Known<'k, '_>,
+    keep: Keep,
+    make: impl Fn(Cow<'k, Task>) -> T + Sync,
+) -> Option<(TaskDoc, Vec<T>, Vec<&'b str>)> {
     use serde::de::{Error as _, MapAccess, Visitor};
     use serde_json::value::RawValue;
     use std::fmt;
@@ -1048,7 +1066,7 @@ fn read_one_by_one<'b>(
     if !schema::is_valid(SchemaKind::Tasks, &top) {
         return None;
     }
-    let mut doc: TaskDoc = serde_json::from_value(top).ok()?;
+    let doc: TaskDoc = serde_json::from_value(top).ok()?;
     let parts = parallel::in_parts(&texts, PER_THREAD, |part, start| {
         let capacity = match keep {
             Keep::Tasks | Keep::PassedTasks => {
@@ -1061,44 +1079,119 @@ fn read_one_by_one<'b>(
         for (at, text) in (start..).zip(part) {
             let task = match known.get(text.get(), at, &mut scratch) {
                 Some(task) => task,
-                None => task_of(text, keep)?,
+                None => Cow::Owned(task_of(text, keep)?),
             };
             if keep != Keep::Verdict {
-                tasks.push(task);
+                tasks.push(make(task));
             }
         }
         Some(tasks)
     });
-    doc.tasks = TaskList::as_read(parallel::joined(parts)?);
-    Some((doc, texts.into_iter().map(RawValue::get).collect()))
+    let tasks = parallel::joined(parts)?;
+    Some((doc, tasks, texts.into_iter().map(RawValue::get).collect()))
 }
 
-/// Versions of a tasks document, each judged as [`validated_doc`] judges it, but a task whose
-/// text an earlier version holds is taken from there: the three versions git hands the merge
-/// driver are mostly the same tasks, and each was parsed and validated three times.
-pub(crate) fn validated_versions(
-    versions: &[&[u8]],
+/// A version of a tasks document as read: `None` when absent, else it or what is wrong with it.
+pub(crate) type VersionRead<T> = Option<Result<T, String>>;
+
+/// The versions of a tasks document git hands the merge driver — ours, then the others (`None`:
+/// absent) — each judged as [`validated_doc`] judges it, but a task whose text an earlier version
+/// holds is taken from there: the three versions are mostly the same tasks, and each was parsed
+/// and validated three times. Ours comes as a document, the others as sides that name the tasks
+/// they share with ours instead of copying them (see [`Side`]).
+pub(crate) fn validated_sides(
+    ours: Option<&[u8]>,
+    others: &[Option<&[u8]>],
     cached: Option<&task_cache::Encoded>,
-) -> Vec<Result<TaskDoc, String>> {
-    let mut read: Vec<Result<TaskDoc, String>> = Vec::with_capacity(versions.len());
-    let mut texts: Vec<Vec<&str>> = Vec::with_capacity(versions.len());
-    for bytes in versions {
+) -> (VersionRead<TaskDoc>, Vec<VersionRead<Side>>) {
+    let (ours, ours_texts) = match ours {
+        None => (None, Vec::new()),
+        Some(bytes) => {
+            let known = Known {
+                prior: cached.map(Prior::new),
+                ..Known::default()
+            };
+            match read_one_by_one(bytes, &known, Keep::Tasks) {
+                Some((doc, texts)) => (Some(Ok(doc)), texts),
+                None => (Some(validated_doc(bytes)), Vec::new()),
+            }
+        }
+    };
+    let ours_tasks: &[Task] = match &ours {
+        Some(Ok(doc)) => &doc.tasks,
+        _ => &[],
+    };
+    let mut sides: Vec<VersionRead<Side>> = Vec::with_capacity(others.len());
+    let mut side_texts: Vec<Vec<&str>> = Vec::with_capacity(others.len());
+    for bytes in others {
+        let Some(bytes) = bytes else {
+            sides.push(None);
+            side_texts.push(Vec::new());
+            continue;
+        };
+        let read_before = sides.iter().zip(&side_texts).filter_map(|(side, texts)| {
+            let side = side.as_ref()?.as_ref().ok()?;
+            Some(Version::new(side.tasks_in(ours_tasks).ok()?, texts))
+        });
         let known = Known {
-            earlier: texts
-                .iter()
-                .zip(&read)
-                .filter_map(|(texts, doc)| Some(Version::new(doc.as_ref().ok()?, texts)))
+            earlier: std::iter::once(Version::new(ours_tasks.iter().collect(), &ours_texts))
+                .chain(read_before)
                 .collect(),
             prior: cached.map(Prior::new),
         };
-        let (doc, own) = match read_one_by_one(bytes, &known, Keep::Tasks) {
-            Some((doc, own)) => (Ok(doc), own),
-            None => (validated_doc(bytes), Vec::new()),
-        };
+        // A task found in ours — directly, or through a side that shares it — is named, not
+        // copied.
+        let read = read_each(bytes, &known, Keep::Tasks, |task| match task {
+            Cow::Borrowed(task) => match position_in(ours_tasks, task) {
+                Some(i) => SideTask::Ours(i),
+                None => SideTask::Own(Box::new(task.clone())),
+            },
+            Cow::Owned(task) => SideTask::Own(Box::new(task)),
+        });
         drop(known);
-        read.push(doc);
-        texts.push(own);
+        let (side, texts) = match read {
+            Some((top, tasks, texts)) => (Ok(Side { top, tasks }), texts),
+            None => (validated_doc(bytes).map(Side::of), Vec::new()),
+        };
+        sides.push(Some(side));
+        side_texts.push(texts);
     }
+    (ours, sides)
+}
+
+/// Where `item` lies in `slice`, if it is one of its very elements: a task a side shares with ours
+/// is a reference to ours' own.
+fn position_in<T>(slice: &[T], item: &T) -> Option<usize> {
+    let size = std::mem::size_of::<T>().max(1);
+    let start = slice.as_ptr() as usize;
+    let offset = (std::ptr::from_ref(item) as usize).checked_sub(start)?;
+    (offset % size == 0 && offset / size < slice.len()).then_some(offset / size)
+}
+
+/// [`validated_sides`] with every side's tasks copied out: each version as a document.
+#[cfg(test)]
+fn validated_versions(
+    versions: &[&[u8]],
+    cached: Option<&task_cache::Encoded>,
+) -> Vec<Result<TaskDoc, String>> {
+    let Some((ours, others)) = versions.split_first() else {
+        return Vec::new();
+    };
+    let others: Vec<Option<&[u8]>> = others.iter().map(|&bytes| Some(bytes)).collect();
+    let (ours, sides) = validated_sides(Some(ours), &others, cached);
+    let ours = ours.unwrap_or_else(|| Err("absent".to_owned()));
+    let ours_tasks: &[Task] = ours.as_ref().map_or(&[], |doc| &doc.tasks);
+    let mut read = Vec::with_capacity(versions.len());
+    for side in sides.into_iter().flatten() {
+        read.push(side.and_then(|side| {
+            let tasks = side.tasks_in(ours_tasks).map_err(|e| e.to_string())?;
+            Ok(TaskDoc {
+                tasks: TaskList::as_read(tasks.into_iter().cloned().collect()),
+                ..side.top
+            })
+        }));
+    }
+    read.insert(0, ours);
     read
 }
 
@@ -1268,25 +1361,9 @@ pub(crate) fn validated_tasks(
         .map_err(|e| invalid(e.to_string()))
 }
 
-/// tasks.json for `doc`, made from `side`, a document whose tasks all passed their schema (a merge
-/// from the side it was read from): the top level and every task not found unchanged at the same
-/// place in `side` are validated, as a write validates the tasks it changed (see
-/// [`changed_tasks`]). No `log_seq` marker.
-pub(crate) fn validated_beside(
-    doc: &TaskDoc,
-    side: &TaskDoc,
-    path: &Path,
-) -> Result<Vec<u8>, StoreError> {
-    let unchanged: Vec<bool> = doc
-        .tasks
-        .iter()
-        .zip(side.tasks.iter().map(Some).chain(std::iter::repeat(None)))
-        .map(|(task, there)| there == Some(task))
-        .collect();
-    validated_unchanged(doc, &unchanged, path)
-}
-
-/// [`validated_beside`], told which tasks a side that passed its schema had as they are.
+/// tasks.json for `doc`, a merge whose tasks marked `unchanged` are tasks of a side that passed
+/// its schema as it was read: the top level and every other task are validated, as a write
+/// validates the tasks it changed (see [`changed_tasks`]). No `log_seq` marker.
 pub(crate) fn validated_unchanged(
     doc: &TaskDoc,
     unchanged: &[bool],

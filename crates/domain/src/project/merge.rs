@@ -25,7 +25,6 @@
 //! Values are compared as JSON values: the serde names are the spec's field names, and fields
 //! other tools wrote (`extra`) merge like every other field. No I/O and no file text here.
 
-use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -75,6 +74,8 @@ pub struct TasksMerge {
     pub findings: Vec<Finding>,
     /// For each task of `doc`, whether it is one of ours' tasks as ours had it.
     pub ours_as_is: Vec<bool>,
+    /// The same for `theirs_doc` (empty without it).
+    pub theirs_doc_ours_as_is: Vec<bool>,
 }
 
 impl TasksMerge {
@@ -97,37 +98,121 @@ pub struct ProjectMerge {
     pub theirs_project: Option<Project>,
 }
 
+/// A version of the task list other than ours — theirs, or the ancestor — that does not copy the
+/// tasks it shares with ours: three versions of a large list are mostly the same tasks, and a
+/// copy of 100,000 of them was most of what a merge allocated.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Side {
+    /// The document's top-level fields (its tasks empty).
+    pub top: TaskDoc,
+    pub tasks: Vec<SideTask>,
+}
+
+/// A task of a [`Side`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum SideTask {
+    /// Exactly ours' task at this position.
+    Ours(usize),
+    /// A task of its own (boxed: most of a side is the other kind, and a task is large).
+    Own(Box<Task>),
+}
+
+impl Side {
+    /// `doc`, every task its own.
+    pub fn of(mut doc: TaskDoc) -> Self {
+        let tasks = doc.tasks.take_all();
+        Self {
+            top: doc,
+            tasks: tasks
+                .into_iter()
+                .map(|task| SideTask::Own(Box::new(task)))
+                .collect(),
+        }
+    }
+
+    /// Its tasks, ours' found in `ours`.
+    pub fn tasks_in<'a>(&'a self, ours: &'a [Task]) -> Result<Vec<&'a Task>, DomainError> {
+        self.tasks
+            .iter()
+            .map(|task| match task {
+                SideTask::Own(task) => Ok(&**task),
+                SideTask::Ours(i) => ours.get(*i).ok_or_else(|| {
+                    DomainError::invalid(
+                        "merge",
+                        format!("a side names ours' task {i}, which ours has not"),
+                    )
+                }),
+            })
+            .collect()
+    }
+}
+
 /// Merges `ours` and `theirs`, two descendants of `base` (`None`: both sides created the file).
 /// Ours is taken: the merge is mostly ours' tasks, moved into it rather than copied (a copy of
 /// 100,000 tasks was a sixth of a merge).
 pub fn merge_tasks(
-    base: Option<&TaskDoc>,
+    base: Option<&Side>,
     ours: TaskDoc,
-    theirs: &TaskDoc,
+    theirs: &Side,
 ) -> Result<TasksMerge, DomainError> {
-    let empty = ours.without_tasks();
+    let empty = Side {
+        top: ours.without_tasks(),
+        tasks: Vec::new(),
+    };
     let base = base.unwrap_or(&empty);
+    let base_tasks = base.tasks_in(&ours.tasks)?;
+    let theirs_tasks = theirs.tasks_in(&ours.tasks)?;
     // Theirs is copied only to be renumbered: a copy of a large list for nothing was a tenth of
     // a merge.
-    let (theirs, renumbered) = match renumber_theirs(base, &ours, theirs) {
-        Some((renumbered_doc, renumbered)) => (Cow::Owned(renumbered_doc), renumbered),
-        None => (Cow::Borrowed(theirs), Vec::new()),
+    let renumbering = renumber_theirs(&base_tasks, &ours, &theirs_tasks);
+    let (theirs_tasks, renumbered) = match &renumbering {
+        Some((tasks, renumbered)) => (tasks.iter().collect(), renumbered.clone()),
+        None => (theirs_tasks, Vec::new()),
     };
-    let theirs: &TaskDoc = &theirs;
+    let (b, t) = (
+        (&base.top, &base_tasks[..]),
+        (&theirs.top, &theirs_tasks[..]),
+    );
 
-    let (mut doc, picks, conflicts) = merge_docs(base, &ours, theirs, false)?;
-    let theirs_doc = if conflicts.is_empty() {
-        None
+    let (mut doc, picks, conflicts) = merge_docs(b, &ours, t, false)?;
+    let (theirs_doc, theirs_doc_ours_as_is) = if conflicts.is_empty() {
+        (None, Vec::new())
     } else {
-        let (mut doc, picks, _) = merge_docs(base, &ours, theirs, true)?;
+        let (mut doc, picks, _) = merge_docs(b, &ours, t, true)?;
+        let as_is = picks.iter().map(|p| matches!(p, Pick::Ours(_))).collect();
         doc.tasks = TaskList::from(Pick::made(picks, |i| ours.tasks.get(i).cloned())?);
-        Some(doc)
+        (Some(doc), as_is)
     };
     let of_ours: FxHashSet<(&str, Option<TaskId>)> = report::diagnose(&ours)
         .into_iter()
         .map(|f| (f.code, f.task))
         .collect();
-    let ours_as_is = picks.iter().map(|p| matches!(p, Pick::Ours(_))).collect();
+    let ours_as_is: Vec<bool> = picks.iter().map(|p| matches!(p, Pick::Ours(_))).collect();
+    // Theirs as it is, should the rules need it below: ours' tasks move into the merge, so a
+    // task theirs shares with ours is found there, or copied now if the merge does not keep it
+    // as it is (a list with a repeated id).
+    let mut at_in_merge = vec![usize::MAX; ours.tasks.len()];
+    for (k, pick) in picks.iter().enumerate() {
+        if let Pick::Ours(i) = pick {
+            at_in_merge[*i] = k;
+        }
+    }
+    let theirs_kept: Vec<TheirsTask<'_>> = match &renumbering {
+        Some((tasks, _)) => tasks.iter().map(TheirsTask::Side).collect(),
+        None => theirs
+            .tasks
+            .iter()
+            .map(|task| match task {
+                SideTask::Own(task) => TheirsTask::Side(task),
+                SideTask::Ours(i) => match at_in_merge.get(*i) {
+                    Some(&k) if k != usize::MAX => TheirsTask::InMerge(k),
+                    _ => TheirsTask::Copy(ours.tasks.get(*i).cloned().map(Box::new)),
+                },
+            })
+            .collect(),
+    };
+    let picks = Pick::owned(picks);
+    drop((base_tasks, theirs_tasks));
     doc.tasks = TaskList::from(Pick::moved(picks, ours.tasks.into_vec())?);
     let mut findings: Vec<Finding> = report::diagnose(&doc)
         .into_iter()
@@ -135,7 +220,19 @@ pub fn merge_tasks(
         .collect();
     // Theirs is judged only for what ours does not explain: most merges find nothing new.
     if !findings.is_empty() {
-        let of_theirs: FxHashSet<(&str, Option<TaskId>)> = report::diagnose(theirs)
+        let theirs_doc = TaskDoc {
+            tasks: theirs_kept
+                .into_iter()
+                .filter_map(|task| match task {
+                    TheirsTask::InMerge(k) => doc.tasks.get(k).cloned(),
+                    TheirsTask::Side(task) => Some(task.clone()),
+                    TheirsTask::Copy(task) => task.map(|task| *task),
+                })
+                .collect::<Vec<_>>()
+                .into(),
+            ..theirs.top.without_tasks()
+        };
+        let of_theirs: FxHashSet<(&str, Option<TaskId>)> = report::diagnose(&theirs_doc)
             .into_iter()
             .map(|f| (f.code, f.task))
             .collect();
@@ -148,7 +245,18 @@ pub fn merge_tasks(
         renumbered,
         findings,
         ours_as_is,
+        theirs_doc_ours_as_is,
     })
+}
+
+/// A task of theirs once ours' tasks moved into the merge.
+enum TheirsTask<'s> {
+    /// The merge's task at this position.
+    InMerge(usize),
+    /// Theirs' own task.
+    Side(&'s Task),
+    /// Ours' task, which the merge does not keep as it is (boxed: rare, and a task is large).
+    Copy(Option<Box<Task>>),
 }
 
 /// Where a task of the merge comes from.
@@ -162,6 +270,18 @@ enum Pick<'t> {
 }
 
 impl Pick<'_> {
+    /// The picks, theirs' tasks copied: they no longer borrow the sides.
+    fn owned(picks: Vec<Self>) -> Vec<Pick<'static>> {
+        picks
+            .into_iter()
+            .map(|pick| match pick {
+                Self::Ours(i) => Pick::Ours(i),
+                Self::Other(task) => Pick::Merged(Box::new(task.clone())),
+                Self::Merged(task) => Pick::Merged(task),
+            })
+            .collect()
+    }
+
     /// The tasks `picks` name, ours' moved out of `ours`: taken in one pass when the picks name
     /// them in order, as they do but for a list with a repeated id.
     fn moved(picks: Vec<Self>, ours: Vec<Task>) -> Result<Vec<Task>, DomainError> {
@@ -225,13 +345,14 @@ pub fn merge_project(
     })
 }
 
-/// One pass of the merge of two task documents (theirs already renumbered); conflicts take
-/// ours' side, or theirs' with `prefer_theirs`. The merged document comes without its tasks, and
-/// where each of them comes from.
+/// One pass of the merge of two task documents (theirs already renumbered), each side other
+/// than ours as its top-level fields and its tasks; conflicts take ours' side, or theirs' with
+/// `prefer_theirs`. The merged document comes without its tasks, and where each of them comes
+/// from.
 fn merge_docs<'t>(
-    base: &'t TaskDoc,
+    (base_top, base): (&TaskDoc, &[&'t Task]),
     ours: &TaskDoc,
-    theirs: &'t TaskDoc,
+    (theirs_top, theirs): (&TaskDoc, &[&'t Task]),
     prefer_theirs: bool,
 ) -> Result<(TaskDoc, Vec<Pick<'t>>, Vec<Conflict>), DomainError> {
     let top = |doc: &TaskDoc| to_map(&doc.without_tasks());
@@ -239,9 +360,9 @@ fn merge_docs<'t>(
         prefer_theirs,
         ..Merger::default()
     };
-    let merged = merger.object(None, "", &top(base)?, &top(ours)?, &top(theirs)?);
+    let merged = merger.object(None, "", &top(base_top)?, &top(ours)?, &top(theirs_top)?);
     let doc: TaskDoc = from_map(merged)?;
-    let picks = merger.tasks(&base.tasks, &ours.tasks, &theirs.tasks)?;
+    let picks = merger.tasks(base, &ours.tasks, theirs)?;
     Ok((doc, picks, merger.conflicts))
 }
 
@@ -250,15 +371,15 @@ fn merge_docs<'t>(
 /// ones), after the highest id in use and in id order: the ids a person would have got by making
 /// ours' changes first and theirs' after.
 fn renumber_theirs(
-    base: &TaskDoc,
+    base: &[&Task],
     ours: &TaskDoc,
-    theirs: &TaskDoc,
-) -> Option<(TaskDoc, Vec<Renumbered>)> {
-    let in_base: HashSet<&TaskId> = base.tasks.iter().map(|t| &t.id).collect();
+    theirs: &[&Task],
+) -> Option<(Vec<Task>, Vec<Renumbered>)> {
+    let in_base: HashSet<&TaskId> = base.iter().map(|t| &t.id).collect();
     let ours_by_id: HashMap<&TaskId, &Task> = ours.tasks.iter().map(|t| (&t.id, t)).collect();
     let mut new: Vec<&Task> = theirs
-        .tasks
         .iter()
+        .copied()
         .filter(|t| !in_base.contains(&t.id))
         .collect();
     new.sort_by(|a, b| a.id.cmp(&b.id));
@@ -276,10 +397,15 @@ fn renumber_theirs(
         .collect();
     let moving_set: HashSet<&TaskId> = moving.iter().collect();
     let highest = base
-        .tasks
         .iter()
+        .copied()
         .chain(&ours.tasks)
-        .chain(theirs.tasks.iter().filter(|t| !moving_set.contains(&t.id)))
+        .chain(
+            theirs
+                .iter()
+                .copied()
+                .filter(|t| !moving_set.contains(&t.id)),
+        )
         .map(|t| t.id.number())
         .max()
         .unwrap_or(0);
@@ -293,8 +419,8 @@ fn renumber_theirs(
             *id = to.clone();
         }
     };
-    let mut renumbered = theirs.clone();
-    for task in &mut renumbered.tasks {
+    let mut renumbered: Vec<Task> = theirs.iter().map(|&t| t.clone()).collect();
+    for task in &mut renumbered {
         rename(&mut task.id);
         task.parent_id.iter_mut().for_each(rename);
         task.dependencies.iter_mut().for_each(rename);
@@ -400,18 +526,18 @@ impl Merger {
     /// objects and merging them field by field was most of a merge of 100,000 tasks.
     fn tasks<'t>(
         &mut self,
-        b: &'t [Task],
+        b: &[&'t Task],
         o: &[Task],
-        t: &'t [Task],
+        t: &[&'t Task],
     ) -> Result<Vec<Pick<'t>>, DomainError> {
         // By position; a repeated id is its last copy. FxHash: ids are numbers cairn gave.
-        fn index(items: &[Task]) -> FxHashMap<u64, usize> {
+        fn index<T: std::borrow::Borrow<Task>>(items: &[T]) -> FxHashMap<u64, usize> {
             let mut index = FxHashMap::with_capacity_and_hasher(items.len(), Default::default());
             index.extend(
                 items
                     .iter()
                     .enumerate()
-                    .map(|(i, task)| (task.id.number(), i)),
+                    .map(|(i, task)| (task.borrow().id.number(), i)),
             );
             index
         }
@@ -419,16 +545,16 @@ impl Merger {
         let value = |task: Option<&Task>| task.map(to_value).transpose();
         let mut out = Vec::with_capacity(o.len());
         let mut seen = FxHashSet::with_capacity_and_hasher(o.len(), Default::default());
-        for item in o.iter().chain(t) {
+        for item in o.iter().chain(t.iter().copied()) {
             let key = item.id.number();
             if !seen.insert(key) {
                 continue;
             }
             let id = &item.id;
             let (bv, at, tv) = (
-                bi.get(&key).map(|&i| &b[i]),
+                bi.get(&key).map(|&i| b[i]),
                 oi.get(&key).copied(),
-                ti.get(&key).map(|&i| &t[i]),
+                ti.get(&key).map(|&i| t[i]),
             );
             let ov = at.map(|i| &o[i]);
             match (at, ov, tv) {
@@ -632,6 +758,32 @@ mod tests {
 
     use crate::project::fixtures::{doc_of as doc, pending_task as task};
 
+    /// The merge, with each side holding its own tasks and with each side sharing what it has of
+    /// ours' (as the merge driver reads them): the two must agree.
+    fn merge(base: &TaskDoc, ours: &TaskDoc, theirs: &TaskDoc) -> TasksMerge {
+        let sharing = |doc: &TaskDoc| Side {
+            top: doc.without_tasks(),
+            tasks: doc
+                .tasks
+                .iter()
+                .map(|t| match ours.tasks.iter().position(|o| o == t) {
+                    Some(i) => SideTask::Ours(i),
+                    None => SideTask::Own(Box::new(t.clone())),
+                })
+                .collect(),
+        };
+        let own = merge_tasks(
+            Some(&Side::of(base.clone())),
+            ours.clone(),
+            &Side::of(theirs.clone()),
+        )
+        .expect("merge");
+        let shared =
+            merge_tasks(Some(&sharing(base)), ours.clone(), &sharing(theirs)).expect("merge");
+        assert_eq!(own, shared, "sharing ours' tasks changes nothing");
+        own
+    }
+
     fn edit(doc: &mut TaskDoc, n: u64, f: impl FnOnce(&mut Task)) {
         f(doc
             .tasks
@@ -653,7 +805,7 @@ mod tests {
         let mut theirs = base.clone();
         edit(&mut theirs, 2, |t| t.status = TaskStatus::InProgress);
         edit(&mut theirs, 3, |t| t.description = Some("theirs".into()));
-        let merged = merge_tasks(Some(&base), ours.clone(), &theirs).expect("merge");
+        let merged = merge(&base, &ours, &theirs);
         assert!(merged.is_clean(), "{merged:?}");
         let mut expected = ours.clone();
         edit(&mut expected, 2, |t| t.status = TaskStatus::InProgress);
@@ -668,7 +820,7 @@ mod tests {
         edit(&mut ours, 2, |t| t.title = "ours".into());
         let mut theirs = base.clone();
         edit(&mut theirs, 2, |t| t.title = "theirs".into());
-        let merged = merge_tasks(Some(&base), ours.clone(), &theirs).expect("merge");
+        let merged = merge(&base, &ours, &theirs);
         assert!(!merged.is_clean());
         assert_eq!(merged.doc, ours);
         assert_eq!(merged.theirs_doc.as_ref(), Some(&theirs));
@@ -698,7 +850,7 @@ mod tests {
         edit(&mut theirs, 1, |t| {
             t.dependencies = vec![TaskId::from_number(5)]
         });
-        let merged = merge_tasks(Some(&base), ours.clone(), &theirs).expect("merge");
+        let merged = merge(&base, &ours, &theirs);
         assert!(merged.is_clean(), "{merged:?}");
         let titles: Vec<(u64, &str)> = merged
             .doc
@@ -755,7 +907,7 @@ mod tests {
         let (mut ours, mut theirs) = (base.clone(), base.clone());
         add_child(&mut ours, "ours");
         add_child(&mut theirs, "theirs");
-        let merged = merge_tasks(Some(&base), ours.clone(), &theirs).expect("merge");
+        let merged = merge(&base, &ours, &theirs);
         assert!(merged.is_clean(), "{merged:?}");
         assert_eq!(
             merged.doc.tasks[0].subtasks,
@@ -791,7 +943,7 @@ mod tests {
                 .get_or_insert_default()
                 .push(TaskId::from_number(4))
         });
-        let merged = merge_tasks(Some(&base), ours.clone(), &theirs).expect("merge");
+        let merged = merge(&base, &ours, &theirs);
         assert!(merged.conflicts.is_empty(), "{:?}", merged.conflicts);
         assert!(!merged.is_clean());
         assert!(
@@ -812,13 +964,13 @@ mod tests {
         edit(&mut ours, 3, |t| t.title = "changed".into());
         let mut theirs = base.clone();
         theirs.tasks.retain(|t| t.id.number() != 3);
-        let merged = merge_tasks(Some(&base), ours.clone(), &theirs).expect("merge");
+        let merged = merge(&base, &ours, &theirs);
         assert_eq!(merged.doc, ours);
         assert_eq!(merged.conflicts.len(), 1);
         assert_eq!(merged.conflicts[0].field, None);
         assert_eq!(merged.conflicts[0].theirs, None);
         // Removed on one side, untouched on the other: gone.
-        let merged = merge_tasks(Some(&base), base.clone(), &theirs).expect("merge");
+        let merged = merge(&base, &base, &theirs);
         assert_eq!(merged.doc, theirs);
     }
 
@@ -829,11 +981,11 @@ mod tests {
         let (mut ours, mut theirs) = (base.clone(), base.clone());
         ours.completions_since_checkpoint = 3;
         theirs.completions_since_checkpoint = 5;
-        let merged = merge_tasks(Some(&base), ours.clone(), &theirs).expect("merge");
+        let merged = merge(&base, &ours, &theirs);
         assert_eq!(merged.doc.completions_since_checkpoint, 6);
         // Ours checkpointed and then completed one; theirs completed three.
         ours.completions_since_checkpoint = 1;
-        let merged = merge_tasks(Some(&base), ours.clone(), &theirs).expect("merge");
+        let merged = merge(&base, &ours, &theirs);
         assert_eq!(merged.doc.completions_since_checkpoint, 4);
     }
 
@@ -926,7 +1078,7 @@ mod tests {
             apply(&mut theirs, &theirs_script, &yours);
             let mut expected = ours.clone();
             apply(&mut expected, &theirs_script, &yours);
-            let merged = merge_tasks(Some(&base), ours.clone(), &theirs).expect("merge");
+            let merged = merge(&base, &ours, &theirs);
             prop_assert!(merged.is_clean(), "{:?}", merged);
             // What the merge says it took from ours as it was, ours had.
             prop_assert_eq!(merged.ours_as_is.len(), merged.doc.tasks.len());
@@ -950,7 +1102,9 @@ mod tests {
             apply(&mut ours, &ours_script, &shared);
             let mut theirs = base.clone();
             apply(&mut theirs, &theirs_script, &shared);
-            let (_, picks, conflicts) = merge_docs(&base, &ours, &theirs, false).expect("merge");
+            let (b, t): (Vec<&Task>, Vec<&Task>) = (base.tasks.iter().collect(), theirs.tasks.iter().collect());
+            let (_, picks, conflicts) =
+                merge_docs((&base, &b), &ours, (&theirs, &t), false).expect("merge");
             let merged = Pick::made(picks, |i| ours.tasks.get(i).cloned()).expect("picked once");
 
             let mut every_field = Merger::default();
