@@ -142,11 +142,7 @@ pub fn merge_file(
             // The project's read cache, when the driver runs in its repository: ours is most
             // often the very list it holds (see `project_store::Prior`).
             let cached = task_cache::read_any(&task_cache::path(layout.dir()));
-            let read = read_tasks(
-                [&ours, &theirs, &base],
-                &shown,
-                cached.as_ref().map(|cached| &cached.encoded),
-            );
+            let read = read_tasks([&ours, &theirs, &base], &shown, cached.as_ref());
             drop((cached, ours, theirs, base));
             let (ours, theirs, base) = read?;
             let (ours, theirs) = (

@@ -736,16 +736,11 @@ type TaskFile = (TaskDoc, u64, Option<TaskLines>, Option<task_cache::Encoded>);
 /// [`TaskLines`]). The error says what is wrong, for the log.
 fn read_task_doc(layout: &ProjectLayout, want_bytes: bool) -> Result<TaskFile, String> {
     let (mut file, identity, stamped) = open_tasks(layout)?;
+    let cache = task_cache::path(layout.dir());
     // A file another tool wrote (a `git pull`, an editor) is validated in full once, and the
     // cache made of it then stands for that validation — under a key of its own, since its bytes
-    // are not cairn's to reuse line by line, and in a file of its own, which leaves the cache of
-    // cairn's last list in place (see `task_cache::foreign_path`). Without it every read of the
-    // file pays the full validation until cairn next writes it: a second at 100,000 tasks.
-    let cache = if stamped {
-        task_cache::path(layout.dir())
-    } else {
-        task_cache::foreign_path(layout.dir())
-    };
+    // are not cairn's to reuse line by line. Without it every read of the file pays the full
+    // validation until cairn next writes it: a second at 100,000 tasks.
     let key = identity.map(|id| {
         if stamped {
             id
@@ -794,12 +789,7 @@ fn read_task_doc(layout: &ProjectLayout, want_bytes: bool) -> Result<TaskFile, S
         // Only a writer reuses the lines: a reader does not index megabytes for nothing.
         Some(doc) => (doc, want_bytes.then(|| TaskLines::of(bytes).ok()).flatten()),
         None => (
-            validated_doc_after(
-                &bytes,
-                task_cache::read_any(&task_cache::path(layout.dir()))
-                    .as_ref()
-                    .map(|cached| &cached.encoded),
-            )?,
+            validated_doc_after(&bytes, task_cache::read_any(&cache).as_ref())?,
             None,
         ),
     };
@@ -2095,23 +2085,12 @@ impl ProjectStore for FsProjectStore {
         let layout = self.existing(id)?;
         let _guard = self.lock(&layout)?;
         let (Loaded { state, recovered }, marks, last, as_read) = self.load_state(&layout, true)?;
-        // The commit logs what differs from the list the log arrives at, so that a replay from an
-        // older checkpoint keeps another tool's edit too, not only this change on top of what the
-        // log knew. The list as read is that list only when it is the very file cairn wrote at
-        // its last commit: the lines of a stamped file (see `load_state`). Otherwise — another
-        // tool's edit, which may have kept `log_seq`; a file rolled forward or recovered — it may
-        // still be the read cache of cairn's own list, which a read of another tool's file leaves
-        // in place (see `task_cache::foreign_path`): the list of the last commit, when the
-        // cache's marker is that commit and its key the identity of a file cairn wrote. Failing
-        // both, the commit logs the whole list — at 100,000 tasks 48 MB, where the diff from the
-        // cached list after a `git pull` is a few tasks.
+        // The list as read is the one the log arrives at only when it is the very file cairn
+        // wrote at its last commit: the lines of a stamped file (see `load_state`). Otherwise —
+        // another tool's edit, which may have kept `log_seq`; a file rolled forward or recovered —
+        // the commit logs the whole list, so a replay from an older checkpoint keeps that edit
+        // too instead of only this change on top of what the log knew.
         let from_the_log = as_read.lines.is_some();
-        let log_list = if from_the_log {
-            None
-        } else {
-            task_cache::read_any(&task_cache::path(layout.dir()))
-                .filter(|cached| cached.seq == last && !cached.key.ends_with(FOREIGN))
-        };
         let project_is_cairns = is_stamped(&layout.project_json(), &project_stamp(&layout));
         let seq = marks.next(last);
         // No copy of the list is kept to compare with: its encoding is (the read cache's, or made
@@ -2230,14 +2209,8 @@ impl ProjectStore for FsProjectStore {
         // The change the log records, found from the list after it in the cache's encoding;
         // `None` if there is none or it does not decode.
         let diff = |encoded: Option<&task_cache::Encoded>| {
-            encoded.and_then(|encoded| match &log_list {
-                Some(log) => {
-                    let unchanged = encoded.unchanged_since(&log.encoded);
-                    journal::diff_encoded(&log.top, &log.encoded, &next.tasks, encoded, &unchanged)
-                }
-                None => {
-                    journal::diff_encoded(&top_before, &before, &next.tasks, encoded, &unchanged)
-                }
+            encoded.and_then(|encoded| {
+                journal::diff_encoded(&top_before, &before, &next.tasks, encoded, &unchanged)
             })
         };
         // What the thread that runs while tasks.json is fsynced found: the log's diff.
@@ -2249,11 +2222,6 @@ impl ProjectStore for FsProjectStore {
             let encoded = whole.as_ref().or(spliced.as_ref());
             if let Some(encoded) = encoded {
                 task_cache::write(&task_cache::path(layout.dir()), &identity(meta), encoded);
-            }
-            if !from_the_log {
-                // The cache of the other tool's file this write replaces serves no read any more
-                // (at 100,000 tasks, 30 MB); a failure to remove it only leaves it stale.
-                let _ = std::fs::remove_file(task_cache::foreign_path(layout.dir()));
             }
             *made_meanwhile
                 .lock()
@@ -2279,7 +2247,7 @@ impl ProjectStore for FsProjectStore {
             None => None,
         };
         let tasks_change = match tasks_change {
-            Some(_) if !from_the_log && log_list.is_none() => Some(journal::whole(&next.tasks)),
+            Some(_) if !from_the_log => Some(journal::whole(&next.tasks)),
             change => change,
         };
         let staged_project = project_bytes
@@ -2858,7 +2826,7 @@ impl ProjectStore for FsProjectStore {
             verdicts.judge_file(path, |bytes| {
                 let cached =
                     cached.get_or_init(|| task_cache::read_any(&task_cache::path(layout.dir())));
-                verdict(bytes, cached.as_ref().map(|cached| &cached.encoded))
+                verdict(bytes, cached.as_ref())
             })
         };
         let tasks_problem = if let Some(verdicts) = verdicts.as_mut() {

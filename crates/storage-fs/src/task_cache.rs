@@ -40,17 +40,9 @@ const PER_THREAD: usize = 2048;
 /// about a tenth of a millisecond of work.
 const DECODE_CHUNK: usize = 256;
 
-/// Where the cache of a project's tasks.json lives (in the project directory), when cairn wrote
-/// that file: the list of cairn's last commit, or of the last file it wrote.
+/// Where the cache of a project's tasks.json lives (in the project directory).
 pub(crate) fn path(project_dir: &Path) -> PathBuf {
     project_dir.join(".tasks.json.cache")
-}
-
-/// Where the cache of a tasks.json another tool wrote lives: beside cairn's own, which it leaves
-/// in place — that one is the list the progress log arrives at, from which the next commit logs
-/// only what changed (see `project_store`'s `transact`) instead of the whole list.
-pub(crate) fn foreign_path(project_dir: &Path) -> PathBuf {
-    project_dir.join(".tasks.json.foreign.cache")
 }
 
 /// A task list in the cache's encoding, with where each task's encoding lies: either a cache as it
@@ -217,36 +209,19 @@ pub(crate) fn read(path: &Path, key: &str, keep: bool) -> Option<(TaskDoc, u64, 
     Some((doc, seq, encoded))
 }
 
-/// A cache read whatever file it was made of (see [`read_any`]).
-pub(crate) struct Cached {
-    pub(crate) encoded: Encoded,
-    /// The `log_seq` marker of the list.
-    pub(crate) seq: u64,
-    /// The document's top-level fields, without its tasks.
-    pub(crate) top: TaskDoc,
-    /// What the cache is keyed by: the identity of the file it was made of, and whether cairn
-    /// wrote that file.
-    pub(crate) key: String,
-}
-
 /// The read cache whatever tasks.json it was made from — its key is not checked, its checksum is:
-/// a list cairn validated, wrote or read in full for this project. A tasks.json another tool
+/// the list cairn last validated, wrote or read in full for this project. A tasks.json another tool
 /// wrote (a `git pull`, a merge, a copy of the store) is mostly those same tasks, each written as
 /// cairn writes it, which a reader can then take from here instead of parsing and validating
 /// them (see `project_store::Known`). `None` when there is no whole cache.
-pub(crate) fn read_any(path: &Path) -> Option<Cached> {
+pub(crate) fn read_any(path: &Path) -> Option<Encoded> {
     let bytes = std::fs::read(path).ok()?;
     let key = key_of(&bytes)?.to_owned();
     let read = Located::of(bytes, &key)?;
-    (checksum(&key, &read.bytes[read.payload..]) == read.sum).then_some(Cached {
-        encoded: Encoded {
-            bytes: read.bytes,
-            payload: read.payload,
-            spans: read.spans,
-        },
-        seq: read.seq,
-        top: read.top,
-        key,
+    (checksum(&key, &read.bytes[read.payload..]) == read.sum).then_some(Encoded {
+        bytes: read.bytes,
+        payload: read.payload,
+        spans: read.spans,
     })
 }
 

@@ -133,15 +133,14 @@ const GIT_ATTRIBUTES: &[&str] = &[
 ];
 
 /// The store's per-machine files: its lock, its staging directory, its validation stamps, the
-/// read caches keyed by them, and what `doctor --full` remembers having validated. A committed
-/// stamp would name another machine's inode and conflict in every merge.
+/// read cache keyed by it, and what `doctor --full` remembers having validated. A committed stamp would name another machine's inode and conflict in
+/// every merge.
 const GIT_IGNORED: &[&str] = &[
     ".claude/projects/*/.lock",
     ".claude/projects/*/temp/",
     ".claude/projects/*/.tasks.json.validated",
     ".claude/projects/*/.project.json.validated",
     ".claude/projects/*/.tasks.json.cache",
-    ".claude/projects/*/.tasks.json.foreign.cache",
     ".claude/projects/*/.checkpoints.validated",
 ];
 
