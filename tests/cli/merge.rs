@@ -152,6 +152,31 @@ fn edits_to_different_tasks_merge_cleanly() {
     assert!(theirs < ours, "{log}");
 }
 
+/// After a merge the log holds both branches' commits, interleaved, and no replay crosses them:
+/// the first write after it logs the whole list, a base a rebuild replays from — even when both
+/// branches reached the same commit number, so cairn's own last list looks like the log's.
+#[test]
+fn a_write_after_a_merge_is_a_base_a_rebuild_replays_from() {
+    let repo = git_repo();
+    repo.add(&["one"]);
+    repo.add(&["two"]);
+    let (ok, text) = merge(
+        &repo,
+        |r| {
+            ok_at(r, "10:00:00", &["task", "start", "T-002"]);
+        },
+        |r| {
+            ok_at(r, "11:00:00", &["task", "start", "T-001"]);
+        },
+    );
+    assert!(ok, "{text}");
+    ok_at(&repo, "12:00:00", &["task", "add", "three"]);
+    std::fs::write(repo.project_dir("web").join("tasks.json"), "").expect("destroy tasks.json");
+    assert_eq!(repo.status_of("T-001"), "IN_PROGRESS");
+    assert_eq!(repo.status_of("T-002"), "IN_PROGRESS");
+    assert_eq!(repo.status_of("T-003"), "PENDING");
+}
+
 #[test]
 fn one_field_changed_on_both_sides_is_a_conflict_showing_both_values() {
     let repo = git_repo();
