@@ -124,8 +124,9 @@ fn ok_at(repo: &Repo, time: &str, args: &[&str]) -> String {
     repo.ok_env(args, &[(env[0].0, env[0].1.as_str())])
 }
 
-#[test]
-fn edits_to_different_tasks_merge_cleanly() {
+/// Two tasks, theirs started on branch `other` and ours on main, merged: each branch at the same
+/// commit number.
+fn each_side_started_one() -> Repo {
     let repo = git_repo();
     repo.add(&["one"]);
     repo.add(&["two"]);
@@ -139,6 +140,12 @@ fn edits_to_different_tasks_merge_cleanly() {
         },
     );
     assert!(ok, "{text}");
+    repo
+}
+
+#[test]
+fn edits_to_different_tasks_merge_cleanly() {
+    let repo = each_side_started_one();
     assert_eq!(repo.status_of("T-001"), "IN_PROGRESS");
     assert_eq!(repo.status_of("T-002"), "IN_PROGRESS");
     repo.ok(&["doctor"]);
@@ -157,19 +164,7 @@ fn edits_to_different_tasks_merge_cleanly() {
 /// branches reached the same commit number, so cairn's own last list looks like the log's.
 #[test]
 fn a_write_after_a_merge_is_a_base_a_rebuild_replays_from() {
-    let repo = git_repo();
-    repo.add(&["one"]);
-    repo.add(&["two"]);
-    let (ok, text) = merge(
-        &repo,
-        |r| {
-            ok_at(r, "10:00:00", &["task", "start", "T-002"]);
-        },
-        |r| {
-            ok_at(r, "11:00:00", &["task", "start", "T-001"]);
-        },
-    );
-    assert!(ok, "{text}");
+    let repo = each_side_started_one();
     ok_at(&repo, "12:00:00", &["task", "add", "three"]);
     std::fs::write(repo.project_dir("web").join("tasks.json"), "").expect("destroy tasks.json");
     assert_eq!(repo.status_of("T-001"), "IN_PROGRESS");
