@@ -838,10 +838,7 @@ fn validated_doc_after(
 /// was the kernel zeroing pages). A task `cached` holds in the same rendering is taken from there
 /// (see [`Prior`]): after a `git pull`, most of them.
 fn validated_one_by_one(bytes: &[u8], cached: Option<&task_cache::Encoded>) -> Option<TaskDoc> {
-    let known = Known {
-        prior: cached.map(Prior::new),
-        ..Known::default()
-    };
+    let known = Known::with_cache(cached);
     read_one_by_one(bytes, &known, Keep::Tasks).map(|(doc, _)| doc)
 }
 
@@ -852,10 +849,7 @@ fn validated_one_by_one(bytes: &[u8], cached: Option<&task_cache::Encoded>) -> O
 /// that rendering, and is judged.
 fn verdict(bytes: &[u8], cached: Option<&task_cache::Encoded>) -> Option<String> {
     let _dropped = cairn_heap::recycling();
-    let known = Known {
-        prior: cached.map(Prior::new),
-        ..Known::default()
-    };
+    let known = Known::with_cache(cached);
     match read_one_by_one(bytes, &known, Keep::Verdict) {
         Some(_) => None,
         None => validated_doc(bytes).err(),
@@ -881,6 +875,16 @@ struct Known<'k, 'p> {
     earlier: Vec<Version<'k>>,
     /// The read cache's list.
     prior: Option<Prior<'p>>,
+}
+
+impl<'p> Known<'_, 'p> {
+    /// Only the read cache's list is known (see [`Prior`]), if there is one.
+    fn with_cache(cached: Option<&'p task_cache::Encoded>) -> Self {
+        Self {
+            earlier: Vec::new(),
+            prior: cached.map(Prior::new),
+        }
+    }
 }
 
 impl<'k> Known<'k, '_> {
@@ -1097,10 +1101,7 @@ pub(crate) fn validated_sides(
     let (ours, ours_texts) = match ours {
         None => (None, Vec::new()),
         Some(bytes) => {
-            let known = Known {
-                prior: cached.map(Prior::new),
-                ..Known::default()
-            };
+            let known = Known::with_cache(cached);
             match read_one_by_one(bytes, &known, Keep::Tasks) {
                 Some((doc, texts)) => (Some(Ok(doc)), texts),
                 None => (Some(validated_doc(bytes)), Vec::new()),

@@ -194,33 +194,32 @@ pub fn merge_tasks(
         (None, Vec::new())
     } else {
         let (mut doc, picks, _) = merge_docs(b, &ours, t, true)?;
-        let as_is = picks.iter().map(|p| matches!(p, Pick::Ours(_))).collect();
+        let as_is = Pick::as_is(&picks);
         doc.tasks = TaskList::from(Pick::made(picks, |i| ours.tasks.get(i).cloned())?);
         (Some(doc), as_is)
     };
     let of_ours: FxHashSet<(&str, Option<TaskId>)> =
         of_ours.into_iter().map(|f| (f.code, f.task)).collect();
-    let ours_as_is: Vec<bool> = picks.iter().map(|p| matches!(p, Pick::Ours(_))).collect();
-    // Theirs as it is, should the rules need it below: ours' tasks move into the merge, so a
-    // task theirs shares with ours is found there, or copied now if the merge does not keep it
-    // as it is (a list with a repeated id).
+    let ours_as_is = Pick::as_is(&picks);
+    // Ours' tasks move into the merge below. Should the rules need theirs, a task it shares with
+    // ours is found there; the few the merge does not keep as they are (a list with a repeated
+    // id) are copied now.
     let mut at_in_merge = vec![usize::MAX; ours.tasks.len()];
     for (k, pick) in picks.iter().enumerate() {
         if let Pick::Ours(i) = pick {
             at_in_merge[*i] = k;
         }
     }
-    let theirs_kept: Vec<TheirsTask<'_>> = match &renumbering {
-        Some((tasks, _)) => tasks.iter().map(TheirsTask::Side).collect(),
+    let not_kept: FxHashMap<usize, Task> = match renumbering {
+        Some(_) => FxHashMap::default(),
         None => theirs
             .tasks
             .iter()
-            .map(|task| match task {
-                SideTask::Own(task) => TheirsTask::Side(task),
-                SideTask::Ours(i) => match at_in_merge.get(*i) {
-                    Some(&k) if k != usize::MAX => TheirsTask::InMerge(k),
-                    _ => TheirsTask::Copy(ours.tasks.get(*i).cloned().map(Box::new)),
-                },
+            .filter_map(|task| match task {
+                SideTask::Ours(i) if at_in_merge.get(*i) == Some(&usize::MAX) => {
+                    Some((*i, ours.tasks.get(*i)?.clone()))
+                }
+                _ => None,
             })
             .collect(),
     };
@@ -233,16 +232,22 @@ pub fn merge_tasks(
         .collect();
     // Theirs is judged only for what ours does not explain: most merges find nothing new.
     if !findings.is_empty() {
-        let theirs_doc = TaskDoc {
-            tasks: theirs_kept
-                .into_iter()
+        let tasks: Vec<Task> = match &renumbering {
+            Some((tasks, _)) => tasks.clone(),
+            None => theirs
+                .tasks
+                .iter()
                 .filter_map(|task| match task {
-                    TheirsTask::InMerge(k) => doc.tasks.get(k).cloned(),
-                    TheirsTask::Side(task) => Some(task.clone()),
-                    TheirsTask::Copy(task) => task.map(|task| *task),
+                    SideTask::Own(task) => Some((**task).clone()),
+                    SideTask::Ours(i) => match at_in_merge.get(*i) {
+                        Some(&k) if k != usize::MAX => doc.tasks.get(k).cloned(),
+                        _ => not_kept.get(i).cloned(),
+                    },
                 })
-                .collect::<Vec<_>>()
-                .into(),
+                .collect(),
+        };
+        let theirs_doc = TaskDoc {
+            tasks: tasks.into(),
             ..theirs.top.without_tasks()
         };
         let of_theirs: FxHashSet<(&str, Option<TaskId>)> = report::diagnose(&theirs_doc)
@@ -262,16 +267,6 @@ pub fn merge_tasks(
     })
 }
 
-/// A task of theirs once ours' tasks moved into the merge.
-enum TheirsTask<'s> {
-    /// The merge's task at this position.
-    InMerge(usize),
-    /// Theirs' own task.
-    Side(&'s Task),
-    /// Ours' task, which the merge does not keep as it is (boxed: rare, and a task is large).
-    Copy(Option<Box<Task>>),
-}
-
 /// Where a task of the merge comes from.
 enum Pick<'t> {
     /// Ours' task at this position, as it is.
@@ -283,6 +278,11 @@ enum Pick<'t> {
 }
 
 impl Pick<'_> {
+    /// For each pick, whether it is ours' task as it is.
+    fn as_is(picks: &[Self]) -> Vec<bool> {
+        picks.iter().map(|p| matches!(p, Self::Ours(_))).collect()
+    }
+
     /// The picks, theirs' tasks copied: they no longer borrow the sides.
     fn owned(picks: Vec<Self>) -> Vec<Pick<'static>> {
         picks
