@@ -170,9 +170,10 @@ fn every_list_command_pages_with_the_same_envelope() {
     let log = repo.json(&["log", "--limit", "2"]);
     assert_eq!(log["returned"], 2, "{log}");
     assert_eq!(log["truncated"], true, "{log}");
+    // Three written, and the file the test wrote, kept by the first write over it.
     let checkpoints = repo.ok(&["checkpoint", "list", "--limit", "1"]);
     assert!(
-        last_line(&checkpoints).contains("2 more: --offset 1"),
+        last_line(&checkpoints).contains("3 more: --offset 1"),
         "{checkpoints}"
     );
     let projects = repo.json(&["project", "list", "--limit", "1"]);

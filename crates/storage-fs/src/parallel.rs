@@ -177,7 +177,9 @@ pub(crate) fn prepare_then_collect<P: Send + Sync, T: Sync, U: Send, S: Send>(
         if len >= min_items && started.is_empty() {
             started = start(helpers);
         }
-        let mut all = Vec::with_capacity(len);
+        // Room for the list to grow by a few: a writer that adds a task to a list read whole
+        // (`task add` at 100,000 tasks) otherwise moves all of it to a larger block.
+        let mut all = Vec::with_capacity(len + len / 64 + 8);
         while let Some(range) = take(true) {
             if !run(p, range, &mut all) {
                 break;

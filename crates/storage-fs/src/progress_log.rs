@@ -135,6 +135,32 @@ fn escape_into(value: &str, out: &mut String) {
     out.push_str(rest);
 }
 
+/// [`escape_into`] of `bytes[from..]`, in place: each run between the characters escaped moves
+/// right by as many bytes as escapes follow it, from the last run to the first.
+fn escape_in_place(bytes: &mut Vec<u8>, from: usize) {
+    let grow = memchr::memchr3_iter(b'\\', b'\n', b'\r', &bytes[from..]).count();
+    if grow == 0 {
+        return;
+    }
+    let mut end = bytes.len();
+    bytes.resize(end + grow, 0);
+    let mut write = bytes.len();
+    while let Some(at) = memchr::memrchr3(b'\\', b'\n', b'\r', &bytes[from..end]).map(|i| from + i)
+    {
+        let run = at + 1..end;
+        write -= run.len();
+        bytes.copy_within(run, write);
+        let escape: &[u8; 2] = match bytes[at] {
+            b'\\' => b"\\\\",
+            b'\n' => b"\\n",
+            _ => b"\\r",
+        };
+        write -= 2;
+        bytes[write..write + 2].copy_from_slice(escape);
+        end = at;
+    }
+}
+
 fn unescape(value: &str) -> String {
     // Most values hold no escape: copied whole, not char by char (a replay payload is megabytes).
     if memchr::memchr(b'\\', value.as_bytes()).is_none() {
@@ -178,22 +204,60 @@ pub fn append(path: &Path, record: &LogRecord) -> Result<(), StoreError> {
 /// Appends several entries with one `write`, so a crash keeps all of them or a torn tail, never a
 /// gap in the middle. Every record is rendered (and refused) before anything is written.
 pub fn append_all(path: &Path, records: &[LogRecord]) -> Result<(), StoreError> {
+    append_all_then(path, records, None)
+}
+
+/// What writes a field's value straight into the block being appended (see [`append_all_then`]):
+/// UTF-8, unescaped.
+pub type WriteValue<'a> = &'a dyn Fn(&mut Vec<u8>);
+
+/// A field written by a [`WriteValue`]: its key, and that.
+pub type Written<'a> = (&'a str, WriteValue<'a>);
+
+/// [`append_all`] with `last`, when given, as one more field of the last record: its value is
+/// written straight into the block and escaped there, as every value is. A value of tens of
+/// megabytes (the payload of a commit after an import) is then not made apart and copied in.
+pub fn append_all_then(
+    path: &Path,
+    records: &[LogRecord],
+    last: Option<Written<'_>>,
+) -> Result<(), StoreError> {
     if records.is_empty() {
         return Ok(());
     }
+    let invalid = |error: RenderError| StoreError::Invalid {
+        path: path.display().to_string(),
+        detail: error.to_string(),
+    };
     // Rendered whole before the file is opened, behind the newline a log without a last one
     // needs (written only then).
     let mut block = String::from("\n");
     for record in records {
-        render_into(record, &mut block).map_err(|error| StoreError::Invalid {
-            path: path.display().to_string(),
-            detail: error.to_string(),
-        })?;
+        render_into(record, &mut block).map_err(invalid)?;
     }
+    let block = match last {
+        None => block.into_bytes(),
+        Some((key, value)) => {
+            if !is_token(key) {
+                return Err(invalid(RenderError::Key(key.to_owned())));
+            }
+            // Into the last record: before the blank line that ends it.
+            block.pop();
+            let mut block = block.into_bytes();
+            block.extend_from_slice(b"- ");
+            block.extend_from_slice(key.as_bytes());
+            block.extend_from_slice(b": ");
+            let from = block.len();
+            value(&mut block);
+            escape_in_place(&mut block, from);
+            block.extend_from_slice(b"\n\n");
+            block
+        }
+    };
 
     let (mut file, created) = open_for_append(path)?;
     let needs_newline = !created && !ends_with_newline(&mut file, path)?;
-    let buffer = &block.as_bytes()[usize::from(!needs_newline)..];
+    let buffer = &block[usize::from(!needs_newline)..];
 
     let written = file
         .write(buffer)
@@ -763,6 +827,42 @@ mod tests {
                 ..LogRead::default()
             }
         );
+    }
+
+    /// A field written straight into the block is escaped there as any value is: the log holds
+    /// the bytes the same field given in the record makes, and reads it back.
+    #[test]
+    fn a_field_written_into_the_block_is_the_field_given_in_the_record() {
+        let dir = tempfile::tempdir().unwrap();
+        let tricky = "{\"a\":\"x\\\"y\"}\nline\r\n\\\\ end\\";
+        for value in ["", "plain", tricky, "\\", "\n\n"] {
+            let given = dir.path().join("given.md");
+            let written = dir.path().join("written.md");
+            let records = [
+                complete("T-001", 5),
+                LogRecord::new(at(120), "TASK_STARTED").with("task", "T-002"),
+            ];
+            let mut with_field = records.clone();
+            with_field[1].fields.push(("replay".into(), value.into()));
+            append_all(&given, &with_field).unwrap();
+            let write = |out: &mut Vec<u8>| out.extend_from_slice(value.as_bytes());
+            append_all_then(&written, &records, Some(("replay", &write))).unwrap();
+            assert_eq!(
+                fs::read(&written).unwrap(),
+                fs::read(&given).unwrap(),
+                "{value:?}"
+            );
+            assert_eq!(read_all(&written).unwrap().records, with_field);
+            fs::remove_file(&given).unwrap();
+            fs::remove_file(&written).unwrap();
+        }
+        let refused = append_all_then(
+            &dir.path().join("x.md"),
+            &[complete("T-1", 1)],
+            Some(("bad key", &|_: &mut Vec<u8>| {})),
+        );
+        assert!(matches!(refused, Err(StoreError::Invalid { .. })));
+        assert!(!dir.path().join("x.md").exists());
     }
 
     #[test]

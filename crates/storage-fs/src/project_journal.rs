@@ -10,7 +10,10 @@
 //!   how recovery tells a file that missed this commit from one another tool rewrote since;
 //! - `tasks`: the tasks written or changed, whole, as they are after the commit, the ids removed,
 //!   the new order when it is not "old order, then the new ones", the document's top-level fields
-//!   when they changed, or a `reset` to an empty list or to a checkpoint's content;
+//!   when they changed; and, when the change does not start from the previous commit's list, a
+//!   `reset`: `true` to start from an empty list, or `{"checkpoint": N, "sum": "…"}` to start from
+//!   checkpoint N — the tasks.json another tool left, kept under a second name by the first write
+//!   over it, instead of logging all of it (see [`Start`]);
 //! - `project`: the whole project record when it changed.
 //!
 //! Each state file carries the `seq` of the commit that last wrote it as a top-level `log_seq`
@@ -57,10 +60,9 @@ pub(crate) struct Base {
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub(crate) struct TasksChange {
-    /// Start from an empty list instead of the previous one: a new project, a restore, a
-    /// recovery that could not replay, or a list whose duplicate ids cannot be named in a change.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub reset: bool,
+    /// The list the change applies to.
+    #[serde(default, rename = "reset", skip_serializing_if = "Start::is_previous")]
+    pub start: Start,
     /// Tasks after the commit that are new or differ from before, in document order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub put: Vec<Task>,
@@ -72,6 +74,80 @@ pub(crate) struct TasksChange {
     /// The document's top-level fields (its `tasks` empty), when they changed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub top: Option<TaskDoc>,
+    /// More of `put`, named by position in the list after the commit instead of copied: a
+    /// writer's change, which [`Payload::encode_with`] logs from that list — from the lines
+    /// tasks.json was just rendered with, where it has them. Never read back: a logged payload
+    /// holds all its tasks in `put`.
+    #[serde(skip)]
+    pub put_at: Vec<usize>,
+}
+
+/// The list a change applies to.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub(crate) enum Start {
+    /// The previous commit's: nearly every change.
+    #[default]
+    Previous,
+    /// An empty list, the change holding every task: a new project, a restore, a recovery that
+    /// could not replay, a list whose duplicate ids cannot be named in a change. Logged as
+    /// `"reset": true`.
+    Empty,
+    /// A checkpoint's list: the first write after another tool's edit (a `git pull`, a copy of
+    /// the store) keeps the file it found as a checkpoint — a second name, not a copy — and
+    /// logs only its change from there instead of the whole list (48 MB at 100,000 tasks, which
+    /// a git history then kept once per pull). Logged as `"reset": {"checkpoint": N, "sum": S}`,
+    /// which a cairn that knows only `true` refuses as unreadable instead of misreading.
+    Checkpoint(CheckpointRef),
+}
+
+impl Start {
+    fn is_previous(&self) -> bool {
+        *self == Start::Previous
+    }
+}
+
+/// A checkpoint a change starts from: its number, and the sum of its bytes
+/// ([`crate::task_cache::checksum`] under [`CheckpointRef::SUM_KEY`], in hex), which tells it from
+/// another file of that number (pruned and taken again, or brought by a `git pull`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct CheckpointRef {
+    pub checkpoint: u64,
+    pub sum: String,
+}
+
+impl CheckpointRef {
+    pub const SUM_KEY: &str = "checkpoint";
+
+    /// The sum of a checkpoint's bytes as a reference names it.
+    pub fn sum_of(sum: u64) -> String {
+        format!("{sum:016x}")
+    }
+}
+
+impl Serialize for Start {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Start::Previous => serializer.serialize_bool(false),
+            Start::Empty => serializer.serialize_bool(true),
+            Start::Checkpoint(named) => named.serialize(serializer),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Start {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Logged {
+            Reset(bool),
+            Checkpoint(CheckpointRef),
+        }
+        Ok(match Logged::deserialize(deserializer)? {
+            Logged::Reset(false) => Start::Previous,
+            Logged::Reset(true) => Start::Empty,
+            Logged::Checkpoint(named) => Start::Checkpoint(named),
+        })
+    }
 }
 
 /// A commit's number and the markers it read: all a reader needs to tell whether the state files
@@ -144,20 +220,52 @@ impl Payload {
     /// an import or a restore is the whole list, and serializing 100,000 tasks on one core was a
     /// third of a restore.
     pub fn encode(&self) -> String {
+        self.encode_with(&[], |_| None)
+    }
+
+    /// [`Payload::encode`] of a writer's payload, whose change names tasks of `after` (the list
+    /// after the commit) by position (`put_at`): each is written as `line(i)` gives it when it
+    /// does — the bytes tasks.json was just rendered with for that task, which are exactly its
+    /// JSON here — else serialized. The first write after another tool's edit logs the whole
+    /// list: copying and serializing 100,000 tasks again was a fifth of it.
+    pub fn encode_with<'a>(
+        &self,
+        after: &[Task],
+        line: impl Fn(usize) -> Option<&'a [u8]>,
+    ) -> String {
         let mut out = Vec::new();
-        // Serializing plain data with string keys into memory cannot fail.
-        let _ = self.encode_into(&mut out);
+        self.encode_onto(&mut out, after, line);
         String::from_utf8(out).unwrap_or_default()
     }
 
-    fn encode_into(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
+    /// [`Payload::encode_with`] onto the end of `out` (the log's block, see
+    /// [`crate::progress_log::append_all_then`]).
+    pub fn encode_onto<'a>(
+        &self,
+        out: &mut Vec<u8>,
+        after: &[Task],
+        line: impl Fn(usize) -> Option<&'a [u8]>,
+    ) {
+        let start = out.len();
+        // Serializing plain data with string keys into memory cannot fail, nor can a position
+        // past `after`: the writer's change names positions of its own list. Were either to,
+        // the payload would be cut short, which a reader reports as unreadable.
+        if self
+            .encode_into(out, Listed { after, line: &line })
+            .is_err()
+        {
+            out.truncate(start);
+        }
+    }
+
+    fn encode_into(&self, out: &mut Vec<u8>, listed: Listed<'_, '_>) -> serde_json::Result<()> {
         out.extend_from_slice(b"{\"seq\":");
         serde_json::to_writer(&mut *out, &self.seq)?;
         out.extend_from_slice(b",\"base\":");
         serde_json::to_writer(&mut *out, &self.base)?;
         if let Some(tasks) = &self.tasks {
             out.extend_from_slice(b",\"tasks\":");
-            tasks.encode_into(out)?;
+            tasks.encode_into(out, listed)?;
         }
         if let Some(project) = &self.project {
             out.extend_from_slice(b",\"project\":");
@@ -175,9 +283,18 @@ impl Payload {
     }
 }
 
+/// Where a writer's change finds the tasks it names by position: the list after the commit, and
+/// the JSON tasks.json was rendered with for those it has (see [`Payload::encode_with`]).
+#[derive(Clone, Copy)]
+struct Listed<'s, 'a> {
+    after: &'s [Task],
+    line: &'s dyn Fn(usize) -> Option<&'a [u8]>,
+}
+
 impl TasksChange {
-    /// Serialized as serde serializes it, in its fields' order (see [`Payload::encode`]).
-    fn encode_into(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
+    /// Serialized as serde serializes it, in its fields' order, `put_at` after `put` (see
+    /// [`Payload::encode_with`]).
+    fn encode_into(&self, out: &mut Vec<u8>, listed: Listed<'_, '_>) -> serde_json::Result<()> {
         out.push(b'{');
         let mut first = true;
         let mut key = |out: &mut Vec<u8>, key: &[u8]| {
@@ -186,12 +303,42 @@ impl TasksChange {
             }
             out.extend_from_slice(key);
         };
-        if self.reset {
-            key(out, b"\"reset\":true");
+        match &self.start {
+            Start::Previous => {}
+            Start::Empty => key(out, b"\"reset\":true"),
+            Start::Checkpoint(named) => {
+                key(out, b"\"reset\":");
+                serde_json::to_writer(&mut *out, named)?;
+            }
         }
-        if !self.put.is_empty() {
+        if self.put_at.is_empty() && !self.put.is_empty() {
             key(out, b"\"put\":");
             tasks_in_parts(&self.put, out)?;
+        } else if !self.put_at.is_empty() {
+            key(out, b"\"put\":");
+            // serde's compact array: the elements' JSON, separated by commas.
+            out.push(b'[');
+            for (n, task) in self.put.iter().enumerate() {
+                if n > 0 {
+                    out.push(b',');
+                }
+                serde_json::to_writer(&mut *out, task)?;
+            }
+            for (n, &i) in self.put_at.iter().enumerate() {
+                if n > 0 || !self.put.is_empty() {
+                    out.push(b',');
+                }
+                match (listed.line)(i) {
+                    Some(json) => out.extend_from_slice(json),
+                    None => {
+                        let task = listed.after.get(i).ok_or_else(|| {
+                            serde::ser::Error::custom("a change names a task the list lacks")
+                        })?;
+                        serde_json::to_writer(&mut *out, task)?;
+                    }
+                }
+            }
+            out.push(b']');
         }
         if !self.removed.is_empty() {
             key(out, b"\"removed\":");
@@ -249,8 +396,18 @@ fn same_top(a: &TaskDoc, b: &TaskDoc) -> bool {
 /// A change that rebuilds `doc` from nothing.
 pub(crate) fn whole(doc: &TaskDoc) -> TasksChange {
     TasksChange {
-        reset: true,
+        start: Start::Empty,
         put: doc.tasks.to_vec(),
+        top: Some(top_of(doc)),
+        ..TasksChange::default()
+    }
+}
+
+/// [`whole`] for a writer: `doc`'s tasks named by position (see [`TasksChange::put_at`]).
+pub(crate) fn whole_at(doc: &TaskDoc) -> TasksChange {
+    TasksChange {
+        start: Start::Empty,
+        put_at: (0..doc.tasks.len()).collect(),
         top: Some(top_of(doc)),
         ..TasksChange::default()
     }
@@ -313,7 +470,8 @@ pub(crate) fn diff(before: &TaskDoc, after: &TaskDoc, unchanged: &[bool]) -> Opt
 /// its top-level fields, `before` and `encoded` the encodings of its tasks and of `after`'s, and
 /// `unchanged[i]` whether `after`'s `i`-th task is `before`'s. A change that edits tasks where
 /// they are, or adds some at the end — nearly every change — is found without decoding anything;
-/// any other decodes the list before. `None` if an encoding does not decode.
+/// any other decodes the list before; the tasks it puts are named by position in `after`
+/// ([`TasksChange::put_at`]) when found in place. `None` if an encoding does not decode.
 pub(crate) fn diff_encoded(
     top: &TaskDoc,
     before: &Encoded,
@@ -332,12 +490,8 @@ pub(crate) fn diff_encoded(
         return Some(diff(&before, after, unchanged));
     }
     let mut change = TasksChange {
-        put: after
-            .tasks
-            .iter()
-            .enumerate()
-            .filter(|&(i, _)| unchanged.get(i) != Some(&true))
-            .map(|(_, task)| task.clone())
+        put_at: (0..after.tasks.len())
+            .filter(|&i| unchanged.get(i) != Some(&true))
             .collect(),
         ..TasksChange::default()
     };
@@ -347,10 +501,11 @@ pub(crate) fn diff_encoded(
     Some((change != TasksChange::default()).then_some(change))
 }
 
-/// Applies `change` to `doc`. Fails (leaving `doc` in an unspecified state) when the change does
-/// not fit the document.
+/// Applies `change` to `doc` — for a change that starts from a checkpoint, `doc` is that
+/// checkpoint's list, which the caller reads. Fails (leaving `doc` in an unspecified state) when
+/// the change does not fit the document.
 pub(crate) fn apply(doc: &mut TaskDoc, change: &TasksChange) -> Result<(), String> {
-    if change.reset {
+    if change.start == Start::Empty {
         // Whole lists may hold duplicate ids: taken as they are, not merged by id.
         doc.tasks = change.put.clone().into();
     } else {
@@ -439,16 +594,29 @@ mod tests {
         let change = diff(before, after, &[]);
         let encoded_before = Encoded::of(before, 1).expect("encodes");
         let encoded_after = Encoded::of(after, 2).expect("encodes");
+        let logged = |change: Option<TasksChange>| {
+            change.map(|change| {
+                Payload {
+                    seq: 1,
+                    base: Base::default(),
+                    tasks: Some(change),
+                    project: None,
+                }
+                .encode_with(&after.tasks, |_| None)
+            })
+        };
+        let found = diff_encoded(
+            &top_of(before),
+            &encoded_before,
+            after,
+            &encoded_after,
+            &encoded_after.unchanged_since(&encoded_before),
+        )
+        .expect("the encodings decode");
         assert_eq!(
-            diff_encoded(
-                &top_of(before),
-                &encoded_before,
-                after,
-                &encoded_after,
-                &encoded_after.unchanged_since(&encoded_before),
-            ),
-            Some(change.clone()),
-            "the change found from the encodings is the change found from the lists"
+            logged(found),
+            logged(change.clone()),
+            "the change found from the encodings is logged as the change found from the lists"
         );
         if let Some(change) = change {
             let text = Payload {
@@ -519,7 +687,7 @@ mod tests {
             }
             let doc = doc(tasks.clone());
             let mut partial = whole(&doc);
-            partial.reset = false;
+            partial.start = Start::Previous;
             partial.removed = vec![TaskId::from_number(n + 1)];
             partial.order = Some(tasks.iter().rev().map(|t| t.id.clone()).collect());
             let changes = [
@@ -554,6 +722,26 @@ mod tests {
                 let back: Payload = serde_json::from_str(&text).expect("decodes");
                 assert_eq!(back, payload, "{n} tasks");
             }
+            // A writer's change names its tasks by position: logged from the lines it has and
+            // serialized where it has none, it is the payload that copies them.
+            let lines: Vec<Vec<u8>> = doc
+                .tasks
+                .iter()
+                .map(|t| serde_json::to_vec(t).expect("serializes"))
+                .collect();
+            let by_position = Payload {
+                seq: 7,
+                base: Base::default(),
+                tasks: Some(whole_at(&doc)),
+                project: None,
+            };
+            let copied = Payload {
+                tasks: Some(whole(&doc)),
+                ..by_position.clone()
+            };
+            let logged =
+                by_position.encode_with(&doc.tasks, |i| (i % 3 != 1).then(|| &lines[i][..]));
+            assert!(logged == copied.encode(), "{n} tasks: by position differs");
         }
     }
 

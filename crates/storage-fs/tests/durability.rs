@@ -97,6 +97,10 @@ enum Step {
     Checkpoint,
     /// Restores one of the checkpoints there are (none: nothing happens).
     Restore(u8),
+    /// Another tool rewrites tasks.json — pretty-printed, one task retitled, its `log_seq` kept,
+    /// as a `git pull` brings another clone's file — and a task is then added: the first write
+    /// over another tool's file, which keeps it as a checkpoint and logs its change from there.
+    EditElsewhereThenAdd(u8),
 }
 
 fn step() -> impl Strategy<Value = Step> {
@@ -109,6 +113,7 @@ fn step() -> impl Strategy<Value = Step> {
         1 => (any::<u8>(), any::<u8>()).prop_map(|(a, b)| Step::Depend(a, b)),
         1 => Just(Step::Checkpoint),
         1 => any::<u8>().prop_map(Step::Restore),
+        1 => any::<u8>().prop_map(Step::EditElsewhereThenAdd),
     ]
 }
 
@@ -227,6 +232,12 @@ fn run(store: &Store, steps: &[Step]) {
                         None => Ok(()),
                     }
                 }
+                Step::EditElsewhereThenAdd(n) => {
+                    rewrite_as_another_tool(&store.path("tasks.json"), usize::from(*n));
+                    s.add_task(id, NewTask::titled("added over an edit elsewhere"))
+                        .await
+                        .map(|_| ())
+                }
             };
             count = s.load(id).await.expect("load").tasks.tasks.len() as u64;
         }
@@ -302,6 +313,19 @@ fn assert_rebuilt_after_emptying(store: &Store, file: &str) {
     assert_eq!(recovered, before, "{file} rebuilt");
 }
 
+/// Rewrites tasks.json as another tool would: pretty-printed, task `n` (modulo their number)
+/// retitled, every other field kept — its `log_seq` too — in a new inode.
+fn rewrite_as_another_tool(path: &std::path::Path, n: usize) {
+    let mut doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(path).expect("read")).expect("JSON");
+    if let Some(tasks) = doc["tasks"].as_array_mut().filter(|t| !t.is_empty()) {
+        let count = tasks.len();
+        tasks[n % count]["title"] = format!("retitled elsewhere ({n})").into();
+    }
+    std::fs::remove_file(path).expect("remove");
+    std::fs::write(path, serde_json::to_vec_pretty(&doc).expect("JSON")).expect("write");
+}
+
 /// Replaces `from` by `to` in the file as another tool would: a new inode (so the validation
 /// stamp does not vouch for it), every other byte kept — its `log_seq` too.
 fn edit_as_another_tool(path: &std::path::Path, from: &str, to: &str) {
@@ -313,8 +337,8 @@ fn edit_as_another_tool(path: &std::path::Path, from: &str, to: &str) {
 }
 
 /// An edit another tool made to tasks.json, keeping its `log_seq`, that a cairn write then built
-/// on is not lost when tasks.json is destroyed: that write logged the whole list it saw, so the
-/// replay from the older checkpoint arrives at the edit too.
+/// on is not lost when tasks.json is destroyed: that write kept the file it saw as a checkpoint
+/// and logged its change from there, so the replay arrives at the edit too.
 #[test]
 fn another_tools_edit_that_a_write_built_on_survives_a_destroyed_tasks_json() {
     let store = Store::new();
@@ -331,6 +355,80 @@ fn another_tools_edit_that_a_write_built_on_survives_a_destroyed_tasks_json() {
         "edited by hand in another tool"
     );
     assert_rebuilt_after_emptying(&store, "tasks.json");
+}
+
+/// The first write over another tool's tasks.json keeps that file as the next checkpoint, byte
+/// for byte, logs that (CHECKPOINT_WRITTEN) and only its own change, starting from there — not
+/// the whole list again — and a tasks.json destroyed after it comes back whole.
+#[test]
+fn the_first_write_over_another_tools_file_keeps_it_and_logs_only_its_change() {
+    let (store, kept) = written_over_another_tools_file();
+    let logged = String::from_utf8(std::fs::read(store.path("progress/log.md")).expect("log"))
+        .expect("UTF-8");
+    let (_, logged) = logged
+        .rsplit_once("CHECKPOINT_WRITTEN")
+        .expect("the file kept is logged");
+    assert!(
+        logged.contains(&format!("\"reset\":{{\"checkpoint\":{},", kept.number)),
+        "{logged}"
+    );
+    assert!(
+        !logged.contains("retitled elsewhere"),
+        "the edited task is in the checkpoint, not in the log: {logged}"
+    );
+    assert_eq!(store.load().tasks.tasks.len(), 41);
+    assert_rebuilt_after_emptying(&store, "tasks.json");
+}
+
+/// Without the checkpoint a write over another tool's file started from — removed, or another
+/// file under its number — the log cannot replay past that write, and no change is applied to
+/// another list: the rebuild takes what is left. With no checkpoint left, that is the log's
+/// replay up to the write (the 40 tasks before the edit), logged whole for a later replay.
+#[test]
+fn without_the_checkpoint_it_started_from_a_write_is_not_replayed_onto_another_list() {
+    let retitled = |state: &ProjectState, prefix: &str| {
+        let tasks = state.tasks.tasks.iter();
+        tasks.filter(|t| t.title.starts_with(prefix)).count()
+    };
+    let (store, kept) = written_over_another_tools_file();
+    let bytes = String::from_utf8(std::fs::read(&kept.path).expect("read")).expect("UTF-8");
+    std::fs::write(
+        &kept.path,
+        bytes.replace("retitled elsewhere", "retitled again"),
+    )
+    .expect("replace");
+    std::fs::write(store.path("tasks.json"), b"").expect("destroy");
+    let recovered = store.load_fresh().expect("rebuilt from what is left");
+    // The newest valid checkpoint's list, as any recovery the log cannot serve.
+    assert_eq!(recovered.tasks.tasks.len(), 40);
+    assert_eq!(retitled(&recovered, "retitled again"), 1);
+
+    let (store, kept) = written_over_another_tools_file();
+    std::fs::remove_file(&kept.path).expect("remove");
+    std::fs::write(store.path("tasks.json"), b"").expect("destroy");
+    let recovered = store
+        .load_fresh()
+        .expect("rebuilt from the log, as far as it goes");
+    assert_eq!(recovered.tasks.tasks.len(), 40);
+    assert_eq!(retitled(&recovered, "retitled"), 0);
+    run(&store, &[Step::Add(41)]);
+    assert_rebuilt_after_emptying(&store, "tasks.json");
+}
+
+/// A store of 40 tasks whose tasks.json another tool rewrote, then one task added over it; and
+/// the checkpoint that write kept, checked to be that tool's file byte for byte.
+fn written_over_another_tools_file() -> (Store, cairn_storage_fs::checkpoints::Checkpoint) {
+    let store = Store::new();
+    run(&store, &(0..40).map(Step::Add).collect::<Vec<_>>());
+    let tasks_json = store.path("tasks.json");
+    rewrite_as_another_tool(&tasks_json, 3);
+    let theirs = std::fs::read(&tasks_json).expect("read");
+    run(&store, &[Step::Add(40)]);
+    let checkpoints =
+        cairn_storage_fs::checkpoints::list(&store.path("checkpoints")).expect("list");
+    let kept = checkpoints.last().expect("the file kept").clone();
+    assert_eq!(std::fs::read(&kept.path).expect("read"), theirs);
+    (store, kept)
 }
 
 /// The same for project.json: another tool's edit of the record, kept by the next write, is not
