@@ -2716,6 +2716,14 @@ impl ProjectStore for FsProjectStore {
             Keep::Tasks
         };
         let read = read_one_by_one(&bytes, &Known::default(), keep).map(|(doc, _)| doc);
+        // A checkpoint valid throughout is the restored list exactly: the log can name it.
+        let named = read.is_some().then(|| journal::CheckpointRef {
+            checkpoint: u64::from(number),
+            sum: journal::CheckpointRef::sum_of(task_cache::checksum(
+                journal::CheckpointRef::SUM_KEY,
+                &bytes,
+            )),
+        });
         let doc = match read {
             Some(mut doc) => {
                 journal::take_marker(&mut doc.extra);
@@ -2738,24 +2746,31 @@ impl ProjectStore for FsProjectStore {
         let mut events = Vec::new();
         // Save what is being replaced, so the restore can be undone; a damaged file is set aside.
         let (tasks_seq, replaced) = match read_task_doc(&layout, false) {
-            Ok((current, seq, ..)) => {
+            Ok((current, seq, .., identity)) => {
                 let linked = link_stamped_tasks(&layout)?;
                 // Only the very file cairn wrote is what the log arrives at: one another tool
                 // edited (keeping its `log_seq`) is not, and is logged whole below.
                 let stamped = linked.is_some();
-                let saved = match linked {
-                    Some(saved) => saved,
-                    // Another tool's file (unstamped) is saved as it read: validated.
-                    None => {
+                // Another tool's file is kept by a second name too, when it is still the one
+                // read; else saved as it read: validated.
+                let kept = match (&linked, &identity) {
+                    (None, Some(identity)) => keep_as_read(&layout, identity)?,
+                    _ => None,
+                };
+                let saved = match (linked, kept) {
+                    (Some(saved), _) => saved.number,
+                    (None, Some(kept)) => kept.checkpoint,
+                    (None, None) => {
                         let current_bytes = validated_as_read(&current, seq, &layout.tasks_json())?;
                         checkpoints::create_next(
                             &layout.temp_dir(),
                             &layout.checkpoints_dir(),
                             &current_bytes,
                         )?
+                        .number
                     }
                 };
-                let saved = u32::try_from(saved.number).unwrap_or(u32::MAX);
+                let saved = u32::try_from(saved).unwrap_or(u32::MAX);
                 events.push(ProjectEvent::CheckpointWritten {
                     number: saved,
                     tasks: current.tasks.len(),
@@ -2791,15 +2806,25 @@ impl ProjectStore for FsProjectStore {
             number,
             tasks: doc.tasks.len(),
         });
-        // The log says how to arrive at the restored list without the checkpoint, which may be
-        // pruned later: from the list replaced, when that is the list the log arrives at (the
-        // file cairn wrote at the last commit), what differs — usually a handful of tasks, where
-        // the whole list of 100,000 was 48 MB more to write; otherwise the whole list, as the
-        // new tasks.json renders it.
-        let change = match replaced {
-            Some(current) if tasks_seq == last && last > 0 => {
+        // The log says how to arrive at the restored list: from the list replaced, when that is
+        // the list the log arrives at (the file cairn wrote at the last commit), what differs —
+        // usually a handful of tasks, where the whole list of 100,000 was 48 MB more to write;
+        // otherwise the checkpoint restored, named (see `journal::Start::Checkpoint`), unless the
+        // prune below removes it; otherwise the whole list, as the new tasks.json renders it.
+        let kept_after_prune = || {
+            checkpoints::list(&layout.checkpoints_dir()).is_ok_and(|all| {
+                let newest = all.iter().rev().take(CHECKPOINT_RETENTION);
+                newest.map(|c| c.number).any(|n| n == u64::from(number))
+            })
+        };
+        let change = match (replaced, named) {
+            (Some(current), _) if tasks_seq == last && last > 0 => {
                 journal::diff(&current, &doc, &[]).unwrap_or_default()
             }
+            (_, Some(named)) if kept_after_prune() => journal::TasksChange {
+                start: journal::Start::Checkpoint(named),
+                ..journal::TasksChange::default()
+            },
             _ => journal::whole_at(&doc),
         };
         let payload = Payload {

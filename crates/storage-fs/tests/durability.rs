@@ -451,8 +451,9 @@ fn another_tools_edit_of_project_json_survives_a_destroyed_project_json() {
     assert_rebuilt_after_emptying(&store, "project.json");
 }
 
-/// A restore over a tasks.json another tool edited, keeping its `log_seq`, logs the whole list:
-/// the edited file is not what the log arrives at, so a difference from it would replay wrong.
+/// A restore over a tasks.json another tool edited, keeping its `log_seq`, logs the list it
+/// restored (naming the checkpoint): the edited file is not what the log arrives at, so a
+/// difference from it would replay wrong.
 /// Here the edit puts a title back to the checkpoint's, so a difference would leave the title out
 /// and a replay from the older checkpoint would bring back the logged one.
 #[test]
@@ -473,6 +474,26 @@ fn a_restore_over_another_tools_edit_replays_to_the_restored_list() {
     assert_eq!(store.load().tasks.tasks[0].title, first);
     // Only the first checkpoint and the log are left to recover from.
     std::fs::remove_file(store.path("checkpoints/checkpoint-002.json")).expect("remove");
+    assert_rebuilt_after_emptying(&store, "tasks.json");
+}
+
+/// A restore of the oldest checkpoint, over another tool's file, which the restore keeps as an
+/// eleventh checkpoint — so its prune removes the one restored — logs the restored list whole
+/// instead of naming a checkpoint that is gone: a destroyed tasks.json still comes back as
+/// restored.
+#[test]
+fn a_restore_of_a_checkpoint_its_prune_removes_logs_the_whole_list() {
+    let store = Store::new();
+    for n in 0..10 {
+        run(&store, &[Step::Add(n), Step::Checkpoint]);
+    }
+    rewrite_as_another_tool(&store.path("tasks.json"), 0);
+    block_on(store.service.restore_checkpoint(&store.id, 1)).expect("restore");
+    assert!(
+        !store.path("checkpoints/checkpoint-001.json").exists(),
+        "pruned"
+    );
+    assert_eq!(store.load().tasks.tasks.len(), 1);
     assert_rebuilt_after_emptying(&store, "tasks.json");
 }
 

@@ -691,10 +691,10 @@ async fn a_checkpoint_whose_log_entry_fails_is_saved_and_says_so() {
     );
 }
 
-/// A restore saves the list it replaces as a checkpoint: a tasks.json cairn validated and wrote
-/// by a second name (the restore's rename leaves that name the only one), anything else as a
-/// validated copy. Either way the checkpoint holds what tasks.json held, and restoring it brings
-/// that back.
+/// A restore saves the list it replaces as a checkpoint by a second name (the restore's rename
+/// leaves that name the only one): a tasks.json cairn validated and wrote, or another tool's
+/// still the file read. The checkpoint holds what tasks.json held, and restoring it brings that
+/// back.
 #[tokio::test]
 async fn a_restore_saves_the_list_it_replaces_by_a_link_or_a_copy() {
     use std::os::unix::fs::MetadataExt;
@@ -729,9 +729,9 @@ async fn a_restore_saves_the_list_it_replaces_by_a_link_or_a_copy() {
             "stamped: {stamped}"
         );
         assert_eq!(
-            std::fs::metadata(&saved).expect("stat").ino() == inode,
-            stamped,
-            "linked only when stamped"
+            std::fs::metadata(&saved).expect("stat").ino(),
+            inode,
+            "linked, stamped: {stamped}"
         );
         let undone = store
             .restore_checkpoint(&project.id, 2, clock().now())
