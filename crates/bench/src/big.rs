@@ -1,9 +1,11 @@
 //! The commands that handle a whole large store at once, at 100,000 tasks (`--only big`): #16
 //! wants every command under 500 ms there, and these are the ones that read, check or write the
-//! whole list — a full check, a restore, a merge, a first import from another tool. Each is timed
-//! as a whole process after an untimed step that gives it its usual input: a write before the
-//! check and the restore (so tasks.json is new, as it is after a day's work), a fresh copy of
-//! ours for each merge, a new project for each import.
+//! whole list — a full check, a restore, a merge, a first import from another tool, the first
+//! write over a tasks.json another tool wrote. Each is timed as a whole process after an untimed
+//! step that gives it its usual input: a write before the check and the restore (so tasks.json is
+//! new, as it is after a day's work), a fresh copy of ours for each merge, a new project for each
+//! import, and for the first write a copy of tasks.json put in its place (a new file, as a
+//! `git pull` leaves it) and read once.
 
 use std::path::Path;
 
@@ -129,6 +131,24 @@ pub fn measure(cairn: &Path, root: &Path, iters: usize) -> Result<Vec<Measured>,
     }
     out.push(Measured {
         name: "cairn import taskmaster (all, new)",
+        stats: Stats::new(samples),
+        writes: true,
+    });
+
+    let pulled = work.path().join("pulled.json");
+    let mut samples = Vec::with_capacity(iters);
+    for i in 0..iters {
+        copy(&tasks_json, &pulled)?;
+        std::fs::rename(&pulled, &tasks_json).map_err(|e| e.to_string())?;
+        run(on(&r, &["task", "next"]))?;
+        let title = format!("first write {i}");
+        samples.push(time_once(
+            &on(&r, &["task", "edit", "T-00060", "--title", &title]),
+            None,
+        )?);
+    }
+    out.push(Measured {
+        name: "cairn task edit (first write over a copy)",
         stats: Stats::new(samples),
         writes: true,
     });

@@ -2716,8 +2716,10 @@ impl ProjectStore for FsProjectStore {
             Keep::Tasks
         };
         let read = read_one_by_one(&bytes, &Known::default(), keep).map(|(doc, _)| doc);
-        // A checkpoint valid throughout is the restored list exactly: the log can name it.
-        let named = read.is_some().then(|| journal::CheckpointRef {
+        // A checkpoint valid throughout is the restored list exactly: the log can name it. Not
+        // needed when the list replaced is cairn's own (stamped): the log takes the difference.
+        let replaces_cairns = is_stamped(&layout.tasks_json(), &stamp(&layout));
+        let named = (read.is_some() && !replaces_cairns).then(|| journal::CheckpointRef {
             checkpoint: u64::from(number),
             sum: journal::CheckpointRef::sum_of(task_cache::checksum(
                 journal::CheckpointRef::SUM_KEY,
