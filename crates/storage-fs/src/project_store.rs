@@ -833,32 +833,28 @@ fn named_checkpoint(
 /// identity was `read` — as the next checkpoint, by a second name: the first write over it then
 /// logs its change from there ([`journal::Start::Checkpoint`]) instead of the whole list, and the
 /// rename that replaces tasks.json leaves the checkpoint the only name of those bytes. The file
-/// is made durable first (a `git pull` does not sync what it writes). `None`, with nothing kept,
-/// when the file is no longer the one read; the writer then logs the whole list.
-fn keep_as_read(
-    layout: &ProjectLayout,
-    read: &str,
-) -> Result<Option<journal::CheckpointRef>, StoreError> {
+/// is made durable first (a `git pull` does not sync what it writes). `None` when it cannot be
+/// kept — no longer the file read, a symbolic link, a checkpoints directory on another file
+/// system, any I/O error on the way: the writer then logs the whole list, as it always can.
+fn keep_as_read(layout: &ProjectLayout, read: &str) -> Option<journal::CheckpointRef> {
     let path = layout.tasks_json();
-    let Ok(file) = std::fs::File::open(&path) else {
-        return Ok(None);
-    };
-    let meta = file
-        .metadata()
-        .map_err(io_error("read the metadata of", &path))?;
+    let file = std::fs::File::open(&path).ok()?;
+    let meta = file.metadata().ok()?;
     if identity(&meta) != read {
-        return Ok(None);
+        return None;
     }
-    file.sync_all().map_err(io_error("fsync", &path))?;
-    let sum = task_cache::checksum_read(journal::CheckpointRef::SUM_KEY, meta.len(), &file)
-        .map_err(io_error("read", &path))?;
-    let same =
-        |linked: &Path| std::fs::metadata(linked).is_ok_and(|linked| identity(&linked) == read);
-    let kept = checkpoints::link_next(&path, &layout.checkpoints_dir(), same)?;
-    Ok(kept.map(|kept| journal::CheckpointRef {
+    file.sync_all().ok()?;
+    let sum = task_cache::checksum_read(journal::CheckpointRef::SUM_KEY, meta.len(), &file).ok()?;
+    // The name linked, not what it may point to: a second name of a symbolic link keeps a path,
+    // not the bytes.
+    let same = |linked: &Path| {
+        std::fs::symlink_metadata(linked).is_ok_and(|linked| identity(&linked) == read)
+    };
+    let kept = checkpoints::link_next(&path, &layout.checkpoints_dir(), same).ok()??;
+    Some(journal::CheckpointRef {
         checkpoint: kept.number,
         sum: journal::CheckpointRef::sum_of(sum),
-    }))
+    })
 }
 
 /// tasks.json as read: the document, its `log_seq` marker, and, when asked for, the file's lines
@@ -2447,7 +2443,7 @@ impl ProjectStore for FsProjectStore {
         let tasks_change = match tasks_change {
             Some(change) if !from_the_log => {
                 let from_file = match (&change.start, &as_read.file) {
-                    (journal::Start::Previous, Some(read)) => keep_as_read(&layout, read)?,
+                    (journal::Start::Previous, Some(read)) => keep_as_read(&layout, read),
                     _ => None,
                 };
                 Some(match from_file {
@@ -2756,7 +2752,7 @@ impl ProjectStore for FsProjectStore {
                 // Another tool's file is kept by a second name too, when it is still the one
                 // read; else saved as it read: validated.
                 let kept = match (&linked, &identity) {
-                    (None, Some(identity)) => keep_as_read(&layout, identity)?,
+                    (None, Some(identity)) => keep_as_read(&layout, identity),
                     _ => None,
                 };
                 let saved = match (linked, kept) {

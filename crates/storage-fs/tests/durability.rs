@@ -415,6 +415,32 @@ fn without_the_checkpoint_it_started_from_a_write_is_not_replayed_onto_another_l
     assert_rebuilt_after_emptying(&store, "tasks.json");
 }
 
+/// A tasks.json that is a symbolic link to another tool's file is not kept by a second name (that
+/// would keep the link, not the bytes): the write over it logs the whole list, and a rebuild
+/// comes from there.
+#[test]
+fn a_write_over_a_symbolic_link_logs_the_whole_list() {
+    let store = Store::new();
+    run(&store, &(0..5).map(Step::Add).collect::<Vec<_>>());
+    let tasks_json = store.path("tasks.json");
+    let elsewhere = store.dir.path().join("tasks-elsewhere.json");
+    std::fs::copy(&tasks_json, &elsewhere).expect("copy");
+    std::fs::remove_file(&tasks_json).expect("remove");
+    std::os::unix::fs::symlink(&elsewhere, &tasks_json).expect("symlink");
+    run(&store, &[Step::Add(5)]);
+    let checkpoints =
+        cairn_storage_fs::checkpoints::list(&store.path("checkpoints")).expect("list");
+    assert!(checkpoints.is_empty(), "{checkpoints:?}");
+    let log = std::fs::read_to_string(store.path("progress/log.md")).expect("log");
+    let last = log.lines().rev().find(|l| l.starts_with("- replay: "));
+    assert!(
+        last.is_some_and(|l| l.contains("\"reset\":true")),
+        "the whole list is logged: {last:?}"
+    );
+    assert_eq!(store.load().tasks.tasks.len(), 6);
+    assert_rebuilt_after_emptying(&store, "tasks.json");
+}
+
 /// A store of 40 tasks whose tasks.json another tool rewrote, then one task added over it; and
 /// the checkpoint that write kept, checked to be that tool's file byte for byte.
 fn written_over_another_tools_file() -> (Store, cairn_storage_fs::checkpoints::Checkpoint) {
