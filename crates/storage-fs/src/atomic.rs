@@ -31,9 +31,21 @@ use std::time::{Duration, SystemTime};
 /// Prefix of every in-flight temp file.
 pub const TEMP_PREFIX: &str = ".write-";
 
-/// Prefix of the staging file of the validation stamp (`project_store`): written and renamed
-/// without fsync, so a crash between the two leaves one behind.
+/// Prefix of the staging file of [`write_unsynced`] (the validation stamps, the verdicts of
+/// `doctor --full`): written and renamed without fsync, so a crash between the two leaves one
+/// behind.
 pub const STAMP_TEMP_PREFIX: &str = "stamp-";
+
+/// Replaces `target` with `bytes` by a rename, syncing nothing: for a file whose loss only costs
+/// time (a cache, a stamp). A reader sees the old content or the new, never a part; a power cut
+/// may leave either, or an empty file.
+pub fn write_unsynced(temp_dir: &Path, target: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let temp = temp_dir.join(format!("{STAMP_TEMP_PREFIX}{}", uuid::Uuid::new_v4()));
+    fs::write(&temp, bytes)?;
+    fs::rename(&temp, target).inspect_err(|_| {
+        let _ = fs::remove_file(&temp);
+    })
+}
 
 /// Whether a file name in a temp directory is a staged write, i.e. debris once it is old.
 pub fn is_staged_write(name: &str) -> bool {

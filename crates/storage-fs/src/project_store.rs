@@ -306,7 +306,14 @@ impl FsProjectStore {
         layout: &ProjectLayout,
         locked: bool,
     ) -> Result<(Project, u64), StoreError> {
-        match read_project(&layout.project_json()) {
+        let path = layout.project_json();
+        if locked
+            && !is_stamped(&path, &project_stamp(layout))
+            && let Ok(file) = std::fs::File::open(&path)
+        {
+            sync_written_elsewhere(&file);
+        }
+        match read_project(&path) {
             Ok(read) => Ok(read),
             Err(damage) if is_damage(&damage) => {
                 if locked {
@@ -857,6 +864,16 @@ fn keep_as_read(layout: &ProjectLayout, read: &str) -> Option<journal::Checkpoin
     })
 }
 
+/// Makes a state file another tool wrote durable, for a writer, before anything the writer does
+/// can make that tool's rename of it durable. A `git pull` renames files into place without
+/// syncing them, and the writer's own next rename in the project's directory (tasks.json
+/// installed, say), synced, would keep the new name with none of its bytes: after a power cut,
+/// an empty tasks.json (found by the power-loss harness once another tool's rewrite was in its
+/// histories). A file cairn wrote is durable already; a failure here is the next read's to see.
+fn sync_written_elsewhere(file: &std::fs::File) {
+    let _ = file.sync_all();
+}
+
 /// tasks.json as read: the document, its `log_seq` marker, and, when asked for, the file's lines
 /// and the read cache's encoding (see [`task_cache::Encoded`]) if the list came from it; last, the
 /// identity of the file read (see [`identity`]).
@@ -876,6 +893,9 @@ type TaskFile = (
 /// [`TaskLines`]). The error says what is wrong, for the log.
 fn read_task_doc(layout: &ProjectLayout, want_bytes: bool) -> Result<TaskFile, String> {
     let (mut file, identity, stamped) = open_tasks(layout)?;
+    if want_bytes && !stamped {
+        sync_written_elsewhere(&file);
+    }
     let read = identity.clone();
     let cache = task_cache::path(layout.dir());
     // A file another tool wrote (a `git pull`, an editor) is validated in full once, and the
@@ -1812,19 +1832,10 @@ fn is_stamped(file: &Path, stamp: &Path) -> bool {
 fn stamp_file(layout: &ProjectLayout, file: &Path, stamp: &Path) -> Option<String> {
     let meta = std::fs::metadata(file).ok()?;
     let key = identity(&meta);
-    {
-        // Not fsynced and not locked against readers: a missing or stale stamp only sends the
-        // next reader down the full-validation path (the next writer, for project.json, down a
-        // rewrite of the record).
-        let temp = layout.temp_dir().join(format!(
-            "{}{}",
-            atomic::STAMP_TEMP_PREFIX,
-            uuid::Uuid::new_v4()
-        ));
-        if std::fs::write(&temp, &key).is_ok() && std::fs::rename(&temp, stamp).is_err() {
-            let _ = std::fs::remove_file(&temp);
-        }
-    }
+    // Not fsynced and not locked against readers: a missing or stale stamp only sends the next
+    // reader down the full-validation path (the next writer, for project.json, down a rewrite of
+    // the record).
+    let _ = atomic::write_unsynced(&layout.temp_dir(), stamp, key.as_bytes());
     Some(key)
 }
 

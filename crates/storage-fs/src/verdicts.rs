@@ -127,8 +127,11 @@ impl Verdicts {
             .iter()
             .map(|(sum, len)| format!("{sum:016x} {len}\n"))
             .collect();
-        // Only time is lost if this fails.
-        let _ = atomic::write_atomic(&self.temp_dir, &self.path, text.as_bytes());
+        // Only time is lost if this fails, or a power cut tears it: it is not synced, and neither
+        // is the project's directory — whose sync would also make durable another tool's rename
+        // of tasks.json (a `git pull`) before that tool's bytes are (see
+        // `project_store::sync_written_elsewhere`), from a reader (`doctor --full`).
+        let _ = atomic::write_unsynced(&self.temp_dir, &self.path, text.as_bytes());
     }
 }
 

@@ -100,9 +100,31 @@ async fn history(root: &Path, seed: u64) {
             .filter(|t| matches!(t.status, TaskStatus::Pending | TaskStatus::InProgress))
             .map(|t| (t.id.clone(), t.status))
             .collect();
-        match rng.below(8) {
+        match rng.below(9) {
             0 => {
                 service.write_checkpoint(&id).await.expect("checkpoint");
+            }
+            8 => {
+                // Another tool rewrites tasks.json, as `git pull` does: a new file renamed into
+                // place, nothing synced, every task as it was. The next write keeps it as a
+                // checkpoint and logs its change from there.
+                let tasks_json = root.join(".claude/projects/demo/tasks.json");
+                let doc: serde_json::Value =
+                    serde_json::from_slice(&std::fs::read(&tasks_json).expect("read"))
+                        .expect("JSON");
+                let pulled = tasks_json.with_extension("json.pulled");
+                std::fs::write(&pulled, serde_json::to_vec_pretty(&doc).expect("JSON"))
+                    .expect("write");
+                std::fs::rename(&pulled, &tasks_json).expect("rename");
+                // Half the time a change to project.json alone follows, whose rename and sync in
+                // the project's directory must not keep the pulled name without its bytes.
+                if rng.below(2) == 0 {
+                    let phase = format!("pulled-{step}");
+                    service
+                        .add_phase(&id, &phase, "Pulled")
+                        .await
+                        .expect("phase");
+                }
             }
             n if n < 4 || movable.is_empty() => {
                 let title = format!("step {step}");
