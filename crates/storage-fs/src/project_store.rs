@@ -836,6 +836,70 @@ fn named_checkpoint(
     Ok(doc)
 }
 
+/// The checkpoint the log's newest base names, when a rebuild could not start from it — gone, or
+/// another file under its number — and no checkpoint taken at or after that commit stands in for
+/// it: a destroyed tasks.json would then come back only as it was before that commit. The path
+/// and what is wrong, with the way out.
+fn missing_base(layout: &ProjectLayout, records: &[LogRecord]) -> Option<(String, String)> {
+    // A change that starts from a checkpoint says so first: `"tasks":{"reset":{"checkpoint"…`.
+    // Found without parsing payloads that can be the whole list.
+    const STARTS: &str = "\"tasks\":{\"reset\":";
+    let (seq, named) = records.iter().rev().find_map(|record| {
+        let text = record.get(journal::FIELD)?;
+        let rest = &text[text.find(STARTS)? + STARTS.len()..];
+        let head = journal::Head::of(text).ok()?;
+        let named = serde_json::Deserializer::from_str(rest)
+            .into_iter::<journal::CheckpointRef>()
+            .next()
+            .and_then(Result::ok);
+        Some((head.seq, named))
+    })?;
+    // The newest base is a whole list, or the checkpoint named is the one (or a later one is).
+    let named = named?;
+    let dir = layout.checkpoints_dir();
+    let later = checkpoints::list(&dir).ok()?.iter().any(|c| {
+        let tail = std::fs::read(&c.path)
+            .ok()
+            .map(|bytes| marker_at_end(&bytes));
+        tail.flatten().is_some_and(|marker| marker >= seq)
+    });
+    let wrong = match checkpoints::read(&dir, named.checkpoint) {
+        Err(_) => "is gone",
+        Ok(bytes) => {
+            let sum = task_cache::checksum(journal::CheckpointRef::SUM_KEY, &bytes);
+            if journal::CheckpointRef::sum_of(sum) == named.sum {
+                return None;
+            }
+            "holds other bytes than the ones the log names"
+        }
+    };
+    (!later).then(|| {
+        (
+            dir.join(checkpoints::file_name(named.checkpoint))
+                .display()
+                .to_string(),
+            format!(
+                "the log's commit {seq} starts from this checkpoint, which {wrong}: a destroyed tasks.json would come back only as it was before that commit. Run `cairn checkpoint write` to give the log a base to rebuild from"
+            ),
+        )
+    })
+}
+
+/// The `log_seq` a tasks document ends with (cairn writes it last; another tool that kept it
+/// may have spaced it), if it does.
+fn marker_at_end(bytes: &[u8]) -> Option<u64> {
+    let tail = &bytes[bytes.len().saturating_sub(64)..];
+    let key = format!("\"{}\"", journal::MARKER);
+    let at = memchr::memmem::rfind(tail, key.as_bytes())? + key.len();
+    let digits = tail[at..]
+        .iter()
+        .skip_while(|b| matches!(b, b':' | b' ' | b'\n' | b'\r' | b'\t'))
+        .take_while(|b| b.is_ascii_digit())
+        .map(|&b| char::from(b))
+        .collect::<String>();
+    digits.parse().ok()
+}
+
 /// Keeps tasks.json — the file another tool left, whose list the writer read as it is and whose
 /// identity was `read` — as the next checkpoint, by a second name: the first write over it then
 /// logs its change from there ([`journal::Start::Checkpoint`]) instead of the whole list, and the
@@ -3123,9 +3187,9 @@ impl ProjectStore for FsProjectStore {
             }
         }
         health.torn_log = if full {
-            progress_log::read_all(&layout.log_md())?
-                .torn_tail
-                .is_some()
+            let log = progress_log::read_all(&layout.log_md())?;
+            health.damaged.extend(missing_base(&layout, &log.records));
+            log.torn_tail.is_some()
         } else {
             log_is_torn(&layout.log_md())?
         };

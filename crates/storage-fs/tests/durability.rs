@@ -10,7 +10,7 @@ use std::time::Duration;
 use cairn_domain::ports::FixedClock;
 use cairn_domain::project::policy::Velocity;
 use cairn_domain::project::service::{InitProject, ProjectService};
-use cairn_domain::project::store::ProjectStore;
+use cairn_domain::project::store::{ProjectStore, Scrutiny};
 use cairn_domain::project::{
     MoveDetail, NewTask, ProjectId, ProjectState, ProjectType, TaskEdit, TaskId, TaskStatus,
 };
@@ -413,6 +413,37 @@ fn without_the_checkpoint_it_started_from_a_write_is_not_replayed_onto_another_l
     assert_eq!(retitled(&recovered, "retitled"), 0);
     run(&store, &[Step::Add(41)]);
     assert_rebuilt_after_emptying(&store, "tasks.json");
+}
+
+/// `doctor --full` says when the checkpoint the log's newest base names is gone or holds other
+/// bytes — a destroyed tasks.json would then come back only as it was before that write — and
+/// stops saying it once a checkpoint taken since stands in for it.
+#[test]
+fn doctor_full_names_a_base_the_log_cannot_rebuild_from() {
+    let damaged = |store: &Store| {
+        block_on(store.service.doctor(&store.id, false, Scrutiny::Full))
+            .expect("doctor")
+            .store
+            .damaged
+    };
+    let (store, kept) = written_over_another_tools_file();
+    assert_eq!(damaged(&store), Vec::new());
+    let bytes = std::fs::read(&kept.path).expect("read");
+    std::fs::write(
+        &kept.path,
+        String::from_utf8_lossy(&bytes).replace("step 1\"", "step one\""),
+    )
+    .expect("replace");
+    let found = damaged(&store);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(found[0].1.contains("other bytes"), "{found:?}");
+    std::fs::remove_file(&kept.path).expect("remove");
+    let found = damaged(&store);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].0, kept.path.display().to_string());
+    assert!(found[0].1.contains("is gone") && found[0].1.contains("cairn checkpoint write"));
+    block_on(store.service.write_checkpoint(&store.id)).expect("checkpoint");
+    assert_eq!(damaged(&store), Vec::new());
 }
 
 /// A tasks.json that is a symbolic link to another tool's file is not kept by a second name (that
