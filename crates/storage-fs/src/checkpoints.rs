@@ -93,7 +93,7 @@ pub fn list(dir: &Path) -> Result<Vec<Checkpoint>, StoreError> {
 /// Errors: [`StoreError::Io`] naming the failed step (`create temp file`, `fsync temp file`,
 /// `link checkpoint into place`, `fsync directory`, …).
 pub fn create_next(temp_dir: &Path, dir: &Path, bytes: &[u8]) -> Result<Checkpoint, StoreError> {
-    fs::create_dir_all(dir).map_err(io_error("create checkpoint directory", dir))?;
+    create_dir(dir)?;
     let (temp_path, file) = create_temp_file(temp_dir)?;
     if let Err(error) = write_and_sync(&temp_path, file, &[bytes], None) {
         discard(&temp_path);
@@ -118,7 +118,7 @@ pub fn link_next(
     dir: &Path,
     same: impl FnOnce(&Path) -> bool,
 ) -> Result<Option<Checkpoint>, StoreError> {
-    fs::create_dir_all(dir).map_err(io_error("create checkpoint directory", dir))?;
+    create_dir(dir)?;
     let claimed = claim_next_number(file, dir)?;
     if !same(&claimed.path) {
         fs::remove_file(&claimed.path).map_err(io_error("remove", &claimed.path))?;
@@ -126,6 +126,17 @@ pub fn link_next(
     }
     fsync_dir(dir)?;
     Ok(Some(claimed))
+}
+
+/// Creates `dir` when it is missing, durably: a new directory's entry survives a power cut only
+/// once its parent is synced (a clone from git has no empty `checkpoints/`, and the log may name
+/// the first checkpoint made in it).
+fn create_dir(dir: &Path) -> Result<(), StoreError> {
+    if dir.is_dir() {
+        return Ok(());
+    }
+    fs::create_dir_all(dir).map_err(io_error("create checkpoint directory", dir))?;
+    fsync_dir(crate::parent_dir(dir))
 }
 
 fn claim_next_number(temp_path: &Path, dir: &Path) -> Result<Checkpoint, StoreError> {

@@ -145,8 +145,13 @@ impl FsProjectStore {
         Ok((layout, path))
     }
 
+    /// Takes the project's lock — and, first thing under it, makes the state files another tool
+    /// wrote durable (see [`sync_written_elsewhere`]): every path that can sync the project's
+    /// directory (a write, a recovery, a restore, a checkpoint) holds it.
     fn lock(&self, layout: &ProjectLayout) -> Result<lock::LockGuard, StoreError> {
-        lock::lock_exclusive(&layout.lock_file(), self.lock_timeout)
+        let guard = lock::lock_exclusive(&layout.lock_file(), self.lock_timeout)?;
+        sync_written_elsewhere(layout);
+        Ok(guard)
     }
 
     /// Reads the tasks, recovering them under the lock if they are damaged; with the file's
@@ -307,12 +312,6 @@ impl FsProjectStore {
         locked: bool,
     ) -> Result<(Project, u64), StoreError> {
         let path = layout.project_json();
-        if locked
-            && !is_stamped(&path, &project_stamp(layout))
-            && let Ok(file) = std::fs::File::open(&path)
-        {
-            sync_written_elsewhere(&file);
-        }
         match read_project(&path) {
             Ok(read) => Ok(read),
             Err(damage) if is_damage(&damage) => {
@@ -732,7 +731,7 @@ fn replay(layout: &ProjectLayout, records: &[LogRecord], partly: bool) -> Option
     let mut furthest: Option<(usize, u64)> = None;
     for (i, (from, base)) in bases()?.into_iter().enumerate() {
         let useful = base.is_some();
-        match replay_from(layout, &payloads, (from, base), last, last) {
+        match replay_from(layout, &payloads, (from, base), last, false) {
             Ok(replayed) => return Some(replayed),
             Err(reached)
                 if (useful || reached > from) && furthest.is_none_or(|(_, r)| reached > r) =>
@@ -744,21 +743,24 @@ fn replay(layout: &ProjectLayout, records: &[LogRecord], partly: bool) -> Option
     }
     let (i, reached) = furthest.filter(|_| partly)?;
     let (from, base) = bases()?.into_iter().nth(i)?;
-    replay_from(layout, &payloads, (from, base), reached, last)
+    replay_from(layout, &payloads, (from, base), reached, true)
         .ok()
         .filter(|replayed| !replayed.doc.tasks.is_empty())
 }
 
-/// The replay of `payloads` (whose last commit is `last`) onto `base` (a checkpoint's number and
-/// list; none: an empty list), taken at commit `from`, up to commit `until`; else the last commit
-/// it applied.
+/// The replay of `payloads` onto `base` (a checkpoint's number and list; none: the list a commit
+/// numbered `from + 1` starts anew), taken at commit `from`, up to commit `until` — stopping
+/// there when `partly`; else the last commit it applied. A base of no list must begin with a
+/// commit that starts its list anew: after a git merge of the log, numbers repeat, and the first
+/// commit numbered `from + 1` may be one of the other branch's, built on another list.
 fn replay_from(
     layout: &ProjectLayout,
     payloads: &[Option<Payload>],
     (from, base): (u64, Option<(u32, TaskDoc)>),
     until: u64,
-    last: u64,
+    partly: bool,
 ) -> Result<Replayed, u64> {
+    let anew = base.is_none();
     let (mut checkpoint, mut doc) = match base {
         Some((n, doc)) => (Some(n), doc),
         None => (None, empty_doc()),
@@ -773,9 +775,16 @@ fn replay_from(
             None if !started => continue,
             Some(p) if !started && p.seq <= from => continue,
             // A partial replay ends where it was told to.
-            _ if reached == until && until < last => break,
+            _ if partly && reached == until => break,
             None => return Err(reached),
             Some(p) if p.seq != expected => return Err(reached),
+            Some(p) if !started && anew => {
+                let starts = p.tasks.as_ref().map(|t| &t.start);
+                if starts.is_none_or(|start| *start == journal::Start::Previous) {
+                    return Err(reached);
+                }
+                p
+            }
             Some(p) => p,
         };
         started = true;
@@ -900,6 +909,16 @@ fn marker_at_end(bytes: &[u8]) -> Option<u64> {
     digits.parse().ok()
 }
 
+/// Whether checkpoint `number` is durable — synced, and its directory — for the log to name it:
+/// it may be another clone's file that a `git pull` renamed into place without syncing.
+fn made_durable(layout: &ProjectLayout, number: u32) -> bool {
+    let dir = layout.checkpoints_dir();
+    let Ok(file) = std::fs::File::open(dir.join(checkpoints::file_name(u64::from(number)))) else {
+        return false;
+    };
+    file.sync_all().is_ok() && crate::fsync_dir(&dir).is_ok()
+}
+
 /// Keeps tasks.json — the file another tool left, whose list the writer read as it is and whose
 /// identity was `read` — as the next checkpoint, by a second name: the first write over it then
 /// logs its change from there ([`journal::Start::Checkpoint`]) instead of the whole list, and the
@@ -928,14 +947,24 @@ fn keep_as_read(layout: &ProjectLayout, read: &str) -> Option<journal::Checkpoin
     })
 }
 
-/// Makes a state file another tool wrote durable, for a writer, before anything the writer does
-/// can make that tool's rename of it durable. A `git pull` renames files into place without
-/// syncing them, and the writer's own next rename in the project's directory (tasks.json
-/// installed, say), synced, would keep the new name with none of its bytes: after a power cut,
-/// an empty tasks.json (found by the power-loss harness once another tool's rewrite was in its
-/// histories). A file cairn wrote is durable already; a failure here is the next read's to see.
-fn sync_written_elsewhere(file: &std::fs::File) {
-    let _ = file.sync_all();
+/// Makes tasks.json and project.json durable when another tool wrote them, for a writer, before
+/// anything the writer does can make that tool's rename of them durable. A `git pull` renames
+/// files into place without syncing them, and the writer's own next rename in the project's
+/// directory (tasks.json installed, a recovery), synced, would keep the new name with none of its
+/// bytes: after a power cut, an empty tasks.json (found by the power-loss harness once another
+/// tool's rewrite was in its histories). A file cairn wrote (stamped) is durable already; a
+/// failure here is the next read's to see.
+fn sync_written_elsewhere(layout: &ProjectLayout) {
+    for (file, stamp) in [
+        (layout.tasks_json(), stamp(layout)),
+        (layout.project_json(), project_stamp(layout)),
+    ] {
+        if !is_stamped(&file, &stamp)
+            && let Ok(file) = std::fs::File::open(&file)
+        {
+            let _ = file.sync_all();
+        }
+    }
 }
 
 /// tasks.json as read: the document, its `log_seq` marker, and, when asked for, the file's lines
@@ -957,9 +986,6 @@ type TaskFile = (
 /// [`TaskLines`]). The error says what is wrong, for the log.
 fn read_task_doc(layout: &ProjectLayout, want_bytes: bool) -> Result<TaskFile, String> {
     let (mut file, identity, stamped) = open_tasks(layout)?;
-    if want_bytes && !stamped {
-        sync_written_elsewhere(&file);
-    }
     let read = identity.clone();
     let cache = task_cache::path(layout.dir());
     // A file another tool wrote (a `git pull`, an editor) is validated in full once, and the
@@ -2586,7 +2612,8 @@ impl ProjectStore for FsProjectStore {
                 None => None,
             };
             if kept.is_some() {
-                checkpoints::prune(&layout.checkpoints_dir(), CHECKPOINT_RETENTION)?;
+                // The write is done; an old checkpoint left behind is the next prune's.
+                let _ = checkpoints::prune(&layout.checkpoints_dir(), CHECKPOINT_RETENTION);
             }
             failpoint("project:after-state-write");
             if !changes.checkpoint {
@@ -2894,10 +2921,12 @@ impl ProjectStore for FsProjectStore {
             (Some(current), _) if tasks_seq == last && last > 0 => {
                 journal::diff(&current, &doc, &[]).unwrap_or_default()
             }
-            (_, Some(named)) if kept_after_prune() => journal::TasksChange {
-                start: journal::Start::Checkpoint(named),
-                ..journal::TasksChange::default()
-            },
+            (_, Some(named)) if kept_after_prune() && made_durable(&layout, number) => {
+                journal::TasksChange {
+                    start: journal::Start::Checkpoint(named),
+                    ..journal::TasksChange::default()
+                }
+            }
             _ => journal::whole_at(&doc),
         };
         let payload = Payload {
@@ -3499,5 +3528,56 @@ mod tests {
         let backwards: Vec<&[u8]> = versions.iter().rev().copied().collect();
         let alone: Vec<Result<TaskDoc, String>> = alone.into_iter().rev().collect();
         assert_eq!(validated_versions(&backwards, None), alone);
+    }
+
+    /// After a git merge of the log, commit numbers repeat. A base of no list (a commit that
+    /// starts its list anew) begins at that commit, not at the other branch's commit of the same
+    /// number: here theirs' 3 starts from a checkpoint that is gone, and the rebuild as far as
+    /// the log goes is the project's creation and ours' commits — not ours' 3 on an empty list.
+    #[test]
+    fn a_partial_replay_after_a_merge_starts_each_base_at_its_own_commit() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let layout = ProjectLayout::new(dir.path(), "demo").expect("layout");
+        let task = |id: &str, title: &str| -> Task {
+            serde_json::from_value(serde_json::json!({
+                "id": id, "title": title, "level": "task", "status": "PENDING",
+                "priority": "LOW", "dependencies": [], "completion_criteria": ["a"],
+                "created_at": "2026-05-06T08:00:00Z"
+            }))
+            .expect("a task")
+        };
+        let put = |start, tasks: Vec<Task>| journal::TasksChange {
+            start,
+            put: tasks,
+            ..journal::TasksChange::default()
+        };
+        let record = |seq: u64, change: journal::TasksChange| {
+            let payload = Payload {
+                seq,
+                base: Base::default(),
+                tasks: Some(change),
+                project: None,
+            };
+            LogRecord::new(chrono::Utc::now(), journal::STATE_ENTRY)
+                .with(journal::FIELD, payload.encode())
+        };
+        let gone = journal::Start::Checkpoint(journal::CheckpointRef {
+            checkpoint: 7,
+            sum: "0".into(),
+        });
+        let previous = || journal::Start::Previous;
+        let three = vec![task("T-1", "one"), task("T-2", "two"), task("T-3", "three")];
+        let records = [
+            record(1, put(journal::Start::Empty, three)),
+            record(2, put(previous(), vec![task("T-1", "one again")])),
+            record(3, put(previous(), vec![task("T-2", "ours' 3")])),
+            record(3, put(gone, vec![task("T-9", "theirs' 3")])),
+            record(4, put(previous(), vec![task("T-9", "theirs' 4")])),
+            record(5, put(previous(), vec![task("T-9", "theirs' 5")])),
+        ];
+        assert!(replay_tasks(&layout, &records).is_none());
+        let partly = replay_tasks_partly(&layout, &records).expect("a partial replay");
+        let titles: Vec<&str> = partly.doc.tasks.iter().map(|t| t.title.as_str()).collect();
+        assert_eq!(titles, ["one again", "ours' 3", "three"]);
     }
 }
