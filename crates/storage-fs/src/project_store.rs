@@ -403,8 +403,17 @@ impl FsProjectStore {
             return Ok((Loaded { state, recovered }, marks, last.seq, as_read));
         }
         if let (true, Some(change)) = (tasks_behind, &last.tasks) {
-            let mut doc = state.tasks.clone();
-            if let Err(detail) = apply_logged(layout, &mut doc, change) {
+            let mut doc = match &change.start {
+                // The commit kept this very file as the checkpoint it starts from; if that
+                // checkpoint no longer holds the bytes it named, the file (the same inode until
+                // the commit's rename) was edited since — another tool's edit, which stands.
+                journal::Start::Checkpoint(named) => match named_checkpoint(layout, named) {
+                    Ok(kept) => kept,
+                    Err(_) => return Ok((Loaded { state, recovered }, marks, last.seq, as_read)),
+                },
+                _ => state.tasks.clone(),
+            };
+            if let Err(detail) = journal::apply(&mut doc, change) {
                 if !locked {
                     // The writer that takes the lock next reports it.
                     return Ok((

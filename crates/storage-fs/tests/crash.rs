@@ -1053,6 +1053,64 @@ fn store_one_completion_before_a_checkpoint() -> Store {
     store
 }
 
+/// A write over another tool's tasks.json that dies after its log entry, before its rename: the
+/// next command applies the change to the file the write kept as a checkpoint (tasks.json itself,
+/// by a second name). Edited in place before that (by another tool: the checkpoint shares its
+/// inode until the rename), the file no longer holds the bytes the entry names: the edit stands,
+/// and the next write goes on instead of failing on a commit that cannot be applied.
+#[test]
+fn a_write_over_another_tools_file_killed_after_its_entry_is_applied_or_yields_to_an_edit() {
+    for edited_in_place in [false, true] {
+        let store = Store::new();
+        let id = project_id();
+        for title in ["first", "second", "third"] {
+            block_on(store.service.add_task(&id, NewTask::titled(title))).expect("add");
+        }
+        let tasks_json = store.layout.tasks_json();
+        let doc: serde_json::Value =
+            serde_json::from_slice(&fs::read(&tasks_json).expect("read")).expect("JSON");
+        fs::remove_file(&tasks_json).expect("remove");
+        fs::write(&tasks_json, serde_json::to_vec_pretty(&doc).expect("JSON")).expect("write");
+        let out = run_child(
+            "add-tasks",
+            store.root(),
+            "w/1",
+            Some("project:after-log-append"),
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_died_of(out.status, SIGABRT, "the write", &stderr);
+        if edited_in_place {
+            let edited = fs::read_to_string(&tasks_json)
+                .expect("read")
+                .replace("\"first\"", "\"first, edited\"");
+            let mut file = fs::OpenOptions::new()
+                .write(true)
+                .truncate(true)
+                .open(&tasks_json)
+                .expect("open in place");
+            file.write_all(edited.as_bytes()).expect("edit in place");
+        }
+        let titles = |state: &ProjectState| -> Vec<String> {
+            state.tasks.tasks.iter().map(|t| t.title.clone()).collect()
+        };
+        let loaded = block_on(service(store.root()).load(&id)).expect("loads");
+        let expected: &[&str] = if edited_in_place {
+            &["first, edited", "second", "third"]
+        } else {
+            &["first", "second", "third", "writer w task 0"]
+        };
+        assert_eq!(
+            titles(&loaded),
+            expected,
+            "edited in place: {edited_in_place}"
+        );
+        block_on(service(store.root()).add_task(&id, NewTask::titled("after it")))
+            .unwrap_or_else(|e| panic!("edited in place: {edited_in_place}: {e}"));
+        let after = block_on(service(store.root()).load(&id)).expect("loads");
+        assert_eq!(titles(&after).len(), expected.len() + 1);
+    }
+}
+
 /// Issue #3: a child aborts at each failpoint of a transaction. The store then loads (the old or
 /// the new state, whole), nothing committed before is lost, the lock is free, the debris is
 /// exactly what the crash point predicts, and the next transaction succeeds.
