@@ -45,7 +45,6 @@ use crate::{fsync_dir, io_error, parent_dir};
 use cairn_domain::StoreError;
 use cairn_domain::log::LogRecord;
 use cairn_domain::time::{Timestamp, parse_rfc3339};
-use std::fmt::Write as _;
 use std::fs::{self, File, OpenOptions};
 use std::io::{ErrorKind, Read, Seek, SeekFrom, Write};
 use std::path::Path;
@@ -87,9 +86,11 @@ pub fn format_heading_time(at: &Timestamp) -> String {
 
 /// Renders one complete block: heading, `- key: value` lines, closing blank line.
 pub fn render(record: &LogRecord) -> Result<String, RenderError> {
-    let mut block = String::new();
+    let mut block = Vec::new();
     render_into(record, &mut block, &mut HeadingTime::default())?;
-    Ok(block)
+    // Tokens, the heading's ASCII and UTF-8 values escaped with ASCII: never anything else.
+    Ok(String::from_utf8(block)
+        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
 }
 
 /// The heading time of the last entry rendered, formatted: a commit's entries share their time,
@@ -115,7 +116,7 @@ impl HeadingTime {
 /// error `out` is left as it was.
 fn render_into(
     record: &LogRecord,
-    out: &mut String,
+    out: &mut Vec<u8>,
     time: &mut HeadingTime,
 ) -> Result<(), RenderError> {
     if !is_token(&record.kind) {
@@ -131,35 +132,27 @@ fn render_into(
         record.kind
     );
     for (key, value) in &record.fields {
-        out.push_str("- ");
-        out.push_str(key);
-        out.push_str(": ");
-        escape_into(value, out);
-        out.push('\n');
+        field_key(out, key);
+        let from = out.len();
+        out.extend_from_slice(value.as_bytes());
+        escape(out, from);
+        out.push(b'\n');
     }
-    out.push('\n');
+    out.push(b'\n');
     Ok(())
 }
 
-/// Copies `value`, escaping backslashes and line breaks: the runs between them whole, not char
-/// by char.
-fn escape_into(value: &str, out: &mut String) {
-    let mut rest = value;
-    while let Some(at) = memchr::memchr3(b'\\', b'\n', b'\r', rest.as_bytes()) {
-        out.push_str(&rest[..at]);
-        out.push_str(match rest.as_bytes()[at] {
-            b'\\' => "\\\\",
-            b'\n' => "\\n",
-            _ => "\\r",
-        });
-        rest = &rest[at + 1..];
-    }
-    out.push_str(rest);
+/// The start of a field's line: `- key: `.
+fn field_key(out: &mut Vec<u8>, key: &str) {
+    out.extend_from_slice(b"- ");
+    out.extend_from_slice(key.as_bytes());
+    out.extend_from_slice(b": ");
 }
 
-/// [`escape_into`] of `bytes[from..]`, in place: each run between the characters escaped moves
-/// right by as many bytes as escapes follow it, from the last run to the first.
-fn escape_in_place(bytes: &mut Vec<u8>, from: usize) {
+/// Escapes the backslashes and line breaks of the value at `bytes[from..]`, in place: each run
+/// between the characters escaped moves right, whole, by as many bytes as escapes follow it, from
+/// the last run to the first.
+fn escape(bytes: &mut Vec<u8>, from: usize) {
     let grow = memchr::memchr3_iter(b'\\', b'\n', b'\r', &bytes[from..]).count();
     if grow == 0 {
         return;
@@ -253,30 +246,23 @@ pub fn append_all_then(
     };
     // Rendered whole before the file is opened, behind the newline a log without a last one
     // needs (written only then).
-    let mut block = String::from("\n");
+    let mut block = b"\n".to_vec();
     let mut time = HeadingTime::default();
     for record in records {
         render_into(record, &mut block, &mut time).map_err(invalid)?;
     }
-    let block = match last {
-        None => block.into_bytes(),
-        Some((key, value)) => {
-            if !is_token(key) {
-                return Err(invalid(RenderError::Key(key.to_owned())));
-            }
-            // Into the last record: before the blank line that ends it.
-            block.pop();
-            let mut block = block.into_bytes();
-            block.extend_from_slice(b"- ");
-            block.extend_from_slice(key.as_bytes());
-            block.extend_from_slice(b": ");
-            let from = block.len();
-            value(&mut block);
-            escape_in_place(&mut block, from);
-            block.extend_from_slice(b"\n\n");
-            block
+    if let Some((key, value)) = last {
+        if !is_token(key) {
+            return Err(invalid(RenderError::Key(key.to_owned())));
         }
-    };
+        // Into the last record: before the blank line that ends it.
+        block.pop();
+        field_key(&mut block, key);
+        let from = block.len();
+        value(&mut block);
+        escape(&mut block, from);
+        block.extend_from_slice(b"\n\n");
+    }
 
     let (mut file, created) = open_for_append(path)?;
     let needs_newline = !created && !ends_with_newline(&mut file, path)?;

@@ -75,7 +75,7 @@ pub(crate) struct TasksChange {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub top: Option<TaskDoc>,
     /// More of `put`, named by position in the list after the commit instead of copied: a
-    /// writer's change, which [`Payload::encode_with`] logs from that list — from the lines
+    /// writer's change, which [`Payload::encode_onto`] logs from that list — from the lines
     /// tasks.json was just rendered with, where it has them. Never read back: a logged payload
     /// holds all its tasks in `put`.
     #[serde(skip)]
@@ -116,11 +116,33 @@ pub(crate) struct CheckpointRef {
 }
 
 impl CheckpointRef {
-    pub const SUM_KEY: &str = "checkpoint";
+    const SUM_KEY: &str = "checkpoint";
 
-    /// The sum of a checkpoint's bytes as a reference names it.
-    pub fn sum_of(sum: u64) -> String {
-        format!("{sum:016x}")
+    /// Checkpoint `checkpoint`, whose bytes are `bytes`.
+    pub fn of(checkpoint: u64, bytes: &[u8]) -> Self {
+        Self::summed(
+            checkpoint,
+            crate::task_cache::checksum(Self::SUM_KEY, bytes),
+        )
+    }
+
+    /// Checkpoint `checkpoint`, whose bytes `file` holds from where it is read, `len` of them:
+    /// summed as they are read, never held whole.
+    pub fn read(checkpoint: u64, len: u64, file: impl std::io::Read) -> std::io::Result<Self> {
+        let sum = crate::task_cache::checksum_read(Self::SUM_KEY, len, file)?;
+        Ok(Self::summed(checkpoint, sum))
+    }
+
+    fn summed(checkpoint: u64, sum: u64) -> Self {
+        Self {
+            checkpoint,
+            sum: format!("{sum:016x}"),
+        }
+    }
+
+    /// Whether `bytes` are the ones this names.
+    pub fn names(&self, bytes: &[u8]) -> bool {
+        *self == Self::of(self.checkpoint, bytes)
     }
 }
 
@@ -220,26 +242,18 @@ impl Payload {
     /// an import or a restore is the whole list, and serializing 100,000 tasks on one core was a
     /// third of a restore.
     pub fn encode(&self) -> String {
-        self.encode_with(&[], |_| None)
-    }
-
-    /// [`Payload::encode`] of a writer's payload, whose change names tasks of `after` (the list
-    /// after the commit) by position (`put_at`): each is written as `line(i)` gives it when it
-    /// does — the bytes tasks.json was just rendered with for that task, which are exactly its
-    /// JSON here — else serialized. The first write after another tool's edit logs the whole
-    /// list: copying and serializing 100,000 tasks again was a fifth of it.
-    pub fn encode_with<'a>(
-        &self,
-        after: &[Task],
-        line: impl Fn(usize) -> Option<&'a [u8]>,
-    ) -> String {
         let mut out = Vec::new();
-        self.encode_onto(&mut out, after, line);
+        self.encode_onto(&mut out, &[], |_| None);
         String::from_utf8(out).unwrap_or_default()
     }
 
-    /// [`Payload::encode_with`] onto the end of `out` (the log's block, see
-    /// [`crate::progress_log::append_all_then`]).
+    /// [`Payload::encode`] onto the end of `out` (the log's block, see
+    /// [`crate::progress_log::append_all_then`]), for a writer's payload, whose change names tasks
+    /// of `after` (the list after the commit) by position (`put_at`): each is written as
+    /// `line(i)` gives it when it does — the bytes tasks.json was just rendered with for that
+    /// task, which are exactly its JSON here — else serialized. The first write after another
+    /// tool's edit logs the whole list: copying and serializing 100,000 tasks again was a fifth
+    /// of it.
     pub fn encode_onto<'a>(
         &self,
         out: &mut Vec<u8>,
@@ -249,7 +263,7 @@ impl Payload {
         let start = out.len();
         // Serializing plain data with string keys into memory cannot fail, nor can a position
         // past `after`: the writer's change names positions of its own list. Were either to,
-        // the payload would be cut short, which a reader reports as unreadable.
+        // the payload would be empty, which a reader reports as unreadable.
         if self
             .encode_into(out, Listed { after, line: &line })
             .is_err()
@@ -284,7 +298,7 @@ impl Payload {
 }
 
 /// Where a writer's change finds the tasks it names by position: the list after the commit, and
-/// the JSON tasks.json was rendered with for those it has (see [`Payload::encode_with`]).
+/// the JSON tasks.json was rendered with for those it has (see [`Payload::encode_onto`]).
 #[derive(Clone, Copy)]
 struct Listed<'s, 'a> {
     after: &'s [Task],
@@ -293,7 +307,7 @@ struct Listed<'s, 'a> {
 
 impl TasksChange {
     /// Serialized as serde serializes it, in its fields' order, `put_at` after `put` (see
-    /// [`Payload::encode_with`]).
+    /// [`Payload::encode_onto`]).
     fn encode_into(&self, out: &mut Vec<u8>, listed: Listed<'_, '_>) -> serde_json::Result<()> {
         out.push(b'{');
         let mut first = true;
@@ -317,17 +331,14 @@ impl TasksChange {
         } else if !self.put_at.is_empty() {
             key(out, b"\"put\":");
             // serde's compact array: the elements' JSON, separated by commas.
-            out.push(b'[');
-            for (n, task) in self.put.iter().enumerate() {
-                if n > 0 {
-                    out.push(b',');
-                }
+            let mut before = b'[';
+            let mut element = |out: &mut Vec<u8>| out.push(std::mem::replace(&mut before, b','));
+            for task in &self.put {
+                element(out);
                 serde_json::to_writer(&mut *out, task)?;
             }
-            for (n, &i) in self.put_at.iter().enumerate() {
-                if n > 0 || !self.put.is_empty() {
-                    out.push(b',');
-                }
+            for &i in &self.put_at {
+                element(out);
                 match (listed.line)(i) {
                     Some(json) => out.extend_from_slice(json),
                     None => {
@@ -587,6 +598,19 @@ pub(crate) fn with_marker(mut bytes: Vec<u8>, seq: u64) -> Vec<u8> {
 mod tests {
     use super::*;
 
+    impl Payload {
+        /// [`Payload::encode_onto`] an empty buffer.
+        fn encoded_with<'a>(
+            &self,
+            after: &[Task],
+            line: impl Fn(usize) -> Option<&'a [u8]>,
+        ) -> Vec<u8> {
+            let mut out = Vec::new();
+            self.encode_onto(&mut out, after, line);
+            out
+        }
+    }
+
     use cairn_domain::project::fixtures::{doc_of as doc, pending_task as task};
 
     fn round_trip(before: &TaskDoc, after: &TaskDoc) {
@@ -602,7 +626,7 @@ mod tests {
                     tasks: Some(change),
                     project: None,
                 }
-                .encode_with(&after.tasks, |_| None)
+                .encoded_with(&after.tasks, |_| None)
             })
         };
         let found = diff_encoded(
@@ -740,8 +764,11 @@ mod tests {
                 ..by_position.clone()
             };
             let logged =
-                by_position.encode_with(&doc.tasks, |i| (i % 3 != 1).then(|| &lines[i][..]));
-            assert!(logged == copied.encode(), "{n} tasks: by position differs");
+                by_position.encoded_with(&doc.tasks, |i| (i % 3 != 1).then(|| &lines[i][..]));
+            assert!(
+                logged == copied.encode().into_bytes(),
+                "{n} tasks: by position differs"
+            );
         }
     }
 

@@ -311,8 +311,7 @@ impl FsProjectStore {
         layout: &ProjectLayout,
         locked: bool,
     ) -> Result<(Project, u64), StoreError> {
-        let path = layout.project_json();
-        match read_project(&path) {
+        match read_project(&layout.project_json()) {
             Ok(read) => Ok(read),
             Err(damage) if is_damage(&damage) => {
                 if locked {
@@ -843,8 +842,7 @@ fn named_checkpoint(
 ) -> Result<TaskDoc, String> {
     let number = named.checkpoint;
     let bytes = checkpoints::read(&layout.checkpoints_dir(), number).map_err(|e| e.to_string())?;
-    let sum = task_cache::checksum(journal::CheckpointRef::SUM_KEY, &bytes);
-    if journal::CheckpointRef::sum_of(sum) != named.sum {
+    if !named.names(&bytes) {
         return Err(format!(
             "checkpoint {number} is not the one the log names: its bytes differ"
         ));
@@ -875,22 +873,15 @@ fn missing_base(layout: &ProjectLayout, records: &[LogRecord]) -> Option<(String
     // The newest base is a whole list, or the checkpoint named is the one (or a later one is).
     let named = named?;
     let dir = layout.checkpoints_dir();
-    let later = checkpoints::list(&dir).ok()?.iter().any(|c| {
-        let tail = std::fs::read(&c.path)
-            .ok()
-            .map(|bytes| marker_at_end(&bytes));
-        tail.flatten().is_some_and(|marker| marker >= seq)
-    });
     let wrong = match checkpoints::read(&dir, named.checkpoint) {
         Err(_) => "is gone",
-        Ok(bytes) => {
-            let sum = task_cache::checksum(journal::CheckpointRef::SUM_KEY, &bytes);
-            if journal::CheckpointRef::sum_of(sum) == named.sum {
-                return None;
-            }
-            "holds other bytes than the ones the log names"
-        }
+        Ok(bytes) if named.names(&bytes) => return None,
+        Ok(_) => "holds other bytes than the ones the log names",
     };
+    let later = checkpoints::list(&dir)
+        .ok()?
+        .iter()
+        .any(|c| marker_at_end(&c.path).is_some_and(|marker| marker >= seq));
     (!later).then(|| {
         (
             dir.join(checkpoints::file_name(named.checkpoint))
@@ -903,12 +894,17 @@ fn missing_base(layout: &ProjectLayout, records: &[LogRecord]) -> Option<(String
     })
 }
 
-/// The `log_seq` a tasks document ends with (cairn writes it last; another tool that kept it
-/// may have spaced it), if it does.
-fn marker_at_end(bytes: &[u8]) -> Option<u64> {
-    let tail = &bytes[bytes.len().saturating_sub(64)..];
+/// The `log_seq` the tasks document at `path` ends with (cairn writes it last; another tool that
+/// kept it may have spaced it), if it does: read from the document's last bytes alone.
+fn marker_at_end(path: &Path) -> Option<u64> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut file = std::fs::File::open(path).ok()?;
+    let len = file.metadata().ok()?.len();
+    file.seek(SeekFrom::Start(len.saturating_sub(64))).ok()?;
+    let mut tail = Vec::with_capacity(64);
+    file.read_to_end(&mut tail).ok()?;
     let key = format!("\"{}\"", journal::MARKER);
-    let at = memchr::memmem::rfind(tail, key.as_bytes())? + key.len();
+    let at = memchr::memmem::rfind(&tail, key.as_bytes())? + key.len();
     let digits = tail[at..]
         .iter()
         .skip_while(|b| matches!(b, b':' | b' ' | b'\n' | b'\r' | b'\t'))
@@ -943,7 +939,8 @@ fn keep_as_read(layout: &ProjectLayout, read: &str) -> Option<journal::Checkpoin
         return None;
     }
     file.sync_all().ok()?;
-    let sum = task_cache::checksum_read(journal::CheckpointRef::SUM_KEY, meta.len(), &file).ok()?;
+    // Summed before the link is made: the number is not known yet.
+    let summed = journal::CheckpointRef::read(0, meta.len(), &file).ok()?;
     // The name linked, not what it may point to: a second name of a symbolic link keeps a path,
     // not the bytes.
     let same = |linked: &Path| {
@@ -952,7 +949,7 @@ fn keep_as_read(layout: &ProjectLayout, read: &str) -> Option<journal::Checkpoin
     let kept = checkpoints::link_next(&path, &layout.checkpoints_dir(), same).ok()??;
     Some(journal::CheckpointRef {
         checkpoint: kept.number,
-        sum: journal::CheckpointRef::sum_of(sum),
+        ..summed
     })
 }
 
@@ -1767,7 +1764,7 @@ struct Rendered<'a> {
 
 impl Rendered<'_> {
     /// The JSON of task `i` if it was rendered afresh: exactly `serde_json::to_writer`'s bytes,
-    /// which the log's payload reuses (see [`Payload::encode_with`]).
+    /// which the log's payload reuses (see [`Payload::encode_onto`]).
     fn fresh_line(&self, i: usize) -> Option<&[u8]> {
         let at = self
             .fresh
@@ -1824,17 +1821,22 @@ impl Rendered<'_> {
             .collect()
     }
 
+    /// Whether nothing was reused: the file is `made` itself.
+    fn all_made(&self) -> bool {
+        self.pieces.iter().all(|piece| !piece.0)
+    }
+
     /// The file's bytes in one buffer: `made` itself when nothing was reused.
-    fn bytes(&self) -> std::borrow::Cow<'_, [u8]> {
-        if self.pieces.iter().all(|piece| !piece.0) {
-            return std::borrow::Cow::Borrowed(&self.made);
+    fn bytes(&self) -> Cow<'_, [u8]> {
+        if self.all_made() {
+            return Cow::Borrowed(&self.made);
         }
-        std::borrow::Cow::Owned(self.parts().concat())
+        Cow::Owned(self.parts().concat())
     }
 
     /// [`Rendered::bytes`], owned.
     fn into_bytes(self) -> Vec<u8> {
-        if self.pieces.iter().all(|piece| !piece.0) {
+        if self.all_made() {
             return self.made;
         }
         self.parts().concat()
@@ -2826,13 +2828,8 @@ impl ProjectStore for FsProjectStore {
         // A checkpoint valid throughout is the restored list exactly: the log can name it. Not
         // needed when the list replaced is cairn's own (stamped): the log takes the difference.
         let replaces_cairns = is_stamped(&layout.tasks_json(), &stamp(&layout));
-        let named = (read.is_some() && !replaces_cairns).then(|| journal::CheckpointRef {
-            checkpoint: u64::from(number),
-            sum: journal::CheckpointRef::sum_of(task_cache::checksum(
-                journal::CheckpointRef::SUM_KEY,
-                &bytes,
-            )),
-        });
+        let named = (read.is_some() && !replaces_cairns)
+            .then(|| journal::CheckpointRef::of(u64::from(number), &bytes));
         let doc = match read {
             Some(mut doc) => {
                 journal::take_marker(&mut doc.extra);
