@@ -2240,12 +2240,11 @@ fn append_commit_with(
     events: &[ProjectEvent],
     encode: Option<progress_log::WriteValue<'_>>,
 ) -> Result<(), StoreError> {
-    let mut records: Vec<LogRecord> = events.iter().map(|e| e.to_record(at)).collect();
-    if encode.is_some() && records.is_empty() {
-        records.push(LogRecord::new(at, journal::STATE_ENTRY));
-    }
+    let records = events.iter().map(|e| e.to_record(at));
+    let state_entry =
+        (encode.is_some() && events.is_empty()).then(|| LogRecord::new(at, journal::STATE_ENTRY));
     let last = encode.map(|encode| (journal::FIELD, encode));
-    progress_log::append_all_then(&layout.log_md(), &records, last)
+    progress_log::append_all_then(&layout.log_md(), records.chain(state_entry), last)
 }
 
 /// Sets a file's modification time, which is the time this adapter reports for checkpoints

@@ -17,6 +17,11 @@ use crate::progress::Bar;
 
 pub fn import(ctx: &Ctx, args: ImportArgs) -> Result<Report, Failure> {
     let project = ctx.project()?;
+    // An import makes and drops many short-lived blocks — the parser's tree of the other tool's
+    // file, a task kept aside for each status move, the events, the log's records: freed blocks
+    // must be reused, or the arena keeps them all (the tree of a 100,000-task file alone is
+    // hundreds of megabytes the import would then fault in afresh).
+    let recycling = cairn_heap::recycling();
     let files;
     let text;
     let input = if args.format.is_directory() {
@@ -44,17 +49,14 @@ pub fn import(ctx: &Ctx, args: ImportArgs) -> Result<Report, Failure> {
         ))
     })?;
     let mut bar = Bar::new("importing");
-    // An import makes and drops many short-lived blocks (a task kept aside for each status move,
-    // the events, the log's records): freed blocks must be reused, or the arena keeps them all.
-    let report = {
-        let _recycling = cairn_heap::recycling();
-        ctx.block_on(
-            ctx.service
-                .import(&project, &incoming, args.dry_run, &mut |done, total| {
-                    bar.update(done, total)
-                }),
-        )
-    }?;
+    let report = ctx.block_on(ctx.service.import(
+        &project,
+        &incoming,
+        args.dry_run,
+        &mut |done, total| bar.update(done, total),
+    ));
+    drop(recycling);
+    let report = report?;
     drop(bar);
     ctx.emit(&report, |style| render_import(style, &report))
 }
@@ -151,10 +153,17 @@ fn render_import(style: &Style, r: &ImportReport) -> String {
     } else {
         "`--json` lists them all; `cairn log` records each"
     };
-    one_page(&mut out, changed.collect(), "created or updated", more);
     one_page(
         &mut out,
-        problems.collect(),
+        changed,
+        r.created.len() + r.updated.len(),
+        "created or updated",
+        more,
+    );
+    one_page(
+        &mut out,
+        problems,
+        r.unknown_references.len() + r.refused.len(),
         "left out or refused",
         "`--json` lists them all",
     );
@@ -164,19 +173,28 @@ fn render_import(style: &Style, r: &ImportReport) -> String {
     out
 }
 
-/// The lines of a default page (see `crate::page`), then how many more there are and where to
-/// see them: what an import did cannot be listed again page by page.
-fn one_page(out: &mut String, lines: Vec<String>, noun: &str, where_to_see: &str) {
+/// The lines of a default page (see `crate::page`), then how many more of the `total` there are
+/// and where to see them: what an import did cannot be listed again page by page. Only the lines
+/// a default page can hold are made (an import of 100,000 tasks made 160,000 to print 50).
+fn one_page(
+    out: &mut String,
+    lines: impl Iterator<Item = String>,
+    total: usize,
+    noun: &str,
+    where_to_see: &str,
+) {
+    let lines = lines.take(crate::page::DEFAULT_ROWS).collect();
     let page = Page::of(lines, &PageArgs::default(), |l| l.len() + 1);
     for line in &page.items {
         out.push_str(line);
         out.push('\n');
     }
-    if let Some(next) = page.next_offset() {
+    let shown = page.items.len();
+    if shown < total {
         let _ = writeln!(
             out,
             "  … and {} more {noun} ({where_to_see})",
-            page.total - next
+            total - shown
         );
     }
 }

@@ -378,6 +378,48 @@ impl TaskDoc {
         detail: MoveDetail,
         at: Timestamp,
     ) -> Result<Vec<ProjectEvent>, DomainError> {
+        // Every check is done before anything changes, so the document is changed in place.
+        let (i, descendants) = self.checked_move(id, to, &detail)?;
+        let mut events = Vec::new();
+        for j in descendants {
+            let reason = Some(format!("parent {id} cancelled"));
+            self.set_status(
+                j,
+                TaskStatus::Cancelled,
+                MoveDetail {
+                    reason,
+                    actual_minutes: None,
+                },
+                at,
+                &mut events,
+            );
+        }
+        self.set_status(i, to, detail, at, &mut events);
+        self.cascade_from(i, at, &mut events);
+        Ok(events)
+    }
+
+    /// Whether [`move_task`](Self::move_task) would take the move, without taking it: the error
+    /// it would return, or nothing. Work that must undo a series of moves when one is refused
+    /// (an import's PENDING → IN_PROGRESS → COMPLETE) keeps aside what to undo only once the
+    /// first move is known to be taken.
+    pub fn check_move(
+        &self,
+        id: &TaskId,
+        to: TaskStatus,
+        detail: &MoveDetail,
+    ) -> Result<(), DomainError> {
+        self.checked_move(id, to, detail).map(|_| ())
+    }
+
+    /// The checks of [`move_task`](Self::move_task): the task's position and, for a parent
+    /// cancelled, the descendants cancelled with it.
+    fn checked_move(
+        &self,
+        id: &TaskId,
+        to: TaskStatus,
+        detail: &MoveDetail,
+    ) -> Result<(usize, Vec<usize>), DomainError> {
         let i = self.position(id)?;
         if let Some(reason) = &detail.reason {
             limits::check(Field::Reason, reason)?;
@@ -441,29 +483,12 @@ impl TaskDoc {
             }
         }
 
-        // Every check is done before anything changes, so the document is changed in place.
         let descendants = if to == TaskStatus::Cancelled && task.is_parent() {
             self.cancellable_descendants(i)?
         } else {
             Vec::new()
         };
-        let mut events = Vec::new();
-        for j in descendants {
-            let reason = Some(format!("parent {id} cancelled"));
-            self.set_status(
-                j,
-                TaskStatus::Cancelled,
-                MoveDetail {
-                    reason,
-                    actual_minutes: None,
-                },
-                at,
-                &mut events,
-            );
-        }
-        self.set_status(i, to, detail, at, &mut events);
-        self.cascade_from(i, at, &mut events);
-        Ok(events)
+        Ok((i, descendants))
     }
 
     /// Applies a status change and its bookkeeping; no checks (callers checked).

@@ -314,6 +314,12 @@ impl TaskList {
         self.tasks.push(task);
     }
 
+    /// Room for `more` tasks, so that adding them one by one does not move the list again and
+    /// again (an import of 100,000 tasks).
+    pub fn reserve(&mut self, more: usize) {
+        self.tasks.reserve(more);
+    }
+
     pub fn extend(&mut self, tasks: impl IntoIterator<Item = Task>) {
         for task in tasks {
             self.push(task);
