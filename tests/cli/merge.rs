@@ -260,6 +260,43 @@ fn a_file_the_driver_does_not_know_is_refused_and_left_alone() {
     assert_eq!(std::fs::read_to_string(&file).expect("read"), "mine\n");
 }
 
+/// The merge is written over ours in place: an ours longer than the merge (the same tasks,
+/// pretty-printed by another tool) leaves nothing of itself past the merge's end, and the merge
+/// is the one a compact ours gives.
+#[test]
+fn a_merge_shorter_than_ours_leaves_nothing_of_ours_behind() {
+    let repo = Repo::with_project();
+    repo.add(&["one"]);
+    repo.add(&["two"]);
+    let tasks = repo.project_dir("web").join("tasks.json");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let [base, ours, theirs] = ["base", "ours", "theirs"].map(|n| dir.path().join(n));
+    std::fs::copy(&tasks, &base).expect("copy");
+    repo.ok(&["task", "start", "T-002"]);
+    std::fs::copy(&tasks, &theirs).expect("copy");
+    let driver = |ours_bytes: &[u8]| {
+        std::fs::write(&ours, ours_bytes).expect("write");
+        let paths = [&base, &ours, &theirs].map(|p| p.to_str().expect("utf-8").to_owned());
+        let run = repo.run(&[
+            "merge-driver",
+            &paths[0],
+            &paths[1],
+            &paths[2],
+            ".claude/projects/web/tasks.json",
+        ]);
+        assert_eq!(run.code, 0, "{run:?}");
+        std::fs::read(&ours).expect("read")
+    };
+    let compact = driver(&std::fs::read(&base).expect("read"));
+    let base_value: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&base).expect("read")).expect("json");
+    let pretty = serde_json::to_vec_pretty(&base_value).expect("json");
+    assert!(pretty.len() > compact.len());
+    assert_eq!(driver(&pretty), compact);
+    let merged: serde_json::Value = serde_json::from_slice(&compact).expect("the merge is JSON");
+    assert_eq!(merged["tasks"][1]["status"], "IN_PROGRESS");
+}
+
 /// One change a user makes with cairn to one task.
 #[derive(Debug, Clone)]
 enum Edit {

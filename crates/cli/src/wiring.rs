@@ -16,7 +16,7 @@ use cairn_domain::project::store::ProjectStore;
 use cairn_domain::tasklist::TaskListStore;
 /// The store's one atomic writer, for the repository files cairn edits (`cairn setup git`).
 pub use cairn_storage_fs::atomic::write_atomic;
-pub use cairn_storage_fs::project_merge::{MergeError, merge_file as merge_store_file};
+pub use cairn_storage_fs::project_merge::{MergeError, Version, merge_file as merge_store_file};
 pub use cairn_storage_fs::tasklist_store::task_list_id_settings;
 use cairn_storage_fs::{
     FsExecutionSessionStore, FsOrchestrationStore, FsPlanStore, FsProjectStore, FsTaskListStore,

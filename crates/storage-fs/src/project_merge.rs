@@ -39,6 +39,10 @@ use crate::project_store::{to_json_bytes, validated_sides, validated_unchanged};
 use crate::schema::{self, SchemaKind};
 use crate::task_cache;
 
+/// One of the versions git hands the merge driver, as its bytes: mapped under a read lease where
+/// the kernel grants one, else read (see `cairn_lease`).
+pub use cairn_lease::Contents as Version;
+
 /// The files of a project store that merge by meaning.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MergeFile {
@@ -119,14 +123,13 @@ pub fn store_file(path: &Path) -> Result<(MergeFile, ProjectLayout), MergeError>
 }
 
 /// Merges the three versions of the store file at `path`. `base` is empty when both sides
-/// created the file. The versions are taken: a large tasks.json's are dropped once read, and the
-/// merge's own allocations reuse their memory instead of asking the kernel for more (at 100,000
-/// tasks, 144 MB).
+/// created the file. The driver hands them over as [`Version`]s: mapped, not read into fresh
+/// memory (at 100,000 tasks, 144 MB per merge).
 pub fn merge_file(
     path: &Path,
-    base: Vec<u8>,
-    ours: Vec<u8>,
-    theirs: Vec<u8>,
+    base: &[u8],
+    ours: &[u8],
+    theirs: &[u8],
 ) -> Result<FileMerge, MergeError> {
     let (file, layout) = store_file(path)?;
     let shown = path.display().to_string();
@@ -142,8 +145,8 @@ pub fn merge_file(
             // The project's read cache, when the driver runs in its repository: ours is most
             // often the very list it holds (see `project_store::Prior`).
             let cached = task_cache::read_any(&task_cache::path(layout.dir()));
-            let read = read_tasks([&ours, &theirs, &base], &shown, cached.as_ref());
-            drop((cached, ours, theirs, base));
+            let read = read_tasks([ours, theirs, base], &shown, cached.as_ref());
+            drop(cached);
             let (ours, theirs, base) = read?;
             let (ours, theirs) = (
                 required(ours, "ours", &shown)?,
@@ -168,10 +171,10 @@ pub fn merge_file(
         }
         MergeFile::Project => {
             let read = |side, bytes: &[u8]| read_project(side, &shown, bytes);
-            let base = read("the ancestor", &base)?;
+            let base = read("the ancestor", base)?;
             let (ours, theirs) = (
-                required(read("ours", &ours)?, "ours", &shown)?,
-                required(read("theirs", &theirs)?, "theirs", &shown)?,
+                required(read("ours", ours)?, "ours", &shown)?,
+                required(read("theirs", theirs)?, "theirs", &shown)?,
             );
             let result = merge::merge_project(base.as_ref(), &ours, &theirs)?;
             let target = layout.project_json();
@@ -184,7 +187,7 @@ pub fn merge_file(
         }
         MergeFile::Log => {
             let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).into_owned();
-            merged.bytes = merge_log(&text(&base), &text(&ours), &text(&theirs)).into_bytes();
+            merged.bytes = merge_log(&text(base), &text(ours), &text(theirs)).into_bytes();
         }
     }
     Ok(merged)

@@ -9,11 +9,11 @@ use serde_json::json;
 use super::{Ctx, Report};
 use crate::cli::MergeDriverArgs;
 use crate::exit::{Code, Failure};
-use crate::wiring::{MergeError, merge_store_file};
+use crate::wiring::{MergeError, Version, merge_store_file};
 
 pub fn driver(ctx: &Ctx, args: MergeDriverArgs) -> Result<Report, Failure> {
     let read = |path: &Path| {
-        std::fs::read(path).map_err(|e| {
+        Version::of(path).map_err(|e| {
             Failure::new(
                 Code::NotFound,
                 format!("cannot read {}: {e}", path.display()),
@@ -23,24 +23,16 @@ pub fn driver(ctx: &Ctx, args: MergeDriverArgs) -> Result<Report, Failure> {
             )
         })
     };
-    // Side by side: at 100,000 tasks each version is 48 MB of fresh memory to fault in.
-    let (base, ours, theirs) = std::thread::scope(|scope| {
-        let base = scope.spawn(|| read(&args.base));
-        let theirs = scope.spawn(|| read(&args.theirs));
-        let ours = read(&args.ours);
-        let joined = |reading: std::thread::ScopedJoinHandle<'_, Result<Vec<u8>, Failure>>| {
-            reading
-                .join()
-                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-        };
-        Ok::<_, Failure>((joined(base)?, ours?, joined(theirs)?))
-    })?;
+    let (base, ours, theirs) = (read(&args.base)?, read(&args.ours)?, read(&args.theirs)?);
     // The merge parses, compares and renders JSON trees of all three versions, dropping as it
     // goes: freed blocks are reused (at 100,000 tasks the arena alone grew it past 3 GB).
     let merged = {
         let _recycling = cairn_heap::recycling();
-        merge_store_file(&args.path, base, ours, theirs)
-    }
+        merge_store_file(&args.path, &base, &ours, &theirs)
+    };
+    // Mapped, ours is held under a read lease, which writing it below would wait for.
+    drop((base, ours, theirs));
+    let merged = merged
     .map_err(|e| {
         let code = match e {
             MergeError::NotAStoreFile(_) => Code::Usage,
@@ -51,7 +43,7 @@ pub fn driver(ctx: &Ctx, args: MergeDriverArgs) -> Result<Report, Failure> {
             "nothing was written; merge this file by hand, or take one side with `git checkout --ours/--theirs`",
         )
     })?;
-    std::fs::write(&args.ours, &merged.bytes).map_err(|e| {
+    overwrite(&args.ours, &merged.bytes).map_err(|e| {
         Failure::new(
             Code::Internal,
             format!("cannot write the merge to {}: {e}", args.ours.display()),
@@ -123,4 +115,20 @@ fn describe(c: &Conflict) -> String {
         shown(&c.theirs),
         shown(&c.base)
     )
+}
+
+/// Writes `bytes` over the file at `path` in place, then cuts it to their length. Ours was just
+/// read, so its pages are in the page cache: overwriting them is a copy, where truncating first
+/// gives them up and writes into fresh ones (at 100,000 tasks, 130 ms of a 500 ms merge on a
+/// virtual machine whose fresh pages are slow). A failure half-way leaves a broken file either way;
+/// git then reports the merge as failed.
+fn overwrite(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write as _;
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)?;
+    file.write_all(bytes)?;
+    file.set_len(bytes.len() as u64)
 }
