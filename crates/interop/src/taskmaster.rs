@@ -50,7 +50,7 @@ const STATUSES: [&str; 7] = [
     "cancelled",
 ];
 
-fn status(text: &str, at: String) -> Result<TaskStatus, Failed> {
+fn status(text: &str, at: &str) -> Result<TaskStatus, Failed> {
     Ok(match text {
         "pending" | "deferred" => TaskStatus::Pending,
         "in-progress" => TaskStatus::InProgress,
@@ -58,17 +58,24 @@ fn status(text: &str, at: String) -> Result<TaskStatus, Failed> {
         "done" => TaskStatus::Complete,
         "blocked" => TaskStatus::Blocked,
         "cancelled" => TaskStatus::Cancelled,
-        other => return Err(unknown(at, "status", other, &STATUSES)),
+        other => return Err(unknown(format!("{at}.status"), "status", other, &STATUSES)),
     })
 }
 
-fn priority(text: &str, at: String) -> Result<Priority, Failed> {
+fn priority(text: &str, at: &str) -> Result<Priority, Failed> {
     Ok(match text {
         "critical" => Priority::Critical,
         "high" => Priority::High,
         "medium" => Priority::Medium,
         "low" => Priority::Low,
-        other => return Err(unknown(at, "priority", other, &["high", "medium", "low"])),
+        other => {
+            return Err(unknown(
+                format!("{at}.priority"),
+                "priority",
+                other,
+                &["high", "medium", "low"],
+            ));
+        }
     })
 }
 
@@ -86,6 +93,19 @@ fn id_text(value: Option<&Value>, at: &str) -> Result<String, Failed> {
 }
 
 pub fn parse(text: &str) -> Result<Incoming, Failed> {
+    let tasks = match typed::tasks(text) {
+        Some(tasks) => tasks,
+        None => tasks_of_tree(text)?,
+    };
+    Ok(Incoming::Foreign {
+        source: SOURCE.to_owned(),
+        tasks,
+    })
+}
+
+/// The tasks of the file, read as a JSON tree whose every field is checked: what is wrong is said
+/// with where it is.
+fn tasks_of_tree(text: &str) -> Result<Vec<IncomingTask>, Failed> {
     let root: Value = serde_json::from_str(text).map_err(|e| json_error(&e, ""))?;
     let root = object(&root, "(top level)")?;
     let mut tasks = Vec::new();
@@ -110,10 +130,7 @@ pub fn parse(text: &str) -> Result<Incoming, Failed> {
             read_list(list, &format!("{tag}.tasks"), &prefix, label, &mut tasks)?;
         }
     }
-    Ok(Incoming::Foreign {
-        source: SOURCE.to_owned(),
-        tasks,
-    })
+    Ok(tasks)
 }
 
 fn read_list(
@@ -136,12 +153,16 @@ fn read_list(
         let o = object(item, &at)?;
         let id = id_text(o.get("id"), &at)?;
         let key = format!("{prefix}{id}");
-        let mut task = read_task(o, key.clone(), &at, tag)?;
-        task.dependencies = deps(o, &at, |d| match d {
-            Dep::Number(n) => format!("{prefix}{n}"),
-            Dep::Text(s) => format!("{prefix}{s}"),
-        })?;
-        out.push(task);
+        let fields = read_fields(o, &at)?;
+        let dependencies = deps(o, &at)?;
+        out.push(task_of(
+            fields,
+            dependencies,
+            key.clone(),
+            None,
+            prefix,
+            tag,
+        ));
         let subtasks = match o.get("subtasks") {
             None | Some(Value::Null) => continue,
             Some(Value::Array(s)) => s,
@@ -156,42 +177,83 @@ fn read_list(
             let at = format!("{at}.subtasks[{j}]");
             let so = object(sub, &at)?;
             let sid = id_text(so.get("id"), &at)?;
-            let mut subtask = read_task(so, format!("{key}.{sid}"), &at, tag)?;
-            subtask.parent = Some(key.clone());
-            subtask.level.get_or_insert(Level::Subtask);
-            subtask.dependencies = deps(so, &at, |d| match d {
-                Dep::Number(n) => format!("{key}.{n}"),
-                Dep::Text(s) => format!("{prefix}{s}"),
-            })?;
-            out.push(subtask);
+            let fields = read_fields(so, &at)?;
+            let dependencies = deps(so, &at)?;
+            let subtask = format!("{key}.{sid}");
+            out.push(task_of(
+                fields,
+                dependencies,
+                subtask,
+                Some(&key),
+                prefix,
+                tag,
+            ));
         }
     }
     Ok(())
 }
 
-fn read_task(
-    o: &Map<String, Value>,
-    key: String,
-    at: &str,
-    tag: Option<&str>,
-) -> Result<IncomingTask, Failed> {
+/// What a task of the file says, as either way of reading it ([`typed`], [`tasks_of_tree`])
+/// finds it: absent, `null` and blank optional fields are `None`.
+struct Fields {
+    title: String,
+    status: TaskStatus,
+    description: Option<String>,
+    details: Option<String>,
+    priority: Option<Priority>,
+}
+
+fn read_fields(o: &Map<String, Value>, at: &str) -> Result<Fields, Failed> {
     let title = string(o, "title", at)?;
     let status = match opt_string(o, "status", at)? {
-        Some(s) => status(&s, format!("{at}.status"))?,
+        Some(s) => status(&s, at)?,
         None => TaskStatus::Pending,
     };
-    let mut task = IncomingTask::new(key, title, status);
     let description = opt_string(o, "description", at)?;
     let details = opt_string(o, "details", at)?;
-    task.description = match (description, details) {
+    let priority = match opt_string(o, "priority", at)? {
+        Some(p) => Some(priority(&p, at)?),
+        None => None,
+    };
+    Ok(Fields {
+        title,
+        status,
+        description,
+        details,
+        priority,
+    })
+}
+
+/// The task `fields` and `dependencies` describe, under `key`: a subtask of `parent` when it has
+/// one, whose number dependencies name its siblings; `prefix` (the tag's) begins every other id.
+fn task_of(
+    fields: Fields,
+    dependencies: Vec<Dep>,
+    key: String,
+    parent: Option<&str>,
+    prefix: &str,
+    tag: Option<&str>,
+) -> IncomingTask {
+    let mut task = IncomingTask::new(key, fields.title, fields.status);
+    task.description = match (fields.description, fields.details) {
         (Some(d), Some(x)) => Some(format!("{d}\n\n{x}")),
         (d, x) => d.or(x),
     };
-    if let Some(p) = opt_string(o, "priority", at)? {
-        task.priority = Some(priority(&p, format!("{at}.priority"))?);
-    }
+    task.priority = fields.priority;
     task.tags.extend(tag.map(str::to_owned));
-    Ok(task)
+    task.dependencies = dependencies
+        .into_iter()
+        .map(|d| match (d, parent) {
+            (Dep::Number(n), Some(parent)) => format!("{parent}.{n}"),
+            (Dep::Number(n), None) => format!("{prefix}{n}"),
+            (Dep::Text(s), _) => format!("{prefix}{s}"),
+        })
+        .collect();
+    if let Some(parent) = parent {
+        task.parent = Some(parent.to_owned());
+        task.level.get_or_insert(Level::Subtask);
+    }
+    task
 }
 
 enum Dep {
@@ -199,11 +261,7 @@ enum Dep {
     Text(String),
 }
 
-fn deps(
-    o: &Map<String, Value>,
-    at: &str,
-    key: impl Fn(Dep) -> String,
-) -> Result<Vec<String>, Failed> {
+fn deps(o: &Map<String, Value>, at: &str) -> Result<Vec<Dep>, Failed> {
     let items = match o.get("dependencies") {
         None | Some(Value::Null) => return Ok(Vec::new()),
         Some(Value::Array(items)) => items,
@@ -218,8 +276,8 @@ fn deps(
         .iter()
         .enumerate()
         .map(|(i, d)| match d {
-            Value::Number(n) if n.is_u64() => Ok(key(Dep::Number(n.as_u64().expect("checked")))),
-            Value::String(s) if !s.trim().is_empty() => Ok(key(Dep::Text(s.trim().to_owned()))),
+            Value::Number(n) if n.is_u64() => Ok(Dep::Number(n.as_u64().expect("checked"))),
+            Value::String(s) if !s.trim().is_empty() => Ok(Dep::Text(s.trim().to_owned())),
             other => Err((
                 format!("{at}.dependencies[{i}]"),
                 format!("expected a task id, found {}", kind(other)),
@@ -381,6 +439,206 @@ impl<I: Iterator<Item = Value>> serde::Serialize for AsPrinted<I> {
     }
 }
 
+/// The fast way in: the file straight into typed fields, without the JSON tree [`tasks_of_tree`]
+/// walks (building and dropping that tree was a quarter of a 100,000-task import). It takes a file
+/// only as the tree takes it, and gives up (`None`) at anything else — a field of another type, a
+/// repeated key, an id that is not a whole number, an unknown status, an array where an object
+/// belongs — for the tree to say what is wrong and where (a repeated key, which the tree reads as
+/// its last value, it then takes).
+mod typed {
+    use std::fmt;
+
+    use serde::Deserialize;
+    use serde::de::{Deserializer, MapAccess, Visitor};
+    use serde_json::value::RawValue;
+
+    use super::{DEFAULT_TAG, Dep, Fields, IncomingTask, TaskStatus, priority, status, task_of};
+
+    /// An id or a dependency as the file writes it: a whole number or a string.
+    enum Id {
+        Number(u64),
+        Text(String),
+    }
+
+    impl<'de> Deserialize<'de> for Id {
+        fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            struct Expected;
+            impl Visitor<'_> for Expected {
+                type Value = Id;
+                fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                    f.write_str("a whole number or a string")
+                }
+                fn visit_u64<E>(self, n: u64) -> Result<Id, E> {
+                    Ok(Id::Number(n))
+                }
+                fn visit_str<E>(self, s: &str) -> Result<Id, E> {
+                    Ok(Id::Text(s.to_owned()))
+                }
+            }
+            deserializer.deserialize_any(Expected)
+        }
+    }
+
+    impl Id {
+        /// As the tree's `id_text` reads an id.
+        fn text(self) -> Option<String> {
+            match self {
+                Id::Number(n) => Some(n.to_string()),
+                Id::Text(s) => Some(s.trim().to_owned()).filter(|s| !s.is_empty()),
+            }
+        }
+
+        /// As the tree's `deps` reads a dependency.
+        fn dep(self) -> Option<Dep> {
+            match self {
+                Id::Number(n) => Some(Dep::Number(n)),
+                Id::Text(s) => {
+                    Some(Dep::Text(s.trim().to_owned())).filter(|_| !s.trim().is_empty())
+                }
+            }
+        }
+    }
+
+    /// A task's fields; `subtasks` as text, each checked to be an object before it is read. A
+    /// subtask is read as one too, and its own `subtasks`, which the tree ignores, are too (but
+    /// for their type: a subtask's `subtasks` that is not a list gives up).
+    #[derive(Deserialize)]
+    struct Task<'a> {
+        id: Option<Id>,
+        title: Option<String>,
+        status: Option<String>,
+        description: Option<String>,
+        details: Option<String>,
+        priority: Option<String>,
+        dependencies: Option<Vec<Id>>,
+        #[serde(borrow)]
+        subtasks: Option<Vec<&'a RawValue>>,
+    }
+
+    /// A tag's list: its `tasks`, each as text.
+    #[derive(Deserialize)]
+    struct List<'a> {
+        #[serde(borrow)]
+        tasks: Option<Vec<&'a RawValue>>,
+    }
+
+    /// An object's entries in file order, each value as text; `None` for a repeated key.
+    fn entries(text: &str) -> Option<Vec<(String, &RawValue)>> {
+        struct Entries;
+        impl<'de> Visitor<'de> for Entries {
+            type Value = Vec<(String, &'de RawValue)>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut entries = Vec::new();
+                while let Some(key) = map.next_key::<String>()? {
+                    entries.push((key, map.next_value()?));
+                }
+                Ok(entries)
+            }
+        }
+        let mut reader = serde_json::Deserializer::from_str(text);
+        let entries = reader.deserialize_map(Entries).ok()?;
+        reader.end().ok()?;
+        let mut keys: Vec<&str> = entries.iter().map(|(k, _)| k.as_str()).collect();
+        keys.sort_unstable();
+        let repeated = keys.windows(2).any(|pair| pair[0] == pair[1]);
+        (!repeated).then_some(entries)
+    }
+
+    /// `text` read as a `T` if it is an object: a derived struct would also take an array, its
+    /// fields by position, which the tree refuses.
+    fn object<'a, T: Deserialize<'a>>(text: &'a RawValue) -> Option<T> {
+        text.get()
+            .starts_with('{')
+            .then(|| serde_json::from_str(text.get()).ok())
+            .flatten()
+    }
+
+    fn fields(
+        title: Option<String>,
+        status_text: Option<String>,
+        description: Option<String>,
+        details: Option<String>,
+        priority_text: Option<String>,
+    ) -> Option<Fields> {
+        let given = |s: Option<String>| s.filter(|s| !s.trim().is_empty());
+        Some(Fields {
+            title: given(title)?,
+            status: match given(status_text) {
+                Some(s) => status(&s, "").ok()?,
+                None => TaskStatus::Pending,
+            },
+            description: given(description),
+            details: given(details),
+            priority: match given(priority_text) {
+                Some(p) => Some(priority(&p, "").ok()?),
+                None => None,
+            },
+        })
+    }
+
+    fn deps(ids: Option<Vec<Id>>) -> Option<Vec<Dep>> {
+        ids.unwrap_or_default().into_iter().map(Id::dep).collect()
+    }
+
+    fn list(
+        items: &[&RawValue],
+        prefix: &str,
+        tag: Option<&str>,
+        out: &mut Vec<IncomingTask>,
+    ) -> Option<()> {
+        out.reserve(items.len());
+        for item in items {
+            let t: Task<'_> = object(item)?;
+            let key = format!("{prefix}{}", t.id?.text()?);
+            let said = fields(t.title, t.status, t.description, t.details, t.priority)?;
+            out.push(task_of(
+                said,
+                deps(t.dependencies)?,
+                key.clone(),
+                None,
+                prefix,
+                tag,
+            ));
+            for sub in t.subtasks.unwrap_or_default() {
+                let st: Task<'_> = object(sub)?;
+                let subkey = format!("{key}.{}", st.id?.text()?);
+                let said = fields(st.title, st.status, st.description, st.details, st.priority)?;
+                let dependencies = deps(st.dependencies)?;
+                out.push(task_of(said, dependencies, subkey, Some(&key), prefix, tag));
+            }
+        }
+        Some(())
+    }
+
+    /// The file's tasks, as [`super::tasks_of_tree`] would give them, or `None`.
+    pub(super) fn tasks(text: &str) -> Option<Vec<IncomingTask>> {
+        let root = entries(text)?;
+        let mut out = Vec::new();
+        if let Some((_, items)) = root.iter().find(|(key, _)| key == "tasks") {
+            let items: Vec<&RawValue> = serde_json::from_str(items.get()).ok()?;
+            list(&items, "", None, &mut out)?;
+            return Some(out);
+        }
+        if root.is_empty() {
+            return None;
+        }
+        for (tag, raw) in &root {
+            let tagged: List<'_> = object(raw)?;
+            let prefix = if tag == DEFAULT_TAG {
+                String::new()
+            } else {
+                format!("{tag}:")
+            };
+            let label = (tag != DEFAULT_TAG).then_some(tag.as_str());
+            list(&tagged.tasks?, &prefix, label, &mut out)?;
+        }
+        Some(out)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -406,5 +664,144 @@ mod tests {
         assert!(parse(r#"{"tasks": [{"id": 1, "title": "One"}]}"#).is_ok());
         let err = parse(r#"{"tasks": [{"id": 1, "title": "One", "status": "nope"}]}"#).unwrap_err();
         assert_eq!(err.0, "tasks[0].status");
+    }
+
+    use proptest::prelude::*;
+
+    /// A value of another type than the field's, or none it allows.
+    fn wild() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            Just(json!("")),
+            Just(json!("  ")),
+            Just(json!("nope")),
+            Just(json!(-1)),
+            Just(json!(1.5)),
+            Just(Value::Null),
+            Just(json!(true)),
+            Just(json!([1, "2"])),
+            Just(json!({"id": 1})),
+        ]
+    }
+
+    /// A value for `field`: one it allows mostly, now and then a wild one, or none.
+    fn field(field: &'static str) -> impl Strategy<Value = Option<(String, Value)>> {
+        let fitting: BoxedStrategy<Value> = match field {
+            "id" => prop_oneof![
+                (1u64..6).prop_map(|n| json!(n)),
+                Just(json!("3")),
+                Just(json!(" 4 ")),
+            ]
+            .boxed(),
+            "status" => proptest::sample::select(vec![
+                "pending",
+                "done",
+                "in-progress",
+                "review",
+                "blocked",
+                "deferred",
+                "cancelled",
+            ])
+            .prop_map(|s| json!(s))
+            .boxed(),
+            "priority" => proptest::sample::select(vec!["high", "medium", "low", "critical"])
+                .prop_map(|s| json!(s))
+                .boxed(),
+            "dependencies" => proptest::collection::vec(
+                prop_oneof![
+                    (1u64..6).prop_map(|n| json!(n)),
+                    Just(json!(" 2 ")),
+                    Just(json!("1.1"))
+                ],
+                0..3,
+            )
+            .prop_map(Value::Array)
+            .boxed(),
+            _ => Just(json!("Write \"it\" \u{e9}\n")).boxed(),
+        };
+        proptest::option::weighted(
+            0.8,
+            prop_oneof![8 => fitting, 1 => wild()].prop_map(move |v| (field.to_owned(), v)),
+        )
+    }
+
+    /// A task (or subtask) object, each usual field present or not and mostly of its type; now
+    /// and then an array in its place.
+    fn task(depth: u32) -> BoxedStrategy<Value> {
+        let fields = [
+            "id",
+            "title",
+            "status",
+            "description",
+            "details",
+            "priority",
+            "dependencies",
+            "testStrategy",
+        ];
+        let object = fields
+            .map(|f| field(f).boxed())
+            .to_vec()
+            .prop_map(|entries| Value::Object(entries.into_iter().flatten().collect()));
+        // An array a derived struct would take field by field: 8, one per field.
+        let array = |fields: usize| {
+            let mut a = vec![json!(1), json!("A task")];
+            a.resize(fields, Value::Null);
+            Just(Value::Array(a))
+        };
+        if depth == 0 {
+            return prop_oneof![9 => object, 1 => array(8)].boxed();
+        }
+        let object = (
+            object,
+            proptest::option::of(proptest::collection::vec(task(depth - 1), 0..3)),
+        )
+            .prop_map(|(mut t, subtasks)| {
+                if let (Some(subtasks), Some(o)) = (subtasks, t.as_object_mut()) {
+                    o.insert("subtasks".into(), Value::Array(subtasks));
+                }
+                t
+            });
+        prop_oneof![9 => object, 1 => array(8)].boxed()
+    }
+
+    /// A whole file: legacy or tagged, with a list or something else where it belongs.
+    fn file() -> impl Strategy<Value = String> {
+        let tasks = proptest::collection::vec(task(1), 0..5);
+        prop_oneof![
+            tasks.clone().prop_map(|t| json!({"tasks": t}).to_string()),
+            (tasks.clone(), tasks.clone()).prop_map(|(a, b)| {
+                json!({"master": {"tasks": a, "metadata": {}}, "feature": {"tasks": b}}).to_string()
+            }),
+            tasks
+                .clone()
+                .prop_map(|t| json!({"master": {"tasks": [t]}}).to_string()),
+            tasks.prop_map(|t| format!(r#"{{"master": {{"tasks": {}, "tasks": []}}}}"#, json!(t))),
+            Just(r#"{"master": [1]}"#.to_owned()),
+            Just("{}".to_owned()),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+
+        /// The fast reading takes a file only as the tree takes it, task for task.
+        #[test]
+        fn the_typed_reading_agrees_with_the_tree(text in file()) {
+            if let Some(typed) = typed::tasks(&text) {
+                prop_assert_eq!(Ok(typed), tasks_of_tree(&text), "{}", text);
+            }
+        }
+    }
+
+    /// And it does take the usual file: Task Master's own shape, every field well typed.
+    #[test]
+    fn the_typed_reading_takes_a_well_formed_file() {
+        let text = r#"{"master": {"tasks": [
+            {"id": 1, "title": "Set up", "description": "d", "details": "x", "status": "done",
+             "priority": "high", "dependencies": [], "testStrategy": "t", "subtasks": []},
+            {"id": "2", "title": "Build", "status": "in-progress", "dependencies": [1, "1"],
+             "subtasks": [{"id": 1, "title": "Parser", "status": null, "dependencies": [2]}]}
+        ], "metadata": {"created": "2026-01-01"}}}"#;
+        let typed = typed::tasks(text).expect("taken");
+        assert_eq!(Ok(typed), tasks_of_tree(text));
     }
 }
