@@ -274,29 +274,29 @@ fn apply_foreign(
     let (order, by_key) = parents_first(tasks)?;
     let mut report = ImportReport::new(state.project.id.clone(), source);
     let mut events = Vec::new();
-    // The tasks earlier imports from this source created, by the source's id.
-    let earlier: HashMap<String, TaskId> = state
-        .tasks
-        .tasks
-        .iter()
-        .filter_map(|t| match import_link(t) {
-            Some((s, key)) if s == source => Some((key.to_owned(), t.id.clone())),
+    // The tasks earlier imports from this source created, by the source's id, with their
+    // positions.
+    let earlier: HashMap<String, Linked> = (state.tasks.tasks.iter().enumerate())
+        .filter_map(|(at, t)| match import_link(t) {
+            Some((s, key)) if s == source => Some((key.to_owned(), (t.id.clone(), at))),
             _ => None,
         })
         .collect();
     // Per incoming task, by its index (string maps by the source's ids were a third of a
-    // 100,000-task import): the task it is linked to, whether it was created now, and what
-    // changed on an existing one.
-    let mut linked: Vec<Option<TaskId>> = tasks
+    // 100,000-task import): the task it is linked to and where it is (an import only adds
+    // tasks at the end, so positions hold; a lookup by id at each use was a fifth of this
+    // function's time),
+    // whether it was created now, and what changed on an existing one.
+    let mut linked: Vec<Option<Linked>> = tasks
         .iter()
         .map(|t| earlier.get(t.key.as_str()).cloned())
         .collect();
     let mut created = vec![false; tasks.len()];
     let mut changes: Vec<Vec<String>> = vec![Vec::new(); tasks.len()];
     // A reference by the source's id: a task of this file, or one an earlier import created.
-    let find = |key: &str, linked: &[Option<TaskId>]| match by_key.get(key) {
-        Some(&j) => (linked[j].clone(), true),
-        None => (earlier.get(key).cloned(), false),
+    let find = |key: &str, linked: &[Option<Linked>]| match by_key.get(key) {
+        Some(&j) => (linked[j].as_ref().map(|(id, _)| id.clone()), true),
+        None => (earlier.get(key).map(|(id, _)| id.clone()), false),
     };
     let total = tasks.len();
     state.tasks.tasks.reserve(total);
@@ -304,8 +304,8 @@ fn apply_foreign(
     for (done, &i) in order.iter().enumerate() {
         progress(done, total);
         let t = &tasks[i];
-        if let Some(id) = linked[i].clone() {
-            let edit = edit_for(linked_task(&state.tasks, &id), t);
+        if let Some((id, pos)) = linked[i].clone() {
+            let edit = edit_for(&state.tasks.tasks[pos], t);
             if !edit.is_empty() {
                 match state.tasks.edit_task(&id, edit) {
                     Ok((fields, evs)) => {
@@ -345,10 +345,16 @@ fn apply_foreign(
         match state.tasks.add_task(new, at) {
             Ok((id, evs)) => {
                 events.extend(evs);
-                let at = state.tasks.tasks.position(&id).expect("just added");
-                let task = state.tasks.tasks.get_mut(at).expect("just added");
+                // Added last, with its parent's other children before it if it has one.
+                let last = state.tasks.tasks.len() - 1;
+                let pos = if state.tasks.tasks[last].id == id {
+                    last
+                } else {
+                    state.tasks.tasks.position(&id).expect("just added")
+                };
+                let task = state.tasks.tasks.get_mut(pos).expect("just added");
                 set_import_link(task, source, &t.key);
-                linked[i] = Some(id);
+                linked[i] = Some((id, pos));
                 created[i] = true;
             }
             Err(e) => refuse(&mut report, t, None, &e),
@@ -358,10 +364,10 @@ fn apply_foreign(
 
     // Dependencies, once every task exists: the new ones added together and the graph checked
     // for a cycle once (see `add_together`); only if they close one are they added one by one.
-    let mut wanted: Vec<(usize, TaskId, TaskId)> = Vec::new();
+    let mut wanted: Vec<(usize, Linked, TaskId)> = Vec::new();
     for &i in &order {
         let t = &tasks[i];
-        let Some(id) = linked[i].clone() else {
+        let Some((id, pos)) = linked[i].clone() else {
             continue;
         };
         for dep in &t.dependencies {
@@ -380,10 +386,10 @@ fn apply_foreign(
             };
             // A dependency the task has already is left as it is, as `add_dependency` leaves it,
             // without that call's scans and cycle check over the whole list.
-            if id != on && linked_task(&state.tasks, &id).dependencies.contains(&on) {
+            if id != on && state.tasks.tasks[pos].dependencies.contains(&on) {
                 continue;
             }
-            wanted.push((i, id.clone(), on));
+            wanted.push((i, (id.clone(), pos), on));
         }
     }
     let added: Vec<(usize, TaskId, Result<TaskId, DomainError>)> =
@@ -394,11 +400,13 @@ fn apply_foreign(
                 .collect(),
             None => wanted
                 .into_iter()
-                .filter_map(|(i, id, on)| match state.tasks.add_dependency(&id, &on) {
-                    Ok(events) if events.is_empty() => None,
-                    Ok(_) => Some((i, id, Ok(on))),
-                    Err(e) => Some((i, id, Err(e))),
-                })
+                .filter_map(
+                    |(i, (id, _), on)| match state.tasks.add_dependency(&id, &on) {
+                        Ok(events) if events.is_empty() => None,
+                        Ok(_) => Some((i, id, Ok(on))),
+                        Err(e) => Some((i, id, Err(e))),
+                    },
+                )
                 .collect(),
         };
     for (i, id, added) in added {
@@ -430,7 +438,7 @@ fn apply_foreign(
         let mut still = Vec::new();
         for &i in &pending {
             let t = &tasks[i];
-            let Some(id) = linked[i].clone() else {
+            let Some((id, pos)) = linked[i].clone() else {
                 continue;
             };
             if let Some((tried, refused)) = &last_error[i]
@@ -439,7 +447,7 @@ fn apply_foreign(
                 still.push(i);
                 continue;
             }
-            let current = linked_task(&state.tasks, &id);
+            let current = &state.tasks.tasks[pos];
             if current.is_parent() || current.status == t.status {
                 continue;
             }
@@ -477,16 +485,16 @@ fn apply_foreign(
     for i in pending {
         let t = &tasks[i];
         if let Some((_, e)) = last_error[i].take() {
-            refuse(&mut report, t, linked[i].as_ref(), &e);
+            refuse(&mut report, t, linked[i].as_ref().map(|(id, _)| id), &e);
         }
     }
 
     for &i in &order {
         let t = &tasks[i];
-        let Some(id) = &linked[i] else {
+        let Some((id, pos)) = &linked[i] else {
             continue;
         };
-        let task = linked_task(&state.tasks, id);
+        let task = &state.tasks.tasks[*pos];
         let row = |changes: Vec<String>| ImportedTask {
             key: t.key.clone(),
             task: id.clone(),
@@ -524,15 +532,15 @@ fn worth_retrying(refused: &DomainError, tried: u64, last_moved: &HashMap<TaskId
 /// check over the whole graph per dependency made a first import of 10,000 tasks take minutes.
 fn add_together(
     doc: &mut TaskDoc,
-    wanted: &[(usize, TaskId, TaskId)],
+    wanted: &[(usize, Linked, TaskId)],
 ) -> Option<Vec<(usize, TaskId, TaskId)>> {
-    if wanted.iter().any(|(_, id, on)| id == on) {
+    if wanted.iter().any(|(_, (id, _), on)| id == on) {
         return None;
     }
     let mut added = Vec::new();
     let mut pushed = Vec::new();
-    for (i, id, on) in wanted {
-        let at = doc.tasks.position(id).expect("linked tasks exist");
+    for (i, (id, at), on) in wanted {
+        let at = *at;
         let task = doc.tasks.get_mut(at).expect("linked tasks exist");
         // Named twice by the source: added once, as `add_dependency` would.
         if task.dependencies.contains(on) {
@@ -553,10 +561,8 @@ fn add_together(
     None
 }
 
-/// A task the import linked, which therefore exists.
-fn linked_task<'a>(doc: &'a TaskDoc, id: &TaskId) -> &'a Task {
-    doc.get(id).expect("linked tasks exist")
-}
+/// A task the import linked to an incoming one, and its position in the list.
+type Linked = (TaskId, usize);
 
 fn dedup(items: &[String]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
