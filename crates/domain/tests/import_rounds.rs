@@ -5,7 +5,7 @@
 //! the same file again into the result must move nothing. Were a move possible then, the first
 //! import stopped before its rounds were done.
 
-use cairn_domain::project::fixtures::doc_of;
+use cairn_domain::project::fixtures::{doc_of, pending_task};
 use cairn_domain::project::import::{Incoming, IncomingTask, apply};
 use cairn_domain::project::{ProjectEvent, ProjectState, TaskStatus};
 use proptest::prelude::*;
@@ -80,4 +80,33 @@ proptest! {
         prop_assert!(moved.is_empty(), "the first import left moves undone: {moved:?}\n{report:?}");
         prop_assert!(report.created.is_empty());
     }
+}
+
+/// A damaged list holding an id twice: the import finds the linked task as every rule finds a
+/// task by its id — the first with it — for the comparison, the moves and the report alike.
+#[test]
+fn a_task_whose_id_is_held_twice_is_the_first_one_throughout() {
+    let at = chrono::DateTime::parse_from_rfc3339("2026-11-22T10:00:00Z")
+        .expect("a time")
+        .with_timezone(&chrono::Utc);
+    let mut state = state();
+    let first = pending_task(1, "old title");
+    let mut second = pending_task(1, "new title");
+    second.extra.insert(
+        "metadata".into(),
+        serde_json::json!({"import": {"source": "beads", "id": "k1"}}),
+    );
+    state.tasks = doc_of(vec![first, second]);
+    let incoming = Incoming::Foreign {
+        source: "beads".to_owned(),
+        tasks: vec![IncomingTask::new("k1", "new title", Complete)],
+    };
+    let (_, report) = apply(&mut state, &incoming, at, &mut |_, _| {}).expect("applies");
+    let tasks = &state.tasks.tasks;
+    assert_eq!(tasks[0].title, "new title");
+    assert_eq!(tasks[0].status, Complete);
+    assert_eq!(tasks[1].status, Pending);
+    assert_eq!(report.updated.len(), 1);
+    assert_eq!(report.updated[0].status, Complete);
+    assert_eq!(report.updated[0].title, "new title");
 }

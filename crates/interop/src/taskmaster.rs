@@ -613,8 +613,57 @@ mod typed {
         Some(())
     }
 
+    /// Every value of a text read as the tree reads it, and dropped at once: strings unescaped (a
+    /// lone surrogate refused), numbers in range, nesting within serde_json's limit. The typed
+    /// reading skips what it does not use without those checks (`IgnoredAny`, `RawValue`), and
+    /// a file the tree refuses must not be taken.
+    struct Checked;
+
+    impl<'de> Deserialize<'de> for Checked {
+        fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            struct Each;
+            impl<'de> Visitor<'de> for Each {
+                type Value = Checked;
+                fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                    f.write_str("JSON")
+                }
+                fn visit_bool<E>(self, _: bool) -> Result<Checked, E> {
+                    Ok(Checked)
+                }
+                fn visit_i64<E>(self, _: i64) -> Result<Checked, E> {
+                    Ok(Checked)
+                }
+                fn visit_u64<E>(self, _: u64) -> Result<Checked, E> {
+                    Ok(Checked)
+                }
+                fn visit_f64<E>(self, _: f64) -> Result<Checked, E> {
+                    Ok(Checked)
+                }
+                fn visit_str<E>(self, _: &str) -> Result<Checked, E> {
+                    Ok(Checked)
+                }
+                fn visit_unit<E>(self) -> Result<Checked, E> {
+                    Ok(Checked)
+                }
+                fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                    self,
+                    mut seq: A,
+                ) -> Result<Checked, A::Error> {
+                    while seq.next_element::<Checked>()?.is_some() {}
+                    Ok(Checked)
+                }
+                fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Checked, A::Error> {
+                    while map.next_entry::<Checked, Checked>()?.is_some() {}
+                    Ok(Checked)
+                }
+            }
+            deserializer.deserialize_any(Each)
+        }
+    }
+
     /// The file's tasks, as [`super::tasks_of_tree`] would give them, or `None`.
     pub(super) fn tasks(text: &str) -> Option<Vec<IncomingTask>> {
+        serde_json::from_str::<Checked>(text).ok()?;
         let root = entries(text)?;
         let mut out = Vec::new();
         if let Some((_, items)) = root.iter().find(|(key, _)| key == "tasks") {
@@ -789,6 +838,26 @@ mod tests {
             if let Some(typed) = typed::tasks(&text) {
                 prop_assert_eq!(Ok(typed), tasks_of_tree(&text), "{}", text);
             }
+        }
+    }
+
+    /// What the typed reading skips is still checked as the tree checks it: a lone surrogate, a
+    /// number out of range, nesting past serde_json's limit — in a field it does not use, a tag's
+    /// other fields, another root key — and the tree refuses each.
+    #[test]
+    fn the_typed_reading_refuses_what_the_tree_refuses_in_what_it_skips() {
+        let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
+        for text in [
+            r#"{"tasks":[{"id":1,"title":"A","testStrategy":"\ud800"}]}"#.to_owned(),
+            r#"{"tasks":[{"id":1,"title":"A","testStrategy":1e400}]}"#.to_owned(),
+            format!(r#"{{"tasks":[{{"id":1,"title":"A","testStrategy":{deep}}}]}}"#),
+            format!(r#"{{"master":{{"tasks":[],"metadata":{deep}}}}}"#),
+            r#"{"tasks":[{"id":1,"title":"A"}],"other":"\udc00"}"#.to_owned(),
+            r#"{"tasks":[{"id":1,"title":"A","subtasks":[{"id":1,"title":"B","subtasks":[1e400]}]}]}"#
+                .to_owned(),
+        ] {
+            assert!(tasks_of_tree(&text).is_err(), "{text}");
+            assert!(typed::tasks(&text).is_none(), "{text}");
         }
     }
 

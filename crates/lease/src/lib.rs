@@ -54,6 +54,14 @@ impl Contents {
         Ok(Self(imp::Bytes::Read(bytes)))
     }
 
+    /// The bytes of the file at `path` if they can be mapped, `None` if not (the caller reads
+    /// them its own way: a piece at a time, say).
+    ///
+    /// Errors: opening it, as [`File::open`] reports them.
+    pub fn mapped(path: &Path) -> std::io::Result<Option<Self>> {
+        Ok(imp::map(&File::open(path)?).map(Self))
+    }
+
     /// Whether the bytes are mapped rather than read.
     pub fn is_mapped(&self) -> bool {
         !matches!(self.0, imp::Bytes::Read(_))
@@ -277,11 +285,15 @@ mod tests {
         assert!(contents.is_mapped());
         assert_eq!(&*contents, b"{\"tasks\":[]}");
         drop(contents);
+        let mapped = Contents::mapped(&path).expect("open").expect("mapped");
+        assert_eq!(&*mapped, b"{\"tasks\":[]}");
+        drop(mapped);
 
         let writer = writable(&path);
         let contents = Contents::of(&path).expect("contents");
         assert!(!contents.is_mapped(), "somebody has it open for writing");
         assert_eq!(&*contents, b"{\"tasks\":[]}");
+        assert!(Contents::mapped(&path).expect("open").is_none());
         drop((contents, writer));
 
         std::fs::write(&path, b"").expect("write");

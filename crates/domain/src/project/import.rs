@@ -275,10 +275,14 @@ fn apply_foreign(
     let mut report = ImportReport::new(state.project.id.clone(), source);
     let mut events = Vec::new();
     // The tasks earlier imports from this source created, by the source's id, with their
-    // positions.
+    // positions: the first task's with the id, as the rules find a task by its id (a damaged
+    // list can hold an id twice).
     let earlier: HashMap<String, Linked> = (state.tasks.tasks.iter().enumerate())
         .filter_map(|(at, t)| match import_link(t) {
-            Some((s, key)) if s == source => Some((key.to_owned(), (t.id.clone(), at))),
+            Some((s, key)) if s == source => {
+                let first = state.tasks.tasks.position(&t.id).unwrap_or(at);
+                Some((key.to_owned(), (t.id.clone(), first)))
+            }
             _ => None,
         })
         .collect();
