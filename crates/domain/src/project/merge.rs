@@ -1111,6 +1111,15 @@ mod tests {
             let (mine, yours) = ([1, 3, 5, 7], [2, 4, 6, 8]);
             let mut ours = base.clone();
             apply(&mut ours, &ours_script, &mine);
+            // A task both sides add alike (the same title, on this fixed clock the same task) is
+            // one change to a three-way merge, taken once: the sides' additions are told apart.
+            let theirs_script: Vec<Edit> = theirs_script
+                .into_iter()
+                .map(|e| match e {
+                    Edit::Add(title) => Edit::Add(format!("theirs {title}")),
+                    other => other,
+                })
+                .collect();
             let mut theirs = base.clone();
             apply(&mut theirs, &theirs_script, &yours);
             let mut expected = ours.clone();
