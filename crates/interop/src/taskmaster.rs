@@ -121,16 +121,21 @@ fn tasks_of_tree(text: &str) -> Result<Vec<IncomingTask>, Failed> {
         }
         for (tag, list) in root {
             let list = object(list, tag)?;
-            let prefix = if tag == DEFAULT_TAG {
-                String::new()
-            } else {
-                format!("{tag}:")
-            };
-            let label = (tag != DEFAULT_TAG).then_some(tag.as_str());
+            let (prefix, label) = tagged(tag);
             read_list(list, &format!("{tag}.tasks"), &prefix, label, &mut tasks)?;
         }
     }
     Ok(tasks)
+}
+
+/// What the tasks of tag `tag` are known by: the prefix of their ids (none for `master`), and
+/// the cairn tag they carry (none for `master`).
+fn tagged(tag: &str) -> (String, Option<&str>) {
+    if tag == DEFAULT_TAG {
+        (String::new(), None)
+    } else {
+        (format!("{tag}:"), Some(tag))
+    }
 }
 
 fn read_list(
@@ -452,49 +457,44 @@ mod typed {
     use serde::de::{Deserializer, MapAccess, Visitor};
     use serde_json::value::RawValue;
 
-    use super::{DEFAULT_TAG, Dep, Fields, IncomingTask, TaskStatus, priority, status, task_of};
+    use super::{Dep, Fields, IncomingTask, TaskStatus, priority, status, tagged, task_of};
 
-    /// An id or a dependency as the file writes it: a whole number or a string.
-    enum Id {
-        Number(u64),
-        Text(String),
-    }
-
-    impl<'de> Deserialize<'de> for Id {
+    impl<'de> Deserialize<'de> for Dep {
         fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
             struct Expected;
             impl Visitor<'_> for Expected {
-                type Value = Id;
+                type Value = Dep;
                 fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                     f.write_str("a whole number or a string")
                 }
-                fn visit_u64<E>(self, n: u64) -> Result<Id, E> {
-                    Ok(Id::Number(n))
+                fn visit_u64<E>(self, n: u64) -> Result<Dep, E> {
+                    Ok(Dep::Number(n))
                 }
-                fn visit_str<E>(self, s: &str) -> Result<Id, E> {
-                    Ok(Id::Text(s.to_owned()))
+                fn visit_str<E>(self, s: &str) -> Result<Dep, E> {
+                    Ok(Dep::Text(s.to_owned()))
                 }
             }
             deserializer.deserialize_any(Expected)
         }
     }
 
-    impl Id {
-        /// As the tree's `id_text` reads an id.
-        fn text(self) -> Option<String> {
+    impl Dep {
+        /// As the tree reads an id or a dependency: a string trimmed, a blank one none.
+        fn given(self) -> Option<Self> {
             match self {
-                Id::Number(n) => Some(n.to_string()),
-                Id::Text(s) => Some(s.trim().to_owned()).filter(|s| !s.is_empty()),
+                Dep::Text(s) => {
+                    let s = s.trim();
+                    (!s.is_empty()).then(|| Dep::Text(s.to_owned()))
+                }
+                number => Some(number),
             }
         }
 
-        /// As the tree's `deps` reads a dependency.
-        fn dep(self) -> Option<Dep> {
+        /// As an id's text.
+        fn text(self) -> String {
             match self {
-                Id::Number(n) => Some(Dep::Number(n)),
-                Id::Text(s) => {
-                    Some(Dep::Text(s.trim().to_owned())).filter(|_| !s.trim().is_empty())
-                }
+                Dep::Number(n) => n.to_string(),
+                Dep::Text(s) => s,
             }
         }
     }
@@ -504,13 +504,13 @@ mod typed {
     /// for their type: a subtask's `subtasks` that is not a list gives up).
     #[derive(Deserialize)]
     struct Task<'a> {
-        id: Option<Id>,
+        id: Option<Dep>,
         title: Option<String>,
         status: Option<String>,
         description: Option<String>,
         details: Option<String>,
         priority: Option<String>,
-        dependencies: Option<Vec<Id>>,
+        dependencies: Option<Vec<Dep>>,
         #[serde(borrow)]
         subtasks: Option<Vec<&'a RawValue>>,
     }
@@ -556,31 +556,28 @@ mod typed {
             .flatten()
     }
 
-    fn fields(
-        title: Option<String>,
-        status_text: Option<String>,
-        description: Option<String>,
-        details: Option<String>,
-        priority_text: Option<String>,
-    ) -> Option<Fields> {
+    /// What a task of the file says — its id's text, its fields, its dependencies, its
+    /// subtasks' texts — as the tree reads it, or `None`.
+    fn said(t: Task<'_>) -> Option<(String, Fields, Vec<Dep>, Vec<&RawValue>)> {
         let given = |s: Option<String>| s.filter(|s| !s.trim().is_empty());
-        Some(Fields {
-            title: given(title)?,
-            status: match given(status_text) {
+        let fields = Fields {
+            title: given(t.title)?,
+            status: match given(t.status) {
                 Some(s) => status(&s, "").ok()?,
                 None => TaskStatus::Pending,
             },
-            description: given(description),
-            details: given(details),
-            priority: match given(priority_text) {
+            description: given(t.description),
+            details: given(t.details),
+            priority: match given(t.priority) {
                 Some(p) => Some(priority(&p, "").ok()?),
                 None => None,
             },
-        })
-    }
-
-    fn deps(ids: Option<Vec<Id>>) -> Option<Vec<Dep>> {
-        ids.unwrap_or_default().into_iter().map(Id::dep).collect()
+        };
+        let dependencies = (t.dependencies.unwrap_or_default().into_iter())
+            .map(Dep::given)
+            .collect::<Option<_>>()?;
+        let id = t.id?.given()?.text();
+        Some((id, fields, dependencies, t.subtasks.unwrap_or_default()))
     }
 
     fn list(
@@ -591,23 +588,27 @@ mod typed {
     ) -> Option<()> {
         out.reserve(items.len());
         for item in items {
-            let t: Task<'_> = object(item)?;
-            let key = format!("{prefix}{}", t.id?.text()?);
-            let said = fields(t.title, t.status, t.description, t.details, t.priority)?;
+            let (id, fields, dependencies, subtasks) = said(object(item)?)?;
+            let key = format!("{prefix}{id}");
             out.push(task_of(
-                said,
-                deps(t.dependencies)?,
+                fields,
+                dependencies,
                 key.clone(),
                 None,
                 prefix,
                 tag,
             ));
-            for sub in t.subtasks.unwrap_or_default() {
-                let st: Task<'_> = object(sub)?;
-                let subkey = format!("{key}.{}", st.id?.text()?);
-                let said = fields(st.title, st.status, st.description, st.details, st.priority)?;
-                let dependencies = deps(st.dependencies)?;
-                out.push(task_of(said, dependencies, subkey, Some(&key), prefix, tag));
+            for sub in subtasks {
+                let (id, fields, dependencies, _) = said(object(sub)?)?;
+                let subtask = format!("{key}.{id}");
+                out.push(task_of(
+                    fields,
+                    dependencies,
+                    subtask,
+                    Some(&key),
+                    prefix,
+                    tag,
+                ));
             }
         }
         Some(())
@@ -675,14 +676,9 @@ mod typed {
             return None;
         }
         for (tag, raw) in &root {
-            let tagged: List<'_> = object(raw)?;
-            let prefix = if tag == DEFAULT_TAG {
-                String::new()
-            } else {
-                format!("{tag}:")
-            };
-            let label = (tag != DEFAULT_TAG).then_some(tag.as_str());
-            list(&tagged.tasks?, &prefix, label, &mut out)?;
+            let tasks = object::<List<'_>>(raw)?.tasks?;
+            let (prefix, label) = tagged(tag);
+            list(&tasks, &prefix, label, &mut out)?;
         }
         Some(out)
     }

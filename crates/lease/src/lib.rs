@@ -45,13 +45,14 @@ impl Contents {
     ///
     /// Errors: opening or reading it, as [`std::fs::read`] reports them.
     pub fn of(path: &Path) -> std::io::Result<Self> {
-        let mut file = File::open(path)?;
-        if let Some(mapped) = imp::map(&file) {
-            return Ok(Self(mapped));
+        match imp::map(File::open(path)?) {
+            Ok(mapped) => Ok(Self(mapped)),
+            Err(mut file) => {
+                let mut bytes = Vec::new();
+                file.read_to_end(&mut bytes)?;
+                Ok(Self(imp::Bytes::Read(bytes)))
+            }
         }
-        let mut bytes = Vec::new();
-        file.read_to_end(&mut bytes)?;
-        Ok(Self(imp::Bytes::Read(bytes)))
     }
 
     /// The bytes of the file at `path` if they can be mapped, `None` if not (the caller reads
@@ -59,7 +60,7 @@ impl Contents {
     ///
     /// Errors: opening it, as [`File::open`] reports them.
     pub fn mapped(path: &Path) -> std::io::Result<Option<Self>> {
-        Ok(imp::map(&File::open(path)?).map(Self))
+        Ok(imp::map(File::open(path)?).ok().map(Self))
     }
 
     /// Whether the bytes are mapped rather than read.
@@ -133,87 +134,79 @@ mod imp {
             if let Bytes::Mapped { at, len, file } = self {
                 // SAFETY: the mapping `map` made, unmapped once; no slice of it outlives `self`.
                 unsafe { libc::munmap(at.as_ptr().cast(), *len) };
-                // SAFETY: `fcntl` with integer arguments on a descriptor `file` owns; the lease
-                // would go with the descriptor anyway, this only gives it back first.
-                unsafe { libc::fcntl(file.as_raw_fd(), libc::F_SETLEASE, libc::F_UNLCK) };
+                // The lease would go with the descriptor anyway; this gives it back first.
+                give_back(file);
             }
         }
     }
 
-    /// `file` mapped under a read lease, or `None` when the kernel will not grant one (somebody
-    /// has it open for writing, leases off, another owner, a filesystem without them), it is
-    /// empty, or the mapping fails.
-    pub(super) fn map(file: &File) -> Option<Bytes> {
-        let file = file.try_clone().ok()?;
+    /// Takes a lease of `kind` (`F_RDLCK`, `F_WRLCK`) on `file`'s open file description, its
+    /// break signalled by `SIGURG` (ignored by default; `SIGIO`, the default signal, ends the
+    /// process). The error is the kernel's refusal.
+    fn lease(file: &File, kind: libc::c_int) -> std::io::Result<()> {
         let fd = file.as_raw_fd();
-        // SAFETY: `fcntl` with integer arguments on a descriptor `file` owns; `F_SETSIG` only
-        // picks the signal a lease break would send (`SIGURG`, ignored by default, not `SIGIO`,
-        // which ends the process).
+        // SAFETY: `fcntl` with integer arguments on a descriptor `file` owns and keeps open for
+        // the whole call; `F_SETSIG` only picks the signal a lease break would send.
         if unsafe { libc::fcntl(fd, F_SETSIG, libc::SIGURG) } == -1 {
-            return None;
+            return Err(std::io::Error::last_os_error());
         }
-        // SAFETY: as above; the lease belongs to this open file description, given back when
-        // the mapping is dropped.
-        if unsafe { libc::fcntl(fd, libc::F_SETLEASE, libc::F_RDLCK) } == -1 {
-            return None;
+        // SAFETY: as above; a granted lease belongs to this open file description and is given
+        // back by `give_back`, or with the descriptor when `file` is closed.
+        if unsafe { libc::fcntl(fd, libc::F_SETLEASE, kind) } == -1 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(())
+    }
+
+    /// Gives back the lease on `file`: whether it went.
+    fn give_back(file: &File) -> bool {
+        // SAFETY: as in `lease`.
+        unsafe { libc::fcntl(file.as_raw_fd(), libc::F_SETLEASE, libc::F_UNLCK) == 0 }
+    }
+
+    /// `file` mapped under a read lease, or `file` back when the kernel will not grant one
+    /// (somebody has it open for writing, leases off, another owner, a filesystem without them),
+    /// it is empty, or the mapping fails.
+    pub(super) fn map(file: File) -> Result<Bytes, File> {
+        if lease(&file, libc::F_RDLCK).is_err() {
+            return Err(file);
         }
         // With the lease held the size cannot change: nobody can write to the file.
-        let len = file
-            .metadata()
-            .ok()
+        let len = (file.metadata().ok())
             .and_then(|m| usize::try_from(m.len()).ok())
             .filter(|&len| len > 0);
-        let unlease = |file: &File| {
-            // SAFETY: as above.
-            unsafe { libc::fcntl(file.as_raw_fd(), libc::F_SETLEASE, libc::F_UNLCK) };
-        };
-        let Some(len) = len else {
-            unlease(&file);
-            return None;
-        };
-        // SAFETY: a new private read-only mapping of `len` bytes of an open file, at an address
-        // the kernel picks; `MAP_POPULATE` only fills its page table up front.
-        let at = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ,
-                libc::MAP_PRIVATE | libc::MAP_POPULATE,
-                fd,
-                0,
-            )
-        };
-        if at == libc::MAP_FAILED {
-            unlease(&file);
-            return None;
+        let at = len.and_then(|len| {
+            // SAFETY: a new private read-only mapping of `len` bytes of an open file, at an
+            // address the kernel picks; `MAP_POPULATE` only fills its page table up front.
+            let at = unsafe {
+                libc::mmap(
+                    std::ptr::null_mut(),
+                    len,
+                    libc::PROT_READ,
+                    libc::MAP_PRIVATE | libc::MAP_POPULATE,
+                    file.as_raw_fd(),
+                    0,
+                )
+            };
+            std::ptr::NonNull::new(at.cast::<u8>()).filter(|_| at != libc::MAP_FAILED)
+        });
+        match (at, len) {
+            (Some(at), Some(len)) => Ok(Bytes::Mapped { at, len, file }),
+            _ => {
+                give_back(&file);
+                Err(file)
+            }
         }
-        let Some(at) = std::ptr::NonNull::new(at.cast::<u8>()) else {
-            unlease(&file);
-            return None;
-        };
-        Some(Bytes::Mapped { at, len, file })
     }
 
     pub(super) fn open_elsewhere(file: &File) -> Option<bool> {
-        let fd = file.as_raw_fd();
-        // SAFETY: `fcntl` with integer arguments on a descriptor `file` owns and keeps open for
-        // the whole call; `F_SETSIG` only picks the signal a lease break on this open file
-        // description would send.
-        if unsafe { libc::fcntl(fd, F_SETSIG, libc::SIGURG) } == -1 {
-            return None;
+        match lease(file, libc::F_WRLCK) {
+            Err(refused) if refused.raw_os_error() == Some(libc::EAGAIN) => Some(true),
+            Err(_) => None,
+            // A lease still held would make the next opener wait: the caller must not keep the
+            // file.
+            Ok(()) => give_back(file).then_some(false),
         }
-        // SAFETY: as above; a granted lease belongs to this open file description and is given
-        // back below (or with the descriptor, when `file` is closed).
-        if unsafe { libc::fcntl(fd, libc::F_SETLEASE, libc::F_WRLCK) } == -1 {
-            return match std::io::Error::last_os_error().raw_os_error() {
-                Some(libc::EAGAIN) => Some(true),
-                _ => None,
-            };
-        }
-        // SAFETY: as above.
-        let given_back = unsafe { libc::fcntl(fd, libc::F_SETLEASE, libc::F_UNLCK) } == 0;
-        // A lease still held would make the next opener wait: the caller must not keep the file.
-        given_back.then_some(false)
     }
 }
 
@@ -236,8 +229,8 @@ mod imp {
         }
     }
 
-    pub(super) fn map(_file: &std::fs::File) -> Option<Bytes> {
-        None
+    pub(super) fn map(file: std::fs::File) -> Result<Bytes, std::fs::File> {
+        Err(file)
     }
 }
 

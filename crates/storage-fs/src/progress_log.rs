@@ -249,12 +249,11 @@ pub fn append_all_then<R: std::borrow::Borrow<LogRecord>>(
     let mut block = Vec::with_capacity(1 + records.size_hint().0 * 96);
     block.push(b'\n');
     let mut time = HeadingTime::default();
-    let mut none = true;
     for record in records {
         render_into(record.borrow(), &mut block, &mut time).map_err(invalid)?;
-        none = false;
     }
-    if none {
+    if block.len() == 1 {
+        // No record: nothing to append.
         return Ok(());
     }
     if let Some((key, value)) = last {

@@ -21,7 +21,7 @@ pub fn import(ctx: &Ctx, args: ImportArgs) -> Result<Report, Failure> {
     // file, a task kept aside for each status move, the events, the log's records: freed blocks
     // must be reused, or the arena keeps them all (the tree of a 100,000-task file alone is
     // hundreds of megabytes the import would then fault in afresh).
-    let recycling = cairn_heap::recycling();
+    let _recycling = cairn_heap::recycling();
     let files;
     let text;
     let input = if args.format.is_directory() {
@@ -54,9 +54,7 @@ pub fn import(ctx: &Ctx, args: ImportArgs) -> Result<Report, Failure> {
         &incoming,
         args.dry_run,
         &mut |done, total| bar.update(done, total),
-    ));
-    drop(recycling);
-    let report = report?;
+    ))?;
     drop(bar);
     ctx.emit(&report, |style| render_import(style, &report))
 }

@@ -289,18 +289,33 @@ fn apply_foreign(
     // Per incoming task, by its index (string maps by the source's ids were a third of a
     // 100,000-task import): the task it is linked to and where it is (an import only adds
     // tasks at the end, so positions hold; a lookup by id at each use was a fifth of this
-    // function's time),
-    // whether it was created now, and what changed on an existing one.
+    // function's time), whether it was created now, and what changed on an existing one.
     let mut linked: Vec<Option<Linked>> = tasks
         .iter()
         .map(|t| earlier.get(t.key.as_str()).cloned())
         .collect();
     let mut created = vec![false; tasks.len()];
     let mut changes: Vec<Vec<String>> = vec![Vec::new(); tasks.len()];
-    // A reference by the source's id: a task of this file, or one an earlier import created.
-    let find = |key: &str, linked: &[Option<Linked>]| match by_key.get(key) {
-        Some(&j) => (linked[j].as_ref().map(|(id, _)| id.clone()), true),
-        None => (earlier.get(key).map(|(id, _)| id.clone()), false),
+    // What `t`'s reference of `kind` by the source's id names: a task of this file (none if
+    // its creation was refused), or one an earlier import created; a reference to neither is
+    // reported.
+    let find = |t: &IncomingTask,
+                reference: &String,
+                kind: &'static str,
+                linked: &[Option<Linked>],
+                report: &mut ImportReport| {
+        if let Some(&j) = by_key.get(reference.as_str()) {
+            return linked[j].as_ref().map(|(id, _)| id.clone());
+        }
+        let found = earlier.get(reference).map(|(id, _)| id.clone());
+        if found.is_none() {
+            report.unknown_references.push(UnknownReference {
+                key: t.key.clone(),
+                reference: reference.clone(),
+                kind,
+            });
+        }
+        found
     };
     let total = tasks.len();
     state.tasks.tasks.reserve(total);
@@ -321,22 +336,7 @@ fn apply_foreign(
             }
             continue;
         }
-        let parent = match &t.parent {
-            Some(p) => match find(p, &linked) {
-                (Some(id), _) => Some(id),
-                (None, in_file) => {
-                    if !in_file {
-                        report.unknown_references.push(UnknownReference {
-                            key: t.key.clone(),
-                            reference: p.clone(),
-                            kind: "parent",
-                        });
-                    }
-                    None
-                }
-            },
-            None => None,
-        };
+        let parent = (t.parent.as_ref()).and_then(|p| find(t, p, "parent", &linked, &mut report));
         let new = NewTask {
             title: t.title.clone(),
             level: t.level,
@@ -375,18 +375,8 @@ fn apply_foreign(
             continue;
         };
         for dep in &t.dependencies {
-            let on = match find(dep, &linked) {
-                (Some(on), _) => on,
-                (None, in_file) => {
-                    if !in_file {
-                        report.unknown_references.push(UnknownReference {
-                            key: t.key.clone(),
-                            reference: dep.clone(),
-                            kind: "dependency",
-                        });
-                    }
-                    continue;
-                }
+            let Some(on) = find(t, dep, "dependency", &linked, &mut report) else {
+                continue;
             };
             // A dependency the task has already is left as it is, as `add_dependency` leaves it,
             // without that call's scans and cycle check over the whole list.
