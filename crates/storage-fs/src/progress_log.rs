@@ -226,8 +226,27 @@ pub fn append_all(path: &Path, records: &[LogRecord]) -> Result<(), StoreError> 
 /// UTF-8, unescaped.
 pub type WriteValue<'a> = &'a dyn Fn(&mut Vec<u8>);
 
-/// A field written by a [`WriteValue`]: its key, and that.
-pub type Written<'a> = (&'a str, WriteValue<'a>);
+/// A field written by a [`WriteValue`] (see [`append_all_then`]).
+#[derive(Clone, Copy)]
+pub struct Written<'a> {
+    pub key: &'a str,
+    /// About how many bytes `write` writes: room for them is made with the block's, so that a
+    /// payload of tens of megabytes is not copied from buffer to buffer as the block grows.
+    pub size_hint: usize,
+    pub write: WriteValue<'a>,
+}
+
+impl std::fmt::Debug for Written<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Written")
+            .field("key", &self.key)
+            .field("size_hint", &self.size_hint)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The room made in a block for each record to append (see [`append_all_then`]).
+const RECORD_ROOM: usize = 256;
 
 /// [`append_all`] with `last`, when given, as one more field of the last record: its value is
 /// written straight into the block and escaped there, as every value is. A value of tens of
@@ -245,8 +264,12 @@ pub fn append_all_then<R: std::borrow::Borrow<LogRecord>>(
     };
     // Rendered whole before the file is opened, behind the newline a log without a last one
     // needs (written only then).
+    // Room for what is likely written: a record is rarely over 256 bytes, and room left unused
+    // costs nothing (a big block's pages are only backed where written).
     let records = records.into_iter();
-    let mut block = Vec::with_capacity(1 + records.size_hint().0 * 96);
+    let room = records.size_hint().0.saturating_mul(RECORD_ROOM);
+    let mut block =
+        Vec::with_capacity(1 + room + last.map_or(0, |l| l.key.len() + l.size_hint + 8));
     block.push(b'\n');
     let mut time = HeadingTime::default();
     for record in records {
@@ -256,7 +279,7 @@ pub fn append_all_then<R: std::borrow::Borrow<LogRecord>>(
         // No record: nothing to append.
         return Ok(());
     }
-    if let Some((key, value)) = last {
+    if let Some(Written { key, write, .. }) = last {
         if !is_token(key) {
             return Err(invalid(RenderError::Key(key.to_owned())));
         }
@@ -264,7 +287,7 @@ pub fn append_all_then<R: std::borrow::Borrow<LogRecord>>(
         block.pop();
         field_key(&mut block, key);
         let from = block.len();
-        value(&mut block);
+        write(&mut block);
         escape(&mut block, from);
         block.extend_from_slice(b"\n\n");
     }
@@ -860,7 +883,12 @@ mod tests {
             with_field[1].fields.push(("replay".into(), value.into()));
             append_all(&given, &with_field).unwrap();
             let write = |out: &mut Vec<u8>| out.extend_from_slice(value.as_bytes());
-            append_all_then(&written, records.iter(), Some(("replay", &write))).unwrap();
+            let last = Written {
+                key: "replay",
+                size_hint: value.len(),
+                write: &write,
+            };
+            append_all_then(&written, records.iter(), Some(last)).unwrap();
             assert_eq!(
                 fs::read(&written).unwrap(),
                 fs::read(&given).unwrap(),
@@ -873,7 +901,11 @@ mod tests {
         let refused = append_all_then(
             &dir.path().join("x.md"),
             [complete("T-1", 1)],
-            Some(("bad key", &|_: &mut Vec<u8>| {})),
+            Some(Written {
+                key: "bad key",
+                size_hint: 0,
+                write: &|_: &mut Vec<u8>| {},
+            }),
         );
         assert!(matches!(refused, Err(StoreError::Invalid { .. })));
         assert!(!dir.path().join("x.md").exists());
