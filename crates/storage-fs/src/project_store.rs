@@ -44,7 +44,7 @@ use cairn_domain::project::{
 };
 use cairn_domain::time::Timestamp;
 use cairn_domain::{Entity, Error, StoreError};
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -1103,12 +1103,24 @@ fn validated_one_by_one(bytes: &[u8], cached: Option<&task_cache::Encoded>) -> O
 /// [`cairn_heap::recycling`], instead of a list of 100,000 tasks built to be thrown away — its
 /// fresh pages were most of a `doctor --full`. A task whose text is cairn's rendering of the
 /// task of the same id in `cached` (see [`Prior`]) passes as that task did: a damaged text is not
-/// that rendering, and is judged.
-fn verdict(bytes: &[u8], cached: Option<&task_cache::Encoded>) -> Option<String> {
+/// that rendering, and is judged. So does a task whose text is in `passed`, the texts of the
+/// documents judged before that passed — to which this document's are added if it passes: the
+/// checkpoints `doctor --full` judges after tasks.json are mostly its very texts.
+fn verdict(
+    bytes: &[u8],
+    cached: Option<&task_cache::Encoded>,
+    passed: &mut PassedTexts,
+) -> Option<String> {
     let _dropped = cairn_heap::recycling();
-    let known = Known::with_cache(cached);
+    let known = Known {
+        passed: Some(passed),
+        ..Known::with_cache(cached)
+    };
     match read_one_by_one(bytes, &known, Keep::Verdict) {
-        Some(_) => None,
+        Some((_, texts)) => {
+            passed.add(&texts);
+            None
+        }
         None => validated_doc(bytes).err(),
     }
 }
@@ -1132,6 +1144,31 @@ struct Known<'k, 'p> {
     earlier: Vec<Version<'k>>,
     /// The read cache's list.
     prior: Option<Prior<'p>>,
+    /// Texts that passed (see [`verdict`]); only a verdict asks it.
+    passed: Option<&'p PassedTexts>,
+}
+
+/// The texts of tasks that passed a full validation in this process, by their checksum: a text
+/// whose sum is here is valid, since a task's verdict depends on its text alone. Summing a text
+/// costs a fraction of decoding the cached task and rendering it (see [`Prior`]), let alone of
+/// parsing and validating it. The sum is 64 bits: it guards against damage, as the checksums
+/// of the read cache and of `verdicts` do, not against an adversary.
+#[derive(Default)]
+struct PassedTexts(FxHashSet<u64>);
+
+impl PassedTexts {
+    fn sum(text: &str) -> u64 {
+        task_cache::checksum("passed task text", text.as_bytes())
+    }
+
+    fn holds(&self, text: &str) -> bool {
+        !self.0.is_empty() && self.0.contains(&Self::sum(text))
+    }
+
+    fn add(&mut self, texts: &[&str]) {
+        self.0.reserve(texts.len());
+        self.0.extend(texts.iter().map(|text| Self::sum(text)));
+    }
 }
 
 impl<'p> Known<'_, 'p> {
@@ -1140,6 +1177,7 @@ impl<'p> Known<'_, 'p> {
         Self {
             earlier: Vec::new(),
             prior: cached.map(Prior::new),
+            passed: None,
         }
     }
 }
@@ -1328,6 +1366,9 @@ fn read_each<'b, 'k, T: Send>(
         let mut tasks = Vec::with_capacity(capacity);
         let mut scratch = Vec::new();
         for (at, text) in (start..).zip(part) {
+            if keep == Keep::Verdict && known.passed.is_some_and(|p| p.holds(text.get())) {
+                continue;
+            }
             let task = match known.get(text.get(), at, &mut scratch) {
                 Some(task) => task,
                 None => Cow::Owned(task_of(text, keep)?),
@@ -1386,6 +1427,7 @@ pub(crate) fn validated_sides(
                 .chain(read_before)
                 .collect(),
             prior: cached.map(Prior::new),
+            passed: None,
         };
         // A task found in ours — directly, or through a side that shares it — is named, not
         // copied.
@@ -3246,11 +3288,12 @@ impl ProjectStore for FsProjectStore {
         // The read cache's list, read for the first document to validate: tasks.json after a
         // write, and the checkpoints, are mostly its tasks (see `verdict`).
         let cached = std::cell::OnceCell::new();
-        let judged = |verdicts: &mut Verdicts, path: &Path| {
+        let mut passed = PassedTexts::default();
+        let mut judged = |verdicts: &mut Verdicts, path: &Path| {
             verdicts.judge_file(path, |bytes| {
                 let cached =
                     cached.get_or_init(|| task_cache::read_any(&task_cache::path(layout.dir())));
-                verdict(bytes, cached.as_ref())
+                verdict(bytes, cached.as_ref(), &mut passed)
             })
         };
         let tasks_problem = if let Some(verdicts) = verdicts.as_mut() {
@@ -3540,13 +3583,25 @@ mod tests {
             "[]".to_owned(),
             String::new(),
         ];
+        // The texts of every case that passed so far, as `doctor --full` keeps them from one
+        // document to the next: the damaged copies of `big` come after it.
+        let mut passed = PassedTexts::default();
         for (i, case) in cases.iter().enumerate() {
             let whole = whole(case.as_bytes());
             assert_eq!(validated_doc(case.as_bytes()).ok(), whole, "case {i}");
             assert_eq!(
-                verdict(case.as_bytes(), None),
+                verdict(case.as_bytes(), None, &mut PassedTexts::default()),
                 validated_doc(case.as_bytes()).err(),
                 "case {i}: the verdict alone"
+            );
+            assert_eq!(
+                verdict(case.as_bytes(), None, &mut passed),
+                validated_doc(case.as_bytes()).err(),
+                "case {i}: the verdict after the cases before"
+            );
+            assert!(
+                !passed.0.is_empty(),
+                "case {i}: the texts of `big` are kept"
             );
             // It declines nothing valid but a repeated `tasks` key (the whole read keeps the
             // last), and accepts nothing the whole read refuses.
@@ -3603,7 +3658,7 @@ mod tests {
                     "cache {c}, case {i}"
                 );
                 assert_eq!(
-                    verdict(case, Some(cached)),
+                    verdict(case, Some(cached), &mut PassedTexts::default()),
                     alone[i].as_ref().err().cloned(),
                     "cache {c}, case {i}: the verdict alone"
                 );
