@@ -55,8 +55,9 @@ pub enum MergeFile {
 #[derive(Debug, Clone, PartialEq)]
 pub struct FileMerge {
     pub file: MergeFile,
-    /// The merged text; with conflicts, it holds conflict markers.
-    pub bytes: Vec<u8>,
+    /// The merged text, in pieces to be written one after the other (a large list is rendered in
+    /// parts, which are not joined into one copy); with conflicts, it holds conflict markers.
+    pub pieces: Vec<Vec<u8>>,
     pub conflicts: Vec<Conflict>,
     pub renumbered: Vec<Renumbered>,
     /// What the rules find wrong with the merged tasks that neither side had.
@@ -64,6 +65,11 @@ pub struct FileMerge {
 }
 
 impl FileMerge {
+    /// The merged text in one buffer.
+    pub fn bytes(&self) -> Vec<u8> {
+        self.pieces.concat()
+    }
+
     /// Nothing for a person to look at.
     pub fn is_clean(&self) -> bool {
         self.conflicts.is_empty() && self.findings.is_empty()
@@ -135,7 +141,7 @@ pub fn merge_file(
     let shown = path.display().to_string();
     let mut merged = FileMerge {
         file,
-        bytes: Vec::new(),
+        pieces: Vec::new(),
         conflicts: Vec::new(),
         renumbered: Vec::new(),
         findings: Vec::new(),
@@ -157,7 +163,7 @@ pub fn merge_file(
             let target = layout.tasks_json();
             // Ours' tasks passed their schema as they were read: a merged task that is ours' as
             // it was is not validated again (see `validate_changed`).
-            merged.bytes = with_markers(
+            merged.pieces = with_markers(
                 validated_unchanged(&result.doc, &result.ours_as_is, &target)?,
                 result
                     .theirs_doc
@@ -179,15 +185,17 @@ pub fn merge_file(
             let result = merge::merge_project(base.as_ref(), &ours, &theirs)?;
             let target = layout.project_json();
             let render = |p: &Project| to_json_bytes(p, SchemaKind::Project, &target);
-            merged.bytes = with_markers(
-                render(&result.project)?,
-                result.theirs_project.as_ref().map(render).transpose()?,
+            merged.pieces = with_markers(
+                vec![render(&result.project)?],
+                (result.theirs_project.as_ref())
+                    .map(|p| render(p).map(|bytes| vec![bytes]))
+                    .transpose()?,
             );
             merged.conflicts = result.conflicts;
         }
         MergeFile::Log => {
             let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).into_owned();
-            merged.bytes = merge_log(&text(base), &text(ours), &text(theirs)).into_bytes();
+            merged.pieces = vec![merge_log(&text(base), &text(ours), &text(theirs)).into_bytes()];
         }
     }
     Ok(merged)
@@ -281,10 +289,11 @@ fn read_project(
 
 /// `ours` as it is when there is no other side; else the lines where it differs from `theirs`
 /// between conflict markers.
-fn with_markers(ours: Vec<u8>, theirs: Option<Vec<u8>>) -> Vec<u8> {
+fn with_markers(ours: Vec<Vec<u8>>, theirs: Option<Vec<Vec<u8>>>) -> Vec<Vec<u8>> {
     let Some(theirs) = theirs else {
         return ours;
     };
+    let (ours, theirs) = (ours.concat(), theirs.concat());
     let (ours, theirs) = (
         String::from_utf8_lossy(&ours),
         String::from_utf8_lossy(&theirs),
@@ -314,7 +323,7 @@ fn with_markers(ours: Vec<u8>, theirs: Option<Vec<u8>>) -> Vec<u8> {
         }
     }
     flush(&mut out, &mut mine, &mut yours);
-    out.into_bytes()
+    vec![out.into_bytes()]
 }
 
 /// The log's text before its first entry, and its blocks (a heading up to the next one), as
@@ -422,7 +431,8 @@ mod tests {
     fn conflicting_lines_are_shown_between_markers_and_the_rest_once() {
         let ours = b"{\n  \"a\": 1,\n  \"b\": 2\n}\n".to_vec();
         let theirs = b"{\n  \"a\": 1,\n  \"b\": 3\n}\n".to_vec();
-        let merged = String::from_utf8(with_markers(ours, Some(theirs))).expect("utf-8");
+        let merged = String::from_utf8(with_markers(vec![ours], Some(vec![theirs])).concat())
+            .expect("utf-8");
         assert_eq!(
             merged,
             "{\n  \"a\": 1,\n<<<<<<< ours\n  \"b\": 2\n=======\n  \"b\": 3\n>>>>>>> theirs\n}\n"

@@ -43,7 +43,7 @@ pub fn driver(ctx: &Ctx, args: MergeDriverArgs) -> Result<Report, Failure> {
             "nothing was written; merge this file by hand, or take one side with `git checkout --ours/--theirs`",
         )
     })?;
-    overwrite(&args.ours, &merged.bytes).map_err(|e| {
+    overwrite(&args.ours, &merged.pieces).map_err(|e| {
         Failure::new(
             Code::Internal,
             format!("cannot write the merge to {}: {e}", args.ours.display()),
@@ -117,18 +117,22 @@ fn describe(c: &Conflict) -> String {
     )
 }
 
-/// Writes `bytes` over the file at `path` in place, then cuts it to their length. Ours was just
-/// read, so its pages are in the page cache: overwriting them is a copy, where truncating first
-/// gives them up and writes into fresh ones (at 100,000 tasks, 130 ms of a 500 ms merge on a
-/// virtual machine whose fresh pages are slow). A failure half-way leaves a broken file either way;
-/// git then reports the merge as failed.
-fn overwrite(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+/// Writes `pieces`, one after the other, over the file at `path` in place, then cuts it to their
+/// length. Ours was just read, so its pages are in the page cache: overwriting them is a copy,
+/// where truncating first gives them up and writes into fresh ones (at 100,000 tasks, 130 ms of a
+/// 500 ms merge on a virtual machine whose fresh pages are slow). A failure half-way leaves a
+/// broken file either way; git then reports the merge as failed.
+fn overwrite(path: &Path, pieces: &[Vec<u8>]) -> std::io::Result<()> {
     use std::io::Write as _;
     let mut file = std::fs::OpenOptions::new()
         .write(true)
         .create(true)
         .truncate(false)
         .open(path)?;
-    file.write_all(bytes)?;
-    file.set_len(bytes.len() as u64)
+    let mut len = 0;
+    for piece in pieces {
+        file.write_all(piece)?;
+        len += piece.len() as u64;
+    }
+    file.set_len(len)
 }
