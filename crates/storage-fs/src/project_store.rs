@@ -1923,14 +1923,6 @@ impl Rendered<'_> {
     }
 
     /// The file's bytes in one buffer: `made` itself when it is the file.
-    fn bytes(&self) -> Cow<'_, [u8]> {
-        if self.all_made() {
-            return Cow::Borrowed(&self.made);
-        }
-        Cow::Owned(self.parts().concat())
-    }
-
-    /// [`Rendered::bytes`], owned.
     fn into_bytes(self) -> Vec<u8> {
         if self.all_made() {
             return self.made;
@@ -3070,7 +3062,7 @@ impl ProjectStore for FsProjectStore {
             tasks: Some(change),
             project: None,
         };
-        let staged = atomic::stage(&layout.temp_dir(), &restored.bytes())?;
+        let staged = atomic::stage_parts(&layout.temp_dir(), &restored.parts())?;
         let encode =
             |out: &mut Vec<u8>| payload.encode_onto(out, &doc.tasks, |i| restored.fresh_line(i));
         append_commit_with(&layout, at, &events, Some((&encode, restored.fresh_len())))?;
