@@ -245,8 +245,10 @@ impl std::fmt::Debug for Written<'_> {
     }
 }
 
-/// The room made in a block for each record to append (see [`append_all_then`]).
+/// The room made in a block for each record to append (see [`append_all_then`]), and the most
+/// made up front: a block longer still grows as it is rendered.
 const RECORD_ROOM: usize = 256;
+const MOST_ROOM: usize = 1 << 30;
 
 /// [`append_all`] with `last`, when given, as one more field of the last record: its value is
 /// written straight into the block and escaped there, as every value is. A value of tens of
@@ -267,9 +269,10 @@ pub fn append_all_then<R: std::borrow::Borrow<LogRecord>>(
     // Room for what is likely written: a record is rarely over 256 bytes, and room left unused
     // costs nothing (a big block's pages are only backed where written).
     let records = records.into_iter();
-    let room = records.size_hint().0.saturating_mul(RECORD_ROOM);
-    let mut block =
-        Vec::with_capacity(1 + room + last.map_or(0, |l| l.key.len() + l.size_hint + 8));
+    let room = (records.size_hint().0.saturating_mul(RECORD_ROOM))
+        .saturating_add(last.map_or(0, |l| l.key.len().saturating_add(l.size_hint)))
+        .min(MOST_ROOM);
+    let mut block = Vec::with_capacity(room + 16);
     block.push(b'\n');
     let mut time = HeadingTime::default();
     for record in records {

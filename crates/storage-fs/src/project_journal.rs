@@ -272,6 +272,18 @@ impl Payload {
         }
     }
 
+    /// About how many bytes [`Self::encode_onto`] writes with `line`, and the log's escaping of
+    /// them: the lines of the tasks it names by position, a comma each, room for an escape in
+    /// every eighth byte, and the rest (a change of a few tasks) within a margin.
+    pub fn size_hint<'a>(&self, line: impl Fn(usize) -> Option<&'a [u8]>) -> usize {
+        let lines: usize = (self.tasks.iter())
+            .flat_map(|change| &change.put_at)
+            .filter_map(|&i| line(i))
+            .map(|json| json.len() + 1)
+            .sum();
+        lines + lines / 8 + 4096
+    }
+
     fn encode_into(&self, out: &mut Vec<u8>, listed: Listed<'_, '_>) -> serde_json::Result<()> {
         out.extend_from_slice(b"{\"seq\":");
         serde_json::to_writer(&mut *out, &self.seq)?;

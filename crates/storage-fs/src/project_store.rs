@@ -1809,7 +1809,8 @@ fn separator(i: usize) -> &'static [u8] {
     if i == 0 { b"\n" } else { b",\n" }
 }
 
-/// tasks.json as [`render_tasks`] made it: the bytes it made, and the lines of unchanged tasks
+/// tasks.json as [`render_tasks`] made it: the bytes it made, the parts it rendered on other
+/// cores, and the lines of unchanged tasks
 /// where they lie in the file read. Those are written from there: copying them first into one
 /// buffer cost more than the rest of the render, in memory the size of the file.
 struct Rendered<'a> {
@@ -1850,14 +1851,6 @@ impl Rendered<'_> {
             .ok()?;
         let (_, source, start, end) = self.fresh[at];
         Some(self.slice(source, start, end))
-    }
-
-    /// How many bytes the tasks rendered afresh are.
-    fn fresh_len(&self) -> usize {
-        self.fresh
-            .iter()
-            .map(|&(_, _, start, end)| end - start)
-            .sum()
     }
 
     /// `separator` then the line at `start..end` of the file read. A line right after the one
@@ -2715,8 +2708,10 @@ impl ProjectStore for FsProjectStore {
         };
         // Write ahead: the entry, with what it takes to replay the change, is durable before any
         // state file is replaced. This append is the commit point.
-        // Its tasks are about as long as the lines just rendered for them.
-        let size_hint = tasks_bytes.as_ref().map_or(0, Rendered::fresh_len);
+        // The log's block is made with room for it (see `Payload::size_hint`).
+        let size_hint = payload.as_ref().map_or(0, |payload| {
+            payload.size_hint(|i| tasks_bytes.as_ref().and_then(|r| r.fresh_line(i)))
+        });
         append_commit_with(
             &layout,
             at,
@@ -3065,7 +3060,8 @@ impl ProjectStore for FsProjectStore {
         let staged = atomic::stage_parts(&layout.temp_dir(), &restored.parts())?;
         let encode =
             |out: &mut Vec<u8>| payload.encode_onto(out, &doc.tasks, |i| restored.fresh_line(i));
-        append_commit_with(&layout, at, &events, Some((&encode, restored.fresh_len())))?;
+        let size_hint = payload.size_hint(|i| restored.fresh_line(i));
+        append_commit_with(&layout, at, &events, Some((&encode, size_hint)))?;
         drop(restored);
         // The restore is saved from here on: what follows failing must not invite a repeat.
         (|| {
@@ -3463,33 +3459,86 @@ mod tests {
                 runs
             );
             let fresh = render_tasks(&after, Some(5), None, |_| false).expect("render");
-            // Written in pieces (a merge's result), the same bytes.
-            let pieces = render_tasks(&after, Some(5), None, |_| false).expect("render");
-            let in_one = render_tasks(&after, Some(5), None, |_| false).expect("render");
-            assert_eq!(pieces.into_pieces().concat(), in_one.into_bytes());
+            // Written in pieces (a merge's result), the same bytes, with lines reused or not.
+            for lines in [None, Some(&lines)] {
+                let pieces = render_tasks(&after, Some(5), lines, same).expect("render");
+                let in_one = render_tasks(&after, Some(5), None, |_| false).expect("render");
+                assert_eq!(pieces.into_pieces().concat(), in_one.into_bytes());
+            }
             // The log's payload takes a task rendered afresh from its line, made apart or not.
             let changed_only = |i: usize| !same(i);
             let every = |_: usize| true;
             let cases: [(&Rendered<'_>, &dyn Fn(usize) -> bool); 2] =
                 [(&reused, &changed_only), (&fresh, &every)];
             for (rendered, is_fresh) in cases {
-                let mut len = 0;
                 for (i, task) in after.tasks.iter().enumerate() {
                     let expected = is_fresh(i).then(|| serde_json::to_vec(task).expect("json"));
-                    len += expected.as_ref().map_or(0, Vec::len);
                     assert_eq!(
                         rendered.fresh_line(i),
                         expected.as_deref(),
                         "task {i} of {n}"
                     );
                 }
-                assert_eq!(rendered.fresh_len(), len);
             }
             assert_eq!(
                 String::from_utf8_lossy(&reused.into_bytes()),
                 String::from_utf8_lossy(&fresh.into_bytes())
             );
         }
+    }
+
+    /// A task whose text passed in a document judged before is not judged again — shown with a
+    /// text that fails (its title is too short), marked as passed by hand.
+    #[test]
+    fn a_text_that_passed_before_is_not_judged_again() {
+        let text = r#"{"id":"T-1","title":"ab","level":"task","status":"PENDING","priority":"LOW","dependencies":[],"completion_criteria":[],"created_at":"2026-05-06T08:00:00Z"}"#;
+        let doc = format!("{{\"version\":1,\"tasks\":[\n{text}\n]}}\n");
+        assert!(verdict(doc.as_bytes(), None, &mut PassedTexts::default()).is_some());
+        let mut passed = PassedTexts::default();
+        passed.add(&[text]);
+        assert_eq!(verdict(doc.as_bytes(), None, &mut passed), None);
+    }
+
+    /// The log's block is made with room for a commit's payload (`Payload::size_hint`): a whole
+    /// list logged from the lines just rendered fits, escapes and all, so the block is not copied
+    /// into a larger one as it is rendered; a change of a few tasks is not given a list's room.
+    #[test]
+    fn a_payload_fits_the_room_made_for_it() {
+        for n in [3, 20_000] {
+            let d = doc(n);
+            let rendered = render_tasks(&d, Some(7), None, |_| false).expect("render");
+            let line = |i| rendered.fresh_line(i);
+            let payload = Payload {
+                seq: 7,
+                base: Base::default(),
+                tasks: Some(journal::whole_at(&d)),
+                project: None,
+            };
+            let mut out = Vec::new();
+            payload.encode_onto(&mut out, &d.tasks, line);
+            let escapes = memchr::memchr3_iter(b'\\', b'\n', b'\r', &out).count();
+            let room = payload.size_hint(line);
+            assert!(
+                out.len() + escapes <= room,
+                "{n} tasks: {} bytes in {room}",
+                out.len()
+            );
+            assert!(
+                room < 2 * (out.len() + escapes) + 4096,
+                "{n} tasks: {room} is too much"
+            );
+        }
+        let small = Payload {
+            seq: 8,
+            base: Base::default(),
+            tasks: Some(journal::TasksChange {
+                put: doc(2).tasks.to_vec(),
+                ..journal::TasksChange::default()
+            }),
+            project: None,
+        };
+        assert!(small.encode().len() <= small.size_hint(|_| None));
+        assert!(small.size_hint(|_| None) <= 4096);
     }
 
     /// A write validates the tasks it changed — many of them on every core — and names the first
