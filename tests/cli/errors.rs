@@ -112,6 +112,33 @@ fn a_damaged_file_with_no_checkpoint_exits_7() {
     assert!(run.stderr.contains("cairn doctor"), "{}", run.stderr);
 }
 
+/// A fresh clone has none of the files git ignores — no `temp/`, no stamps, no read cache —
+/// and its first `doctor --full` keeps its verdicts all the same, so the next one does not
+/// validate every document again.
+#[test]
+fn a_full_check_in_a_fresh_clone_keeps_its_verdicts() {
+    let repo = Repo::with_project();
+    repo.add(&["First task"]);
+    repo.ok(&["checkpoint", "write"]);
+    repo.add(&["Second task, after the checkpoint"]);
+    let dir = repo.tasks_file().with_file_name("");
+    for ignored in [
+        ".tasks.json.validated",
+        ".project.json.validated",
+        ".tasks.json.cache",
+    ] {
+        let _ = std::fs::remove_file(dir.join(ignored));
+    }
+    let _ = std::fs::remove_file(dir.join(".checkpoints.validated"));
+    std::fs::remove_dir_all(dir.join("temp")).unwrap();
+    assert_eq!(repo.json(&["doctor", "--full"])["clean"], true);
+    let remembered = std::fs::read_to_string(dir.join(".checkpoints.validated"));
+    assert!(
+        remembered.is_ok_and(|t| t.lines().count() == 2),
+        "tasks.json and the checkpoint"
+    );
+}
+
 /// The usual doctor checks what every read relies on, at the cost of a read: a checkpoint cut
 /// short and a torn log are found; a checkpoint whose ends are whole but whose content another
 /// tool broke takes `--full`, which validates every file.

@@ -38,10 +38,17 @@ pub const STAMP_TEMP_PREFIX: &str = "stamp-";
 
 /// Replaces `target` with `bytes` by a rename, syncing nothing: for a file whose loss only costs
 /// time (a cache, a stamp). A reader sees the old content or the new, never a part; a power cut
-/// may leave either, or an empty file.
+/// may leave either, or an empty file. `temp_dir` is created if missing: git ignores it, so a
+/// fresh clone has none until its first write — and `doctor --full` there kept no verdict.
 pub fn write_unsynced(temp_dir: &Path, target: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let temp = temp_dir.join(format!("{STAMP_TEMP_PREFIX}{}", uuid::Uuid::new_v4()));
-    fs::write(&temp, bytes)?;
+    if let Err(e) = fs::write(&temp, bytes) {
+        if e.kind() != std::io::ErrorKind::NotFound {
+            return Err(e);
+        }
+        fs::create_dir_all(temp_dir)?;
+        fs::write(&temp, bytes)?;
+    }
     fs::rename(&temp, target).inspect_err(|_| {
         let _ = fs::remove_file(&temp);
     })
@@ -450,6 +457,16 @@ mod tests {
                 .collect(),
             Err(_) => Vec::new(),
         }
+    }
+
+    #[test]
+    fn an_unsynced_write_makes_its_temp_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let temp = dir.path().join("temp");
+        let target = dir.path().join(".checkpoints.validated");
+        write_unsynced(&temp, &target, b"1 2\n").unwrap();
+        assert_eq!(fs::read(&target).unwrap(), b"1 2\n");
+        assert_eq!(temp_files(&temp), Vec::<String>::new());
     }
 
     #[test]
