@@ -43,6 +43,11 @@ pub fn measure(cairn: &Path, root: &Path, iters: usize) -> Result<Vec<Measured>,
             ],
         ))
     };
+    // A file the run removes, as git leaves it ignored in a fresh clone; absent is as good.
+    let remove = |path: &Path| match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e.to_string()),
+        _ => Ok(()),
+    };
     let mut out = Vec::new();
 
     run(on(&r, &["checkpoint", "write"]))?;
@@ -62,10 +67,7 @@ pub fn measure(cairn: &Path, root: &Path, iters: usize) -> Result<Vec<Measured>,
     let verdicts = root.join(".claude/projects/bench/.checkpoints.validated");
     let mut samples = Vec::with_capacity(iters);
     for _ in 0..iters {
-        match std::fs::remove_file(&verdicts) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e.to_string()),
-            _ => {}
-        }
+        remove(&verdicts)?;
         samples.push(time_once(&on(&r, &["doctor", "--full"]), None)?);
     }
     out.push(Measured {
@@ -158,14 +160,15 @@ pub fn measure(cairn: &Path, root: &Path, iters: usize) -> Result<Vec<Measured>,
     // cache (git ignores both), so the first command validates every task.
     let pulled = work.path().join("pulled.json");
     let cache = root.join(".claude/projects/bench/.tasks.json.cache");
+    // tasks.json replaced by a copy of itself: a new file, as a clone or a `git pull` leaves it.
+    let pull = || {
+        copy(&tasks_json, &pulled)?;
+        std::fs::rename(&pulled, &tasks_json).map_err(|e| e.to_string())
+    };
     let mut samples = Vec::with_capacity(iters);
     for _ in 0..iters {
-        copy(&tasks_json, &pulled)?;
-        std::fs::rename(&pulled, &tasks_json).map_err(|e| e.to_string())?;
-        match std::fs::remove_file(&cache) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e.to_string()),
-            _ => {}
-        }
+        pull()?;
+        remove(&cache)?;
         samples.push(time_once(&on(&r, &["task", "next"]), None)?);
     }
     out.push(Measured {
@@ -176,8 +179,7 @@ pub fn measure(cairn: &Path, root: &Path, iters: usize) -> Result<Vec<Measured>,
 
     let mut samples = Vec::with_capacity(iters);
     for i in 0..iters {
-        copy(&tasks_json, &pulled)?;
-        std::fs::rename(&pulled, &tasks_json).map_err(|e| e.to_string())?;
+        pull()?;
         run(on(&r, &["task", "next"]))?;
         let title = format!("first write {i}");
         samples.push(time_once(

@@ -342,13 +342,6 @@ impl TasksChange {
             tasks_in_parts(&self.put, out)?;
         } else if !self.put_at.is_empty() {
             key(out, b"\"put\":");
-            // Room for the lines known, so that a whole list (tens of megabytes) is not copied
-            // into buffer after buffer as it grows.
-            let known: usize = (self.put_at.iter())
-                .filter_map(|&i| (listed.line)(i))
-                .map(|json| json.len() + 1)
-                .sum();
-            out.reserve(known);
             // serde's compact array: the elements' JSON, separated by commas.
             let mut before = b'[';
             let mut element = |out: &mut Vec<u8>| out.push(std::mem::replace(&mut before, b','));

@@ -65,11 +65,6 @@ pub struct FileMerge {
 }
 
 impl FileMerge {
-    /// The merged text in one buffer.
-    pub fn bytes(&self) -> Vec<u8> {
-        self.pieces.concat()
-    }
-
     /// Nothing for a person to look at.
     pub fn is_clean(&self) -> bool {
         self.conflicts.is_empty() && self.findings.is_empty()

@@ -2350,7 +2350,7 @@ fn append_commit(
         layout,
         at,
         events,
-        payload.is_some().then_some((&encode, 0)),
+        payload.map(|payload| (&encode as _, payload.size_hint(|_| None))),
     )
 }
 
