@@ -172,8 +172,8 @@ fn a_write_after_a_merge_is_a_base_a_rebuild_replays_from() {
     assert_eq!(repo.status_of("T-003"), "PENDING");
 }
 
-#[test]
-fn one_field_changed_on_both_sides_is_a_conflict_showing_both_values() {
+/// One task, started on branch `other` and blocked on main, merged: a conflict on its status.
+fn each_side_moved_one_task_elsewhere() -> (Repo, String) {
     let repo = git_repo();
     repo.add(&["one"]);
     let (ok, text) = merge(
@@ -186,6 +186,12 @@ fn one_field_changed_on_both_sides_is_a_conflict_showing_both_values() {
         },
     );
     assert!(!ok, "git must report the conflict: {text}");
+    (repo, text)
+}
+
+#[test]
+fn one_field_changed_on_both_sides_is_a_conflict_showing_both_values() {
+    let (repo, text) = each_side_moved_one_task_elsewhere();
     assert!(text.contains("conflict: T-001 status"), "{text}");
     let tasks = std::fs::read_to_string(repo.tasks_file()).expect("tasks");
     let ours = tasks.find("<<<<<<< ours").expect("ours marker");
@@ -196,6 +202,117 @@ fn one_field_changed_on_both_sides_is_a_conflict_showing_both_values() {
         ours < blocked && blocked < theirs && theirs < end,
         "{tasks}"
     );
+}
+
+/// Until the conflict is resolved, cairn reads nothing from the file and rebuilds nothing: a
+/// rebuild would set the merge aside and roll the list back to an older checkpoint.
+#[test]
+fn a_list_left_unmerged_is_refused_untouched_until_the_conflict_is_resolved() {
+    let (repo, _) = each_side_moved_one_task_elsewhere();
+    let conflicted = std::fs::read(repo.tasks_file()).expect("tasks");
+    for args in [&["task", "list"][..], &["doctor"], &["task", "add", "two"]] {
+        let run = repo.fails(args, crate::support::code::CORRUPT);
+        assert!(
+            run.stderr.contains("unresolved git merge") && run.stderr.contains("from line"),
+            "{args:?}: {}",
+            run.stderr
+        );
+        assert!(run.stderr.contains("git checkout --ours"), "{}", run.stderr);
+    }
+    let failure = repo.json_exiting(&["task", "list"], crate::support::code::CORRUPT);
+    assert_eq!(failure["error"]["kind"], "unmerged", "{failure}");
+    assert_eq!(std::fs::read(repo.tasks_file()).expect("tasks"), conflicted);
+    let aside = std::fs::read_dir(repo.project_dir("web"))
+        .expect("project dir")
+        .filter_map(Result::ok)
+        .filter(|e| e.file_name().to_string_lossy().contains("corrupt"))
+        .count();
+    assert_eq!(aside, 0, "nothing is set aside");
+
+    let (resolved, text) = git(&repo, &["checkout", "--ours", "--", "."]);
+    assert!(resolved, "{text}");
+    assert_eq!(repo.status_of("T-001"), "BLOCKED");
+    repo.ok(&["doctor"]);
+}
+
+/// Two clones that each completed ten tasks each wrote the next checkpoint under the same number
+/// and a velocity.json of their own: both merge without a conflict.
+#[test]
+fn checkpoints_and_velocity_both_clones_wrote_merge_cleanly() {
+    let repo = git_repo();
+    for i in 0..20 {
+        repo.add(&[&format!("task number {i}")]);
+    }
+    let complete = |r: &Repo, from: usize| {
+        for i in from..from + 10 {
+            r.start_and_complete(&format!("T-{:03}", i + 1));
+        }
+    };
+    let velocity = repo.project_dir("web").join("progress/velocity.json");
+    let mut theirs_files = None;
+    let (ok, text) = merge(
+        &repo,
+        |r| {
+            complete(r, 10);
+            theirs_files = Some((
+                r.checkpoint_files(),
+                std::fs::read(&velocity).expect("velocity"),
+            ));
+        },
+        |r| complete(r, 0),
+    );
+    let (theirs_checkpoints, theirs_velocity) = theirs_files.expect("theirs ran");
+    assert!(ok, "{text}");
+    let (_, status) = git(&repo, &["status", "--porcelain"]);
+    assert_eq!(status.trim(), "", "nothing left to resolve");
+    // The merge above is the case under test: both wrote the same checkpoint name.
+    let checkpoints = repo.checkpoint_files();
+    assert!(
+        theirs_checkpoints.iter().any(|n| checkpoints.contains(n)),
+        "{theirs_checkpoints:?} {checkpoints:?}"
+    );
+    let (_, ours_checkpoint) = git(
+        &repo,
+        &[
+            "show",
+            &format!(
+                "HEAD^1:.claude/projects/web/checkpoints/{}",
+                checkpoints[checkpoints.len() - 1]
+            ),
+        ],
+    );
+    let last = repo
+        .project_dir("web")
+        .join("checkpoints")
+        .join(&checkpoints[checkpoints.len() - 1]);
+    assert_eq!(
+        std::fs::read_to_string(last).expect("checkpoint"),
+        ours_checkpoint,
+        "ours is kept"
+    );
+
+    let merged: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&velocity).expect("velocity")).expect("json");
+    let theirs: serde_json::Value = serde_json::from_slice(&theirs_velocity).expect("json");
+    assert_ne!(theirs["recent_completions"], merged["recent_completions"]);
+    assert_eq!(merged["completed_count"], 20, "{merged}");
+    let done: Vec<&str> = merged["recent_completions"]
+        .as_array()
+        .expect("window")
+        .iter()
+        .map(|c| c["task"].as_str().expect("task"))
+        .collect();
+    assert_eq!(done.len(), 20, "{merged}");
+    for i in 1..=20 {
+        assert!(done.contains(&format!("T-{i:03}").as_str()), "{done:?}");
+    }
+    repo.ok(&["doctor"]);
+    // The next completion goes on from the merged window.
+    repo.add(&["after the merge"]);
+    repo.start_and_complete("T-021");
+    let after: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&velocity).expect("velocity")).expect("json");
+    assert_eq!(after["completed_count"], 21, "{after}");
 }
 
 #[test]

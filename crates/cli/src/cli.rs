@@ -354,7 +354,8 @@ State dir: $MAESTRO_STATE_DIR (relative to the root), default docs/maestro."
   cairn export cairn backup.json")]
     Export(ExportArgs),
 
-    /// The git merge driver for tasks.json, project.json and progress/log.md (git runs it; see
+    /// The git merge driver for tasks.json, project.json, progress/log.md, velocity.json and
+    /// checkpoints (git runs it; see
     /// README "Git: merging branches" for the set-up): merges by task id and field, exits 4 when
     /// a person must decide
     #[command(
@@ -368,7 +369,8 @@ Edits to different tasks or fields merge; tasks both sides added get distinct id
 renumbered, their dependencies and parents rewritten); a field both sides changed is written
 between <<<<<<< ours / ======= / >>>>>>> theirs markers and exits 4, as does a merged list the
 rules find wrong (e.g. a parent completed on one side, a child added on the other). The log
-merges as a union in time order."
+merges as a union in time order, velocity.json by both sides' completions; a checkpoint both
+sides wrote under one number keeps ours'."
     )]
     MergeDriver(MergeDriverArgs),
     /// Serve a live Kanban of the repository's cairn state to a local browser

@@ -9,7 +9,7 @@
 //! | 4 | refused by a rule: illegal transition, cycle, unmet dependencies, a parent worked on directly … |
 //! | 5 | invalid input: a value breaks the model (title too short, bad id …) or fails schema validation |
 //! | 6 | lock timeout: another cairn process held the project too long |
-//! | 7 | unrecoverable corruption: a file is damaged and no valid checkpoint can restore it |
+//! | 7 | unrecoverable corruption: a file is damaged and no valid checkpoint can restore it, or a git merge left it unresolved |
 //! | 8 | already exists |
 //! | 9 | `cairn doctor` found problems it did not fix |
 //!
@@ -36,7 +36,8 @@ pub const EXIT_CODES_HELP: &str = "Exit codes:
   4  refused by a rule: illegal transition, cycle, unmet dependencies, ...
   5  invalid input: a value breaks the model, or fails schema validation
   6  lock timeout: another cairn process held the project too long
-  7  unrecoverable corruption: a damaged file with no valid checkpoint to restore from
+  7  unrecoverable corruption: a damaged file with no valid checkpoint to restore from,
+     or one a git merge left with conflict markers
   8  already exists
   9  doctor found problems it did not fix
 A refused command (3-8) changes nothing.";
@@ -153,6 +154,7 @@ impl From<StoreError> for Failure {
             StoreError::AlreadyExists { .. } => "already_exists",
             StoreError::LockTimeout { .. } => "lock_timeout",
             StoreError::Corrupt { .. } => "corrupt",
+            StoreError::Unmerged { .. } => "unmerged",
             StoreError::Invalid { .. } => "schema_invalid",
             StoreError::AfterCommit { .. } => "after_commit",
             StoreError::Io { .. } => "io",
@@ -178,6 +180,10 @@ impl From<StoreError> for Failure {
             StoreError::Corrupt { .. } => (
                 Code::Corrupt,
                 Some("run `cairn doctor` for details; the damaged file is kept, so it can be repaired by hand".to_owned()),
+            ),
+            StoreError::Unmerged { .. } => (
+                Code::Corrupt,
+                Some("finish the merge: keep one side between the <<<<<<< and >>>>>>> markers (or `git checkout --ours FILE` / `--theirs FILE`), then `cairn doctor` and `git add` it".to_owned()),
             ),
             StoreError::Invalid { .. } => (
                 Code::Invalid,

@@ -144,6 +144,13 @@ pub enum StoreError {
     #[error("{path} is damaged and no valid checkpoint could restore it: {detail}")]
     Corrupt { path: String, detail: String },
 
+    /// A git merge left conflict markers in the file: cairn reads and recovers nothing from it,
+    /// since a rebuild would throw away the merge a person is resolving.
+    #[error(
+        "{path} holds an unresolved git merge (conflict markers from line {line}); cairn changed nothing"
+    )]
+    Unmerged { path: String, line: usize },
+
     #[error("refused to write {path}: the new content fails its schema: {detail}")]
     Invalid { path: String, detail: String },
 

@@ -26,12 +26,14 @@ use std::collections::HashSet;
 use std::path::Path;
 
 use cairn_domain::project::merge::{self, Conflict, Renumbered, Side};
+use cairn_domain::project::policy::{self, Velocity};
 use cairn_domain::project::report::Finding;
 use cairn_domain::project::{Project, TaskDoc};
 use cairn_domain::time::Timestamp;
 use cairn_domain::{DomainError, StoreError};
 use serde_json::Value;
 
+use crate::checkpoints;
 use crate::layout::{self, ProjectLayout};
 use crate::progress_log;
 use crate::project_journal as journal;
@@ -49,6 +51,13 @@ pub enum MergeFile {
     Tasks,
     Project,
     Log,
+    /// `progress/velocity.json`: both sides' completions (see [`policy::merged_velocity`]).
+    Velocity,
+    /// `checkpoints/checkpoint-NNN.json`: two clones number their snapshots alike, so both
+    /// making the next one is an add/add that is no conflict: ours is kept. A snapshot is never
+    /// edited, and the log entries naming theirs carry its sum, which ours fails: a replay
+    /// checks it and does not start from it.
+    Checkpoint,
 }
 
 /// A merged file and what the merge found.
@@ -74,7 +83,7 @@ impl FileMerge {
 #[derive(Debug, thiserror::Error)]
 pub enum MergeError {
     #[error(
-        "`{0}` is not a file cairn merges: it merges .claude/projects/<id>/tasks.json, project.json and progress/log.md"
+        "`{0}` is not a file cairn merges: it merges .claude/projects/<id>/tasks.json, project.json, progress/log.md, progress/velocity.json and checkpoints/checkpoint-NNN.json"
     )]
     NotAStoreFile(String),
     #[error("{side}'s version of {path} is not readable: {detail}")]
@@ -100,12 +109,11 @@ pub fn store_file(path: &Path) -> Result<(MergeFile, ProjectLayout), MergeError>
     let (file, project_dir) = match name {
         layout::TASKS_JSON => (MergeFile::Tasks, path.parent()),
         layout::PROJECT_JSON => (MergeFile::Project, path.parent()),
-        layout::LOG_MD => (
-            MergeFile::Log,
-            path.parent()
-                .filter(|p| p.file_name().is_some_and(|n| n == layout::PROGRESS_DIR))
-                .and_then(Path::parent),
-        ),
+        layout::LOG_MD => (MergeFile::Log, within(path, layout::PROGRESS_DIR)),
+        layout::VELOCITY_JSON => (MergeFile::Velocity, within(path, layout::PROGRESS_DIR)),
+        _ if checkpoints::parse_file_name(name).is_some() => {
+            (MergeFile::Checkpoint, within(path, layout::CHECKPOINTS_DIR))
+        }
         _ => return Err(refuse()),
     };
     let project_dir = project_dir.ok_or_else(refuse)?;
@@ -121,6 +129,13 @@ pub fn store_file(path: &Path) -> Result<(MergeFile, ProjectLayout), MergeError>
         .ok_or_else(refuse)?;
     let layout = ProjectLayout::new(root, id).map_err(|_| refuse())?;
     Ok((file, layout))
+}
+
+/// The project directory of a file in its subdirectory `dir`.
+fn within<'p>(path: &'p Path, dir: &str) -> Option<&'p Path> {
+    path.parent()
+        .filter(|p| p.file_name().is_some_and(|n| n == dir))
+        .and_then(Path::parent)
 }
 
 /// Merges the three versions of the store file at `path`. `base` is empty when both sides
@@ -191,6 +206,32 @@ pub fn merge_file(
         MergeFile::Log => {
             let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).into_owned();
             merged.pieces = vec![merge_log(&text(base), &text(ours), &text(theirs)).into_bytes()];
+        }
+        MergeFile::Velocity => {
+            let read = |side, bytes: &[u8]| {
+                read_document::<Velocity>(SchemaKind::Velocity, side, &shown, bytes)
+            };
+            let base = read("the ancestor", base)?;
+            let (ours, theirs) = (
+                required(read("ours", ours)?, "ours", &shown)?,
+                required(read("theirs", theirs)?, "theirs", &shown)?,
+            );
+            let velocity = policy::merged_velocity(base.as_ref(), &ours, &theirs);
+            merged.pieces = vec![to_json_bytes(
+                &velocity,
+                SchemaKind::Velocity,
+                &layout.velocity_json(),
+            )?];
+        }
+        MergeFile::Checkpoint => {
+            // One side unchanged since the ancestor: the other's (a prune is a deletion, which
+            // git settles itself).
+            let taken = if !absent(base) && ours == base {
+                theirs
+            } else {
+                ours
+            };
+            merged.pieces = vec![taken.to_vec()];
         }
     }
     Ok(merged)
@@ -264,6 +305,21 @@ fn read_project(
     path: &str,
     bytes: &[u8],
 ) -> Result<Option<Project>, MergeError> {
+    Ok(
+        read_document(SchemaKind::Project, side, path, bytes)?.map(|mut project: Project| {
+            journal::take_marker(&mut project.extra);
+            project
+        }),
+    )
+}
+
+/// Parses one side's document of `kind` and checks it against its schema; `None` when absent.
+fn read_document<T: serde::de::DeserializeOwned>(
+    kind: SchemaKind,
+    side: &'static str,
+    path: &str,
+    bytes: &[u8],
+) -> Result<Option<T>, MergeError> {
     if absent(bytes) {
         return Ok(None);
     }
@@ -274,12 +330,31 @@ fn read_project(
     };
     let value: Value =
         serde_json::from_slice(bytes).map_err(|e| unreadable(format!("not valid JSON: {e}")))?;
-    schema::validate(SchemaKind::Project, &value)
+    schema::validate(kind, &value)
         .map_err(|errors| unreadable(format!("fails its schema: {}", errors.join("; "))))?;
-    let mut project: Project =
-        serde_json::from_value(value).map_err(|e| unreadable(e.to_string()))?;
-    journal::take_marker(&mut project.extra);
-    Ok(Some(project))
+    serde_json::from_value(value)
+        .map(Some)
+        .map_err(|e| unreadable(e.to_string()))
+}
+
+/// The line (from 1) where a conflict that a merge left in `bytes` starts: a `<<<<<<<` line
+/// followed by a `=======` and a `>>>>>>>` line, as git and [`with_markers`] write them. No JSON
+/// document holds such lines (a line break cannot be inside a string, and none of them is a
+/// value), so they are a merge to finish, never damage to repair.
+pub(crate) fn unresolved_merge(bytes: &[u8]) -> Option<usize> {
+    let mut start = None;
+    let mut divided = false;
+    for (i, line) in bytes.split(|&b| b == b'\n').enumerate() {
+        if line.starts_with(b"<<<<<<<") {
+            start = Some(i + 1);
+            divided = false;
+        } else if line.starts_with(b"=======") {
+            divided = start.is_some();
+        } else if line.starts_with(b">>>>>>>") && divided {
+            return start;
+        }
+    }
+    None
 }
 
 /// `ours` as it is when there is no other side; else the lines where it differs from `theirs`
@@ -432,6 +507,22 @@ mod tests {
             merged,
             "{\n  \"a\": 1,\n<<<<<<< ours\n  \"b\": 2\n=======\n  \"b\": 3\n>>>>>>> theirs\n}\n"
         );
+        assert_eq!(unresolved_merge(merged.as_bytes()), Some(3));
+    }
+
+    #[test]
+    fn a_merge_left_unresolved_is_told_from_damage() {
+        let git = "{\n\"tasks\": [\n<<<<<<< HEAD\n{\"id\":\"T-001\"}\n||||||| base\n{}\n=======\n{\"id\":\"T-002\"}\n>>>>>>> other\n]}\n";
+        assert_eq!(unresolved_merge(git.as_bytes()), Some(3));
+        for damaged in [
+            "",
+            "{\"tasks\": [",
+            "<<<<<<< HEAD\n{}\n",
+            "{\"title\": \"<<<<<<< =======  >>>>>>>\"}\n",
+            "=======\n<<<<<<< ours\n>>>>>>> theirs\n",
+        ] {
+            assert_eq!(unresolved_merge(damaged.as_bytes()), None, "{damaged:?}");
+        }
     }
 
     #[test]

@@ -183,9 +183,9 @@ impl FsProjectStore {
         damage: &str,
     ) -> Result<(TaskDoc, u64, Recovery), StoreError> {
         let target = layout.tasks_json();
-        let damaged = std::fs::read(&target)
-            .ok()
-            .and_then(|bytes| Salvaged::parse(&bytes));
+        let read = std::fs::read(&target).ok();
+        unmerged(&target, read.as_deref())?;
+        let damaged = read.and_then(|bytes| Salvaged::parse(&bytes));
         let damaged = damaged.filter(Salvaged::has_valid_task);
         let damaged_marker = damaged.as_ref().and_then(|d| d.marker);
         let log = progress_log::read_all(&layout.log_md())?;
@@ -272,6 +272,8 @@ impl FsProjectStore {
         layout: &ProjectLayout,
         damage: StoreError,
     ) -> Result<(Project, u64), StoreError> {
+        let target = layout.project_json();
+        unmerged(&target, std::fs::read(&target).ok().as_deref())?;
         let log = progress_log::read_all(&layout.log_md())?;
         let Some((project, seq)) = log
             .records
@@ -282,7 +284,6 @@ impl FsProjectStore {
         else {
             return Err(damage);
         };
-        let target = layout.project_json();
         let bytes =
             journal::with_marker(to_json_bytes(&project, SchemaKind::Project, &target)?, seq);
         let staged = atomic::stage(&layout.temp_dir(), &bytes)?;
@@ -527,6 +528,18 @@ impl Marks {
             tasks: self.tasks,
             project: self.project,
         }
+    }
+}
+
+/// Refuses a file a git merge left conflicted: a rebuild would set the merge aside and roll the
+/// list back to what the log replays, which holds neither side's merged work.
+fn unmerged(path: &Path, bytes: Option<&[u8]>) -> Result<(), StoreError> {
+    match bytes.and_then(crate::project_merge::unresolved_merge) {
+        Some(line) => Err(StoreError::Unmerged {
+            path: path.display().to_string(),
+            line,
+        }),
+        None => Ok(()),
     }
 }
 

@@ -130,6 +130,8 @@ const GIT_ATTRIBUTES: &[&str] = &[
     ".claude/projects/*/tasks.json merge=cairn",
     ".claude/projects/*/project.json merge=cairn",
     ".claude/projects/*/progress/log.md merge=cairn",
+    ".claude/projects/*/progress/velocity.json merge=cairn",
+    ".claude/projects/*/checkpoints/checkpoint-*.json merge=cairn",
 ];
 
 /// The store's per-machine files: its lock, its staging directory, its validation stamps, the

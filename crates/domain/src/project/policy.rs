@@ -251,6 +251,30 @@ pub struct Velocity {
 /// Velocity over the newest [`VELOCITY_WINDOW`] completions. The ETA divides the remaining
 /// leaves by the observed throughput.
 pub fn velocity(completions: &[Completion], doc: &TaskDoc, now: Timestamp) -> Velocity {
+    let remaining: Vec<_> = doc
+        .tasks
+        .iter()
+        .filter(|t| t.status.is_open() && !t.is_parent())
+        .collect();
+    let remaining_estimate_minutes = remaining
+        .iter()
+        .map(|t| u64::from(t.estimate_minutes.unwrap_or(0)))
+        .sum();
+    velocity_of(
+        completions,
+        remaining.len(),
+        remaining_estimate_minutes,
+        now,
+    )
+}
+
+/// [`velocity`] with the list's share — the open leaves and their estimates — already counted.
+fn velocity_of(
+    completions: &[Completion],
+    remaining_tasks: usize,
+    remaining_estimate_minutes: u64,
+    now: Timestamp,
+) -> Velocity {
     let start = completions.len().saturating_sub(VELOCITY_WINDOW);
     let window = &completions[start..];
     let actuals: Vec<u32> = window.iter().filter_map(|c| c.actual_minutes).collect();
@@ -271,18 +295,9 @@ pub fn velocity(completions: &[Completion], doc: &TaskDoc, now: Timestamp) -> Ve
         }
         _ => None,
     };
-    let remaining: Vec<_> = doc
-        .tasks
-        .iter()
-        .filter(|t| t.status.is_open() && !t.is_parent())
-        .collect();
-    let remaining_estimate_minutes = remaining
-        .iter()
-        .map(|t| u64::from(t.estimate_minutes.unwrap_or(0)))
-        .sum();
     let eta = match throughput_per_day {
         Some(rate) if window.len() >= VELOCITY_MIN_FOR_ETA && rate > 0.0 => {
-            let seconds = remaining.len() as f64 / rate * 86_400.0;
+            let seconds = remaining_tasks as f64 / rate * 86_400.0;
             Some(now + Duration::seconds(seconds.min(1e10) as i64))
         }
         _ => None,
@@ -295,10 +310,48 @@ pub fn velocity(completions: &[Completion], doc: &TaskDoc, now: Timestamp) -> Ve
         mean_actual_minutes,
         estimate_ratio,
         throughput_per_day,
-        remaining_tasks: remaining.len(),
+        remaining_tasks,
         remaining_estimate_minutes,
         eta,
         recent_completions: Some(window.to_vec()),
+    }
+}
+
+/// The velocity of a git merge of two clones' `velocity.json` (`base`: the common ancestor's,
+/// absent when both clones made the file). The window is both sides' completions, each once (by
+/// task and time), newest last; the count adds each side's completions since the ancestor. The
+/// figures of the list — the open leaves, their estimates — are ours': the merge sees no list,
+/// and the next completion recomputes them from the merged one (the ETA follows them). A side
+/// without a window (an older cairn wrote it) cannot be merged by completions: the file updated
+/// last is kept, and `cairn velocity` recomputes it from the log.
+pub fn merged_velocity(base: Option<&Velocity>, ours: &Velocity, theirs: &Velocity) -> Velocity {
+    let (Some(mine), Some(yours)) = (&ours.recent_completions, &theirs.recent_completions) else {
+        return if theirs.updated_at > ours.updated_at {
+            theirs.clone()
+        } else {
+            ours.clone()
+        };
+    };
+    let mut completions: Vec<Completion> = mine.iter().chain(yours).cloned().collect();
+    // Stable: of two completions at one instant, ours first.
+    completions.sort_by_key(|c| c.at);
+    let mut seen = std::collections::HashSet::new();
+    completions.retain(|c| seen.insert((c.task.clone(), c.at)));
+    let updated_at = ours.updated_at.max(theirs.updated_at);
+    let since_base = |side: &Velocity| {
+        side.completed_count
+            .saturating_sub(base.map_or(0, |b| b.completed_count))
+    };
+    Velocity {
+        completed_count: base.map_or(0, |b| b.completed_count)
+            + since_base(ours)
+            + since_base(theirs),
+        ..velocity_of(
+            &completions,
+            ours.remaining_tasks,
+            ours.remaining_estimate_minutes,
+            updated_at,
+        )
     }
 }
 
@@ -317,4 +370,80 @@ pub fn velocity_after(
         completed_count: previous.completed_count + new.len(),
         ..velocity(&completions, doc, now)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::project::model::ProjectId;
+    use chrono::TimeZone;
+    use proptest::prelude::*;
+
+    fn at(minute: i64) -> Timestamp {
+        chrono::Utc.with_ymd_and_hms(2026, 11, 1, 0, 0, 0).unwrap() + Duration::minutes(minute)
+    }
+
+    fn completion(task: usize, minute: i64) -> Completion {
+        Completion {
+            task: TaskId::try_from(format!("T-{:03}", task + 1)).unwrap(),
+            at: at(minute),
+            actual_minutes: Some((minute % 50) as u32),
+            estimate_minutes: (minute % 3 != 0).then_some(30),
+        }
+    }
+
+    proptest! {
+        /// Reference: one clone that saw every completion. Two clones that completed different
+        /// tasks after a common ancestor, merged, have its window and figures.
+        #[test]
+        fn a_merged_velocity_is_the_velocity_of_both_sides_completions(
+            base in 0usize..25,
+            minutes in Just((0..120i64).collect::<Vec<_>>()).prop_shuffle(),
+            ours in 0usize..25,
+            theirs in 0usize..25,
+        ) {
+            let doc = TaskDoc::new(ProjectId::try_from("p".to_owned()).unwrap());
+            // Distinct times: the ancestor's completions first, then each side's own.
+            let (base_minutes, rest) = minutes.split_at(base);
+            let mut base_minutes = base_minutes.to_vec();
+            base_minutes.sort_unstable();
+            let mut rest: Vec<i64> = rest.iter().copied().filter(|&m| m > base_minutes.last().copied().unwrap_or(-1)).collect();
+            let theirs = theirs.min(rest.len() / 2);
+            let ours = ours.min(rest.len() - theirs);
+            let (mine, yours) = rest.split_at_mut(ours);
+            let yours = &mut yours[..theirs];
+            mine.sort_unstable();
+            yours.sort_unstable();
+            let base_done: Vec<Completion> =
+                base_minutes.iter().enumerate().map(|(i, &m)| completion(i, m)).collect();
+            let mine: Vec<Completion> =
+                mine.iter().enumerate().map(|(i, &m)| completion(100 + i, m)).collect();
+            let yours: Vec<Completion> =
+                yours.iter().enumerate().map(|(i, &m)| completion(200 + i, m)).collect();
+            let ancestor = velocity(&base_done, &doc, at(200));
+            let ours_file = velocity_after(&ancestor, &mine, &doc, at(300)).unwrap();
+            let theirs_file = velocity_after(&ancestor, &yours, &doc, at(301)).unwrap();
+
+            let merged = merged_velocity(Some(&ancestor), &ours_file, &theirs_file);
+            let mut all: Vec<Completion> = base_done.iter().chain(&mine).chain(&yours).cloned().collect();
+            all.sort_by_key(|c| c.at);
+            prop_assert_eq!(&merged, &velocity(&all, &doc, at(301)));
+            // Either way round, the same completions.
+            let swapped = merged_velocity(Some(&ancestor), &theirs_file, &ours_file);
+            prop_assert_eq!(swapped.recent_completions, merged.recent_completions);
+            prop_assert_eq!(swapped.completed_count, merged.completed_count);
+        }
+    }
+
+    #[test]
+    fn a_side_without_a_window_keeps_the_file_updated_last() {
+        let doc = TaskDoc::new(ProjectId::try_from("p".to_owned()).unwrap());
+        let ours = velocity(&[completion(0, 1)], &doc, at(10));
+        let theirs = Velocity {
+            recent_completions: None,
+            ..velocity(&[completion(1, 2), completion(2, 3)], &doc, at(20))
+        };
+        assert_eq!(merged_velocity(None, &ours, &theirs), theirs);
+        assert_eq!(merged_velocity(None, &theirs, &ours), theirs);
+    }
 }
