@@ -417,6 +417,18 @@ fn garbage_is_refused_naming_where_and_nothing_changes() {
     }
     repo.fails(&["import", "beads", "no-such-file"], code::NOT_FOUND);
     repo.fails(&["import", "nonsense", "x"], code::USAGE);
+    // Read mapped, checked as UTF-8 before any parser sees it.
+    let latin1 = repo.root().join("latin1.json");
+    std::fs::write(
+        &latin1,
+        b"{\"master\": {\"tasks\": [{\"id\": 1, \"title\": \"caf\xe9\"}]}}",
+    )
+    .unwrap();
+    let run = repo.fails(
+        &["import", "taskmaster", latin1.to_str().unwrap()],
+        code::INVALID,
+    );
+    assert!(run.stderr.contains("utf-8"), "{}", run.stderr);
     assert_eq!(files(&repo), before);
 }
 

@@ -23,15 +23,21 @@ pub fn import(ctx: &Ctx, args: ImportArgs) -> Result<Report, Failure> {
     // hundreds of megabytes the import would then fault in afresh).
     let _recycling = cairn_heap::recycling();
     let files;
-    let text;
+    let mut contents = None;
     let input = if args.format.is_directory() {
         files = read_dir(&args.path)?;
         Input::Files(&files)
     } else {
-        text = read_file(&args.path)?;
-        Input::Text(&text)
+        Input::Text(text_of(
+            contents.insert(read_file(&args.path)?),
+            &args.path,
+        )?)
     };
-    let incoming = cairn_interop::parse(args.format, input).map_err(|e| {
+    let parsed = cairn_interop::parse(args.format, input);
+    // The parsed tasks own their text: the file (and the lease that keeps it from changing while
+    // mapped) is let go before the import's own writes.
+    drop(contents);
+    let incoming = parsed.map_err(|e| {
         Failure::new(
             Code::Invalid,
             format!(
@@ -59,7 +65,10 @@ pub fn import(ctx: &Ctx, args: ImportArgs) -> Result<Report, Failure> {
     ctx.emit(&report, |style| render_import(style, &report))
 }
 
-fn read_file(path: &Path) -> Result<String, Failure> {
+/// The file's bytes, mapped where the kernel allows (see `cairn_lease::Contents`): the parser
+/// reads the page cache's own pages instead of a copy in fresh memory (33 MB for an export of
+/// 100,000 tasks, and a tenth of that import on a machine whose fresh pages are slow).
+fn read_file(path: &Path) -> Result<cairn_lease::Contents, Failure> {
     if path.is_dir() {
         return Err(Failure::new(
             Code::Usage,
@@ -69,7 +78,16 @@ fn read_file(path: &Path) -> Result<String, Failure> {
             ),
         ));
     }
-    std::fs::read_to_string(path).map_err(|e| read_failure(path, &e))
+    cairn_lease::Contents::of(path).map_err(|e| read_failure(path, &e))
+}
+
+fn text_of<'a>(bytes: &'a [u8], path: &Path) -> Result<&'a str, Failure> {
+    std::str::from_utf8(bytes).map_err(|e| {
+        read_failure(
+            path,
+            &std::io::Error::new(std::io::ErrorKind::InvalidData, e),
+        )
+    })
 }
 
 /// A Claude Code task list: every `<id>.json` file of the directory, by name.
