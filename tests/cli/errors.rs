@@ -248,3 +248,42 @@ fn completions_print_a_script_without_a_project() {
     let script = repo.ok(&["completions", "bash"]);
     assert!(script.contains("cairn"), "{script}");
 }
+
+/// git checks a file out by writing it in place (unlink, create, write): during a `git pull` a
+/// command can find tasks.json half written. It waits for the writer and reads what it wrote —
+/// never takes the half for damage, rebuilds the list from the log and sets git's file aside.
+#[test]
+fn a_tasks_json_being_written_in_place_is_waited_for_not_rebuilt() {
+    use std::io::Write as _;
+    let repo = Repo::with_project();
+    repo.add(&["A task from before the pull"]);
+    let path = repo.tasks_file();
+    // The pulled version: another clone renamed the task.
+    let pulled = std::fs::read_to_string(&path)
+        .unwrap()
+        .replace("A task from before the pull", "Renamed in the other clone");
+    std::fs::remove_file(&path).unwrap();
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&path)
+        .unwrap();
+    let half = pulled.len() / 2;
+    file.write_all(&pulled.as_bytes()[..half]).unwrap();
+    let writer = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(700));
+        file.write_all(&pulled.as_bytes()[half..]).unwrap();
+        pulled
+    });
+    // A reader that finds damage takes the lock to recover it: that is where it waits.
+    let shown = repo.json(&["task", "show", "T-001"]);
+    let pulled = writer.join().unwrap();
+    assert_eq!(shown["title"], "Renamed in the other clone");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), pulled);
+    let aside: Vec<_> = std::fs::read_dir(path.parent().unwrap())
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_name().to_string_lossy().contains("corrupt"))
+        .collect();
+    assert!(aside.is_empty(), "{aside:?}");
+}

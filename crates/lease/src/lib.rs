@@ -89,6 +89,14 @@ pub fn open_elsewhere(file: &File) -> Option<bool> {
     imp::open_elsewhere(file)
 }
 
+/// Whether another open file description has `file` open for writing: a program writing it in
+/// place this moment (git checks files out that way: unlink, create, write). `Some(false)` when
+/// nobody does, `None` when it cannot be told (as for [`open_elsewhere`]). `file` must be open
+/// for reading only: a read lease is what the kernel refuses while anybody may write the file.
+pub fn open_for_writing_elsewhere(file: &File) -> Option<bool> {
+    imp::open_for_writing_elsewhere(file)
+}
+
 #[cfg(target_os = "linux")]
 mod imp {
     use std::fs::File;
@@ -200,7 +208,17 @@ mod imp {
     }
 
     pub(super) fn open_elsewhere(file: &File) -> Option<bool> {
-        match lease(file, libc::F_WRLCK) {
+        lease_refused(file, libc::F_WRLCK)
+    }
+
+    pub(super) fn open_for_writing_elsewhere(file: &File) -> Option<bool> {
+        lease_refused(file, libc::F_RDLCK)
+    }
+
+    /// Whether the kernel refuses a lease of `kind` on `file` because of another open file
+    /// description; a lease it grants is given back at once.
+    fn lease_refused(file: &File, kind: libc::c_int) -> Option<bool> {
+        match lease(file, kind) {
             Err(refused) if refused.raw_os_error() == Some(libc::EAGAIN) => Some(true),
             Err(_) => None,
             // A lease still held would make the next opener wait: the caller must not keep the
@@ -213,6 +231,10 @@ mod imp {
 #[cfg(not(target_os = "linux"))]
 mod imp {
     pub(super) fn open_elsewhere(_file: &std::fs::File) -> Option<bool> {
+        None
+    }
+
+    pub(super) fn open_for_writing_elsewhere(_file: &std::fs::File) -> Option<bool> {
         None
     }
 
@@ -242,6 +264,32 @@ mod tests {
 
     fn writable(path: &std::path::Path) -> File {
         OpenOptions::new().write(true).open(path).expect("open")
+    }
+
+    /// A reader does not count as a writer; a descriptor open for writing does, until it closes.
+    #[test]
+    fn a_file_is_open_for_writing_elsewhere_while_a_writer_holds_it() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("tasks.json");
+        std::fs::write(&path, b"{}").expect("write");
+        let file = File::open(&path).expect("open");
+        assert_eq!(open_for_writing_elsewhere(&file), Some(false));
+        let reader = File::open(&path).expect("open");
+        assert_eq!(open_for_writing_elsewhere(&file), Some(false), "a reader");
+        let writer = writable(&path);
+        assert_eq!(open_for_writing_elsewhere(&file), Some(true), "a writer");
+        drop(writer);
+        assert_eq!(
+            open_for_writing_elsewhere(&file),
+            Some(false),
+            "the writer is gone"
+        );
+        drop(reader);
+        assert_eq!(
+            open_for_writing_elsewhere(&file),
+            Some(false),
+            "the lease was given back"
+        );
     }
 
     /// A file nobody else has open says so, again and again (the lease is given back each time);

@@ -157,7 +157,13 @@ impl FsProjectStore {
     /// Reads the tasks, recovering them under the lock if they are damaged; with the file's
     /// bytes when cairn wrote them (see [`read_task_doc`]).
     fn read_tasks(&self, layout: &ProjectLayout, locked: bool) -> Result<ReadTasks, StoreError> {
-        match read_task_doc(layout, locked) {
+        let read = || read_task_doc(layout, locked);
+        let read = if locked {
+            read_settled(&layout.tasks_json(), read)
+        } else {
+            read()
+        };
+        match read {
             Ok((doc, seq, own, encoded, file)) => Ok((doc, seq, None, own, encoded, file)),
             Err(_) if !locked => {
                 let _guard = self.lock(layout)?;
@@ -312,7 +318,14 @@ impl FsProjectStore {
         layout: &ProjectLayout,
         locked: bool,
     ) -> Result<(Project, u64), StoreError> {
-        match read_project(&layout.project_json()) {
+        let path = layout.project_json();
+        let read = || read_project(&path);
+        let read = if locked {
+            read_settled(&path, read)
+        } else {
+            read()
+        };
+        match read {
             Ok(read) => Ok(read),
             Err(damage) if is_damage(&damage) => {
                 if locked {
@@ -528,6 +541,31 @@ impl Marks {
             tasks: self.tasks,
             project: self.project,
         }
+    }
+}
+
+/// How long a writer waits for another program to finish writing a state file in place before
+/// it takes what it reads for damage.
+const WRITER_WAIT: Duration = Duration::from_secs(5);
+
+/// `read` of the file at `path`, read again while it fails and another program has the file
+/// open for writing (at most [`WRITER_WAIT`]): git checks a file out by writing it in place, so
+/// during a `git pull` or `checkout` tasks.json is half there for a moment. Taken for damage, it
+/// would be rebuilt from the log and the pulled version set aside, under the writer's feet.
+fn read_settled<T, E>(path: &Path, read: impl Fn() -> Result<T, E>) -> Result<T, E> {
+    let deadline = std::time::Instant::now() + WRITER_WAIT;
+    loop {
+        let result = read();
+        let being_written = || {
+            std::fs::File::open(path)
+                .ok()
+                .and_then(|file| cairn_lease::open_for_writing_elsewhere(&file))
+                == Some(true)
+        };
+        if result.is_ok() || std::time::Instant::now() >= deadline || !being_written() {
+            return result;
+        }
+        std::thread::sleep(Duration::from_millis(20));
     }
 }
 

@@ -45,7 +45,8 @@ const POLICY: &[(&str, &[&str])] = &[
         ],
     ),
     // `cairn setup claude` merges cairn-hook's entries into settings.json with the hook crate's
-    // own library (`cairn_hooks::setup`), so the two binaries agree on what the hook is.
+    // own library (`cairn_hooks::setup`), so the two binaries agree on what the hook is. The
+    // lease: `import` maps the other tool's file (`cairn_lease::Contents`).
     (
         "cairn-cli",
         &[
@@ -58,6 +59,7 @@ const POLICY: &[(&str, &[&str])] = &[
             "cairn-interop",
             "cairn-board",
             "cairn-heap",
+            "cairn-lease",
         ],
     ),
     (
