@@ -147,7 +147,7 @@ pub enum StoreError {
     /// A git merge left conflict markers in the file: cairn reads and recovers nothing from it,
     /// since a rebuild would throw away the merge a person is resolving.
     #[error(
-        "{path} holds an unresolved git merge (conflict markers from line {line}); cairn changed nothing"
+        "{path} holds an unresolved git merge (conflict markers from line {line}); nothing was changed"
     )]
     Unmerged { path: String, line: usize },
 

@@ -560,6 +560,15 @@ pub fn find_back<T>(
 
 /// The entry of the block at `span` (as [`find_back`] found it), read whole.
 pub fn read_block(path: &Path, span: (u64, u64)) -> Result<Option<LogRecord>, StoreError> {
+    read_block_fields(path, span, Fields::All)
+}
+
+/// [`read_block`], keeping only `fields`.
+pub fn read_block_fields(
+    path: &Path,
+    span: (u64, u64),
+    fields: Fields<'_>,
+) -> Result<Option<LogRecord>, StoreError> {
     let mut file = File::open(path).map_err(io_error("open progress log", path))?;
     file.seek(SeekFrom::Start(span.0))
         .map_err(io_error("seek in progress log", path))?;
@@ -567,7 +576,7 @@ pub fn read_block(path: &Path, span: (u64, u64)) -> Result<Option<LogRecord>, St
     file.take(span.1 - span.0)
         .read_to_end(&mut bytes)
         .map_err(io_error("read progress log", path))?;
-    Ok(parse_block(&text(&bytes), Fields::All).0)
+    Ok(parse_block(&text(&bytes), fields).0)
 }
 
 /// Which of `needles` occur in the bytes of `span` (as [`find_back`] found it), as the log

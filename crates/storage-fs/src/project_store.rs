@@ -544,6 +544,54 @@ impl Marks {
     }
 }
 
+/// The longest line of an entry [`tail_records`] reads whole; a longer one is cut, and its
+/// entry read again whole unless the cut line is the replay payload, which callers never see.
+const TAIL_CLIP: usize = if cfg!(test) { 64 } else { 256 * 1024 };
+
+/// The log's last `wanted` entries (the replay-only entries left out, and every entry's payload),
+/// read back from its end a block at a time (`progress_log::find_back`): a payload among them —
+/// after a large import, tens of megabytes on one line — is stepped over with its line cut short
+/// rather than read into memory, so a Stop hook asking after every turn for the recent entries
+/// costs about the same at 100 tasks as at 100,000. `None` when the log's last block is damaged (a
+/// torn tail): the caller reads the tail whole, which reports it.
+fn tail_records(path: &Path, wanted: usize) -> Result<Option<Vec<LogRecord>>, StoreError> {
+    let mut records = Vec::new();
+    let mut torn = false;
+    let mut failed = None;
+    let mut newest = true;
+    progress_log::find_back(path, u64::MAX, TAIL_CLIP, |block| {
+        if std::mem::take(&mut newest) && block.damaged {
+            torn = true;
+            return Some(());
+        }
+        let mut record = block.record;
+        if let Some(r) = &mut record {
+            r.fields.retain(|(key, _)| key != journal::FIELD);
+            let cut = |(key, value): &(String, String)| key.len() + value.len() + 4 >= TAIL_CLIP;
+            if block.clipped && r.fields.iter().any(cut) {
+                let fields = progress_log::Fields::Without(journal::FIELD);
+                match progress_log::read_block_fields(path, block.span, fields) {
+                    Ok(whole) => record = whole,
+                    Err(e) => {
+                        failed = Some(e);
+                        return Some(());
+                    }
+                }
+            }
+        }
+        records.extend(record.filter(|r| r.kind != journal::STATE_ENTRY));
+        (records.len() >= wanted).then_some(())
+    })?;
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    if torn {
+        return Ok(None);
+    }
+    records.reverse();
+    Ok(Some(records))
+}
+
 /// How long a writer waits for another program to finish writing a state file in place before
 /// it takes what it reads for damage.
 const WRITER_WAIT: Duration = Duration::from_secs(5);
@@ -2861,24 +2909,30 @@ impl ProjectStore for FsProjectStore {
         let fields = Fields::Without(journal::FIELD);
         let read = match tail {
             None => progress_log::read_all_fields(&path, fields)?,
-            Some(wanted) => {
-                let size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
-                let mut window = (wanted as u64)
-                    .saturating_mul(TAIL_BYTES_PER_RECORD)
-                    .max(4096);
-                loop {
-                    // A window past half the log reads all of it: one read, not a last one of
-                    // nearly the same bytes again.
-                    if window.saturating_mul(2) > size {
-                        window = size;
+            Some(wanted) => match tail_records(&path, wanted)? {
+                Some(records) => progress_log::LogRead {
+                    records,
+                    ..Default::default()
+                },
+                None => {
+                    let size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+                    let mut window = (wanted as u64)
+                        .saturating_mul(TAIL_BYTES_PER_RECORD)
+                        .max(4096);
+                    loop {
+                        // A window past half the log reads all of it: one read, not a last one of
+                        // nearly the same bytes again.
+                        if window.saturating_mul(2) > size {
+                            window = size;
+                        }
+                        let read = progress_log::read_tail_fields(&path, window, fields)?;
+                        if read.records.len() >= wanted || window >= size {
+                            break read;
+                        }
+                        window = window.saturating_mul(4);
                     }
-                    let read = progress_log::read_tail_fields(&path, window, fields)?;
-                    if read.records.len() >= wanted || window >= size {
-                        break read;
-                    }
-                    window = window.saturating_mul(4);
                 }
-            }
+            },
         };
         let mut records: Vec<LogRecord> = read
             .records
@@ -3441,6 +3495,49 @@ mod tests {
         doc.extra
             .insert("x_top".into(), serde_json::json!({"k": [1]}));
         doc
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+        /// The last entries read back from the log's end, payloads stepped over, are the last
+        /// entries of the whole log read and parsed without its payloads: with payloads and
+        /// other fields longer than a line is kept (cut, and read again whole), replay-only
+        /// entries among them, and any number wanted.
+        #[test]
+        fn the_tail_read_back_is_the_tail_of_the_whole_log(
+            entries in proptest::collection::vec(
+                (0..3u8, 0..200usize, proptest::option::of(0..600usize)),
+                0..25,
+            ),
+        ) {
+            let dir = tempfile::tempdir().expect("temp dir");
+            let path = dir.path().join("log.md");
+            let at = chrono::DateTime::parse_from_rfc3339("2026-11-28T10:00:00Z")
+                .expect("time")
+                .with_timezone(&chrono::Utc);
+            for (i, (kind, message, payload)) in entries.iter().enumerate() {
+                let kind = ["TASK_COMPLETE", journal::STATE_ENTRY, "ERROR"][usize::from(*kind)];
+                let mut record = LogRecord::new(at, kind);
+                record.fields.push(("task".into(), format!("T-{i:03}")));
+                record.fields.push(("message".into(), "m".repeat(*message)));
+                if let Some(len) = payload {
+                    record.fields.push((journal::FIELD.into(), "p".repeat(*len)));
+                }
+                progress_log::append(&path, &record).expect("append");
+            }
+            let all: Vec<LogRecord> =
+                progress_log::read_all_fields(&path, Fields::Without(journal::FIELD))
+                    .expect("read")
+                    .records
+                    .into_iter()
+                    .filter(|r| r.kind != journal::STATE_ENTRY)
+                    .collect();
+            for wanted in 0..=all.len() + 1 {
+                let mut tail = tail_records(&path, wanted).expect("read").expect("not torn");
+                tail.drain(..tail.len().saturating_sub(wanted));
+                proptest::prop_assert_eq!(&tail[..], &all[all.len().saturating_sub(wanted)..]);
+            }
+        }
     }
 
     /// A cache written from a list's encoding reads back as that list, and the encoding it keeps
