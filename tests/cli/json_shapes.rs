@@ -231,6 +231,7 @@ fn every_json_output_has_its_documented_shape() {
             "repaired",
             "debris_removed",
             "plan_pointer",
+            "git",
         ]),
     );
     assert_eq!(doctor["scrutiny"], "usual");

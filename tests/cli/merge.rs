@@ -66,6 +66,45 @@ fn setup_git_registers_the_driver_and_remove_takes_out_only_its_lines() {
     assert!(!set, "the driver is gone from the clone's config");
 }
 
+/// A clone whose .gitattributes asks for the driver but that lacks it — a fresh clone that has
+/// not run `cairn setup git`, or lines an older cairn did not add — is told so by the doctor.
+#[test]
+fn the_doctor_tells_a_clone_set_up_short_of_the_driver() {
+    let repo = git_repo();
+    repo.ok(&["doctor"]);
+    assert_eq!(repo.json(&["doctor"])["git"], serde_json::json!([]));
+
+    let attributes = repo.root().join(".gitattributes");
+    let text = std::fs::read_to_string(&attributes).unwrap();
+    let older: String = text
+        .lines()
+        .filter(|l| !l.contains("velocity.json") && !l.contains("checkpoint-"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(&attributes, older).unwrap();
+    git(&repo, &["config", "--remove-section", "merge.cairn"]);
+    let run = repo.run(&["doctor"]);
+    assert_eq!(run.code, crate::support::code::UNHEALTHY, "{run:?}");
+    assert!(run.stdout.contains("git_setup"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("velocity.json merge=cairn"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout
+            .contains("does not define the cairn merge driver"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("cairn setup git"), "{}", run.stdout);
+    let json = repo.json_exiting(&["doctor"], crate::support::code::UNHEALTHY);
+    assert_eq!(json["git"].as_array().map(Vec::len), Some(2), "{json}");
+
+    repo.ok(&["setup", "git"]);
+    repo.ok(&["doctor"]);
+}
+
 #[test]
 fn setup_git_outside_a_repository_is_refused_and_writes_nothing() {
     let repo = Repo::with_project();

@@ -252,7 +252,8 @@ pub fn doctor(ctx: &Ctx, args: DoctorArgs) -> Result<Report, Failure> {
         };
         ctx.block_on(ctx.service.doctor(&p, args.fix, scrutiny))?
     };
-    let clean = report.is_clean() && plan.is_clean();
+    let git = super::setup::git_problems(&ctx.root);
+    let clean = report.is_clean() && plan.is_clean() && git.is_empty();
     // Findings are the list that grows with the store; the rest is a handful of files.
     let row = |f: &Finding| f.message.len() + f.code.len() + 12;
     let findings = if ctx.global.json {
@@ -265,6 +266,7 @@ pub fn doctor(ctx: &Ctx, args: DoctorArgs) -> Result<Report, Failure> {
         map.insert("findings".into(), json!(findings.items));
         map.extend(findings.fields());
         map.insert("plan_pointer".into(), plan.json());
+        map.insert("git".into(), json!(git));
         map.insert("clean".into(), json!(clean));
     }
     let mut rendered = ctx.emit(&value, |style| {
@@ -296,6 +298,15 @@ pub fn doctor(ctx: &Ctx, args: DoctorArgs) -> Result<Report, Failure> {
                 style.yellow("warning")
             );
         }
+        for problem in &git {
+            let _ = writeln!(
+                out,
+                "{}  git_setup  {}",
+                style.yellow("warning"),
+                problem.message
+            );
+            let _ = writeln!(out, "         fix: {}", problem.fix);
+        }
         out.push_str(&findings.footer("findings"));
         if report.store.torn_log {
             let _ = writeln!(
@@ -306,6 +317,10 @@ pub fn doctor(ctx: &Ctx, args: DoctorArgs) -> Result<Report, Failure> {
         }
         if clean {
             let _ = writeln!(out, "{} project {p} is healthy", style.green("✓"));
+        } else if report.is_clean() && plan.is_clean() {
+            out.push_str(&style.next_step(
+                "the store is healthy; `cairn setup git` sets git up to merge it",
+            ));
         } else {
             let fixable = report.findings.iter().filter(|f| f.fixable).count()
                 + report.store.debris.len();

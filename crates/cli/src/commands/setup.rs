@@ -213,6 +213,49 @@ pub fn git(ctx: &Ctx, args: SetupGitArgs) -> Result<Report, Failure> {
     })
 }
 
+/// What is wrong with the git set-up of a repository whose .gitattributes asks for cairn's merge
+/// driver (`merge=cairn`): the lines an older cairn did not add (git then merges those files as
+/// text, and two clones conflict on them), and a clone that does not define the driver (a fresh
+/// clone: git then merges every store file as text). Empty where nothing asked for the driver or
+/// git cannot be asked.
+pub fn git_problems(root: &Path) -> Vec<GitProblem> {
+    let Ok(text) = std::fs::read_to_string(root.join(".gitattributes")) else {
+        return Vec::new();
+    };
+    if !text.contains("merge=cairn") {
+        return Vec::new();
+    }
+    let mut problems = Vec::new();
+    let missing: Vec<&str> = GIT_ATTRIBUTES
+        .iter()
+        .copied()
+        .filter(|line| !text.lines().any(|l| l.trim_end() == *line))
+        .collect();
+    if !missing.is_empty() {
+        problems.push(GitProblem {
+            message: format!(
+                ".gitattributes lacks cairn's merge lines {}: git merges those files as text, and two clones that both wrote them conflict",
+                missing.join(", ")
+            ),
+            fix: "cairn setup git, then commit .gitattributes",
+        });
+    }
+    if let Ok(None) = run_git(root, &["config", "--get", "merge.cairn.driver"]) {
+        problems.push(GitProblem {
+            message: "this clone does not define the cairn merge driver .gitattributes names: git merges the store's files as text".to_owned(),
+            fix: "cairn setup git",
+        });
+    }
+    problems
+}
+
+/// One of [`git_problems`]: what is wrong, and the command that puts it right.
+#[derive(Debug, serde::Serialize)]
+pub struct GitProblem {
+    pub message: String,
+    pub fix: &'static str,
+}
+
 /// Adds the missing `lines` to the file (or takes exactly them out), keeping every other line;
 /// `Ok(false)` when there was nothing to do. Written atomically; a file that does not exist and
 /// would stay empty is not created.
