@@ -243,13 +243,64 @@ fn one_field_changed_on_both_sides_is_a_conflict_showing_both_values() {
     );
 }
 
+/// Both branches number their commits from the fork, and a checkpoint has no place in the log:
+/// a rebuild after the merge never continues one branch's checkpoint with the other's commits.
+/// (Ours' checkpoint is at ours' last commit; theirs' later commits follow it by number.)
+#[test]
+fn a_rebuild_after_a_merge_never_mixes_the_two_branches() {
+    let repo = git_repo();
+    repo.add(&["base one"]);
+    repo.add(&["base two"]);
+    let (ok, text) = merge(
+        &repo,
+        |r| {
+            r.add(&["theirs three"]);
+            r.add(&["theirs four"]);
+            r.add(&["theirs five"]);
+            r.ok(&["task", "start", "T-003"]);
+        },
+        |r| {
+            r.add(&["ours three"]);
+            r.add(&["ours four"]);
+            r.ok(&["checkpoint", "write"]);
+        },
+    );
+    assert!(ok, "{text}");
+    std::fs::write(repo.tasks_file(), "").expect("destroy tasks.json");
+    repo.ok(&["task", "list"]);
+    let titles: Vec<String> = repo.tasks_json()["tasks"]
+        .as_array()
+        .expect("tasks")
+        .iter()
+        .map(|t| t["title"].as_str().expect("title").to_owned())
+        .collect();
+    let side = |name: &str| {
+        titles
+            .iter()
+            .all(|t| t.starts_with("base") || t.starts_with(name))
+    };
+    assert!(
+        !titles.is_empty() && (side("ours") || side("theirs")),
+        "{titles:?}"
+    );
+}
+
 /// Until the conflict is resolved, cairn reads nothing from the file and rebuilds nothing: a
 /// rebuild would set the merge aside and roll the list back to an older checkpoint.
 #[test]
 fn a_list_left_unmerged_is_refused_untouched_until_the_conflict_is_resolved() {
     let (repo, _) = each_side_moved_one_task_elsewhere();
     let conflicted = std::fs::read(repo.tasks_file()).expect("tasks");
-    for args in [&["task", "list"][..], &["doctor"], &["task", "add", "two"]] {
+    assert!(
+        !repo.checkpoint_files().is_empty(),
+        "a checkpoint to restore"
+    );
+    for args in [
+        &["task", "list"][..],
+        &["doctor"],
+        &["task", "add", "two"],
+        &["checkpoint", "restore", "1"],
+    ] {
         let run = repo.fails(args, crate::support::code::CORRUPT);
         assert!(
             run.stderr.contains("unresolved git merge") && run.stderr.contains("from line"),

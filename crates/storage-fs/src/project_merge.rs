@@ -55,8 +55,9 @@ pub enum MergeFile {
     Velocity,
     /// `checkpoints/checkpoint-NNN.json`: two clones number their snapshots alike, so both
     /// making the next one is an add/add that is no conflict: ours is kept. A snapshot is never
-    /// edited, and the log entries naming theirs carry its sum, which ours fails: a replay
-    /// checks it and does not start from it.
+    /// edited. No rebuild continues a checkpoint with the other branch's commits: a change that
+    /// starts from one checks its sum, and a checkpoint whose commit number (or a later one) the
+    /// merged log holds twice is no base for a replay (`project_store::replay`).
     Checkpoint,
 }
 
@@ -337,24 +338,22 @@ fn read_document<T: serde::de::DeserializeOwned>(
         .map_err(|e| unreadable(e.to_string()))
 }
 
-/// The line (from 1) where a conflict that a merge left in `bytes` starts: a `<<<<<<<` line
-/// followed by a `=======` and a `>>>>>>>` line, as git and [`with_markers`] write them. No JSON
-/// document holds such lines (a line break cannot be inside a string, and none of them is a
-/// value), so they are a merge to finish, never damage to repair.
+/// The first line (from 1) of `bytes` that a merge's conflict left: one starting with git's
+/// `<<<<<<<`, `|||||||` or `>>>>>>>`, or a `=======` line, as git (any `conflict-marker-size` of
+/// 7 or more) and [`with_markers`] write them — a stray one left from a conflict half resolved
+/// too. No JSON document holds such a line (a line break cannot be inside a string, and none of
+/// them begins a value), so it is a merge to finish, never damage to repair.
 pub(crate) fn unresolved_merge(bytes: &[u8]) -> Option<usize> {
-    let mut start = None;
-    let mut divided = false;
-    for (i, line) in bytes.split(|&b| b == b'\n').enumerate() {
-        if line.starts_with(b"<<<<<<<") {
-            start = Some(i + 1);
-            divided = false;
-        } else if line.starts_with(b"=======") {
-            divided = start.is_some();
-        } else if line.starts_with(b">>>>>>>") && divided {
-            return start;
-        }
-    }
-    None
+    bytes
+        .split(|&b| b == b'\n')
+        .position(|line| {
+            let line = line.strip_suffix(b"\r").unwrap_or(line);
+            line.starts_with(b"<<<<<<<")
+                || line.starts_with(b"|||||||")
+                || line.starts_with(b">>>>>>>")
+                || (line.starts_with(b"=======") && line.iter().all(|&b| b == b'='))
+        })
+        .map(|i| i + 1)
 }
 
 /// `ours` as it is when there is no other side; else the lines where it differs from `theirs`
@@ -514,12 +513,18 @@ mod tests {
     fn a_merge_left_unresolved_is_told_from_damage() {
         let git = "{\n\"tasks\": [\n<<<<<<< HEAD\n{\"id\":\"T-001\"}\n||||||| base\n{}\n=======\n{\"id\":\"T-002\"}\n>>>>>>> other\n]}\n";
         assert_eq!(unresolved_merge(git.as_bytes()), Some(3));
+        // Half resolved: one stray marker left.
+        assert_eq!(
+            unresolved_merge(b"{\n\"tasks\": []\n>>>>>>> other\n}"),
+            Some(3)
+        );
+        assert_eq!(unresolved_merge(b"[\n1,\n=======\r\n2]"), Some(3));
         for damaged in [
             "",
             "{\"tasks\": [",
-            "<<<<<<< HEAD\n{}\n",
+            "<<< HEAD\n{}\n",
             "{\"title\": \"<<<<<<< =======  >>>>>>>\"}\n",
-            "=======\n<<<<<<< ours\n>>>>>>> theirs\n",
+            "{\"a\": \"=======\"}\n",
         ] {
             assert_eq!(unresolved_merge(damaged.as_bytes()), None, "{damaged:?}");
         }

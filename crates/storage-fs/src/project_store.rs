@@ -594,10 +594,11 @@ fn tail_records(path: &Path, wanted: usize) -> Result<Option<Vec<LogRecord>>, St
 
 /// How long a writer waits for another program to finish writing a state file in place before
 /// it takes what it reads for damage.
-const WRITER_WAIT: Duration = Duration::from_secs(5);
+const WRITER_WAIT: Duration = Duration::from_secs(2);
 
 /// `read` of the file at `path`, read again while it fails and another program has the file
-/// open for writing (at most [`WRITER_WAIT`]): git checks a file out by writing it in place, so
+/// open for writing (at most [`WRITER_WAIT`], well inside the hook's lock timeout, since the
+/// wait holds the project's lock): git checks a file out by writing it in place, so
 /// during a `git pull` or `checkout` tasks.json is half there for a moment. Taken for damage, it
 /// would be rebuilt from the log and the pulled version set aside, under the writer's feet.
 fn read_settled<T, E>(path: &Path, read: impl Fn() -> Result<T, E>) -> Result<T, E> {
@@ -610,8 +611,13 @@ fn read_settled<T, E>(path: &Path, read: impl Fn() -> Result<T, E>) -> Result<T,
                 .and_then(|file| cairn_lease::open_for_writing_elsewhere(&file))
                 == Some(true)
         };
-        if result.is_ok() || std::time::Instant::now() >= deadline || !being_written() {
+        if result.is_ok() || std::time::Instant::now() >= deadline {
             return result;
+        }
+        // Nobody writing it now may be a writer that finished since the read failed (a large
+        // file takes a while to fail): that read is stale, and one more judges what is there.
+        if !being_written() {
+            return read();
         }
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -802,6 +808,19 @@ fn replay(layout: &ProjectLayout, records: &[LogRecord], partly: bool) -> Option
         .filter_map(|r| Payload::of(r).map(Result::ok))
         .collect();
     let last = payloads.iter().rev().flatten().next()?.seq;
+    // The highest commit number the log holds twice: after a git merge of the log, each branch's
+    // commits since the fork carry the same numbers (shared ones are one entry). A checkpoint has
+    // no place in the log, so the commits that continue it are found by number alone: when its
+    // own number or a later one is held twice, they could be the other branch's, applied to this
+    // branch's list — such a checkpoint is no base.
+    let held_twice = {
+        let mut seqs: Vec<u64> = payloads.iter().flatten().map(|p| p.seq).collect();
+        seqs.sort_unstable();
+        seqs.windows(2)
+            .filter(|pair| pair[0] == pair[1])
+            .map(|pair| pair[0])
+            .max()
+    };
     // Newest first. Made again for a partial replay's second run, which takes its base whole.
     let bases = || {
         let mut bases: Vec<(u64, Option<(u32, TaskDoc)>)> = payloads
@@ -824,7 +843,7 @@ fn replay(layout: &ProjectLayout, records: &[LogRecord], partly: bool) -> Option
             else {
                 continue;
             };
-            if seq > 0 && seq <= last {
+            if seq > 0 && seq <= last && held_twice.is_none_or(|twice| twice < seq) {
                 bases.push((
                     seq,
                     Some((u32::try_from(c.number).unwrap_or(u32::MAX), doc)),
@@ -3090,7 +3109,8 @@ impl ProjectStore for FsProjectStore {
         let (project, project_seq) = self.read_project_or_recover(&layout, true)?;
         let mut events = Vec::new();
         // Save what is being replaced, so the restore can be undone; a damaged file is set aside.
-        let (tasks_seq, replaced) = match read_task_doc(&layout, false) {
+        let read = read_settled(&layout.tasks_json(), || read_task_doc(&layout, false));
+        let (tasks_seq, replaced) = match read {
             Ok((current, seq, .., identity)) => {
                 let linked = link_stamped_tasks(&layout)?;
                 // Only the very file cairn wrote is what the log arrives at: one another tool
@@ -3123,7 +3143,10 @@ impl ProjectStore for FsProjectStore {
                 (seq, stamped.then_some(current))
             }
             Err(damage) => {
-                let copy = set_aside(&layout.tasks_json(), at)?;
+                // A merge to finish is not damage to set aside: the restore waits for it.
+                let target = layout.tasks_json();
+                unmerged(&target, std::fs::read(&target).ok().as_deref())?;
+                let copy = set_aside(&target, at)?;
                 let copy = copy.map_or_else(
                     || "(tasks.json was missing)".to_owned(),
                     |p| p.display().to_string(),

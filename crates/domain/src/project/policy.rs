@@ -319,7 +319,8 @@ fn velocity_of(
 
 /// The velocity of a git merge of two clones' `velocity.json` (`base`: the common ancestor's,
 /// absent when both clones made the file). The window is both sides' completions, each once (by
-/// task and time), newest last; the count adds each side's completions since the ancestor. The
+/// task and time), newest last; the count adds each side's completions since the ancestor (with
+/// none, the completions both windows hold are from before the fork, and counted once). The
 /// figures of the list — the open leaves, their estimates — are ours': the merge sees no list,
 /// and the next completion recomputes them from the merged one (the ETA follows them). A side
 /// without a window (an older cairn wrote it) cannot be merged by completions: the file updated
@@ -338,14 +339,20 @@ pub fn merged_velocity(base: Option<&Velocity>, ours: &Velocity, theirs: &Veloci
     let mut seen = std::collections::HashSet::new();
     completions.retain(|c| seen.insert((c.task.clone(), c.at)));
     let updated_at = ours.updated_at.max(theirs.updated_at);
-    let since_base = |side: &Velocity| {
-        side.completed_count
-            .saturating_sub(base.map_or(0, |b| b.completed_count))
+    let completed_count = match base {
+        Some(base) => {
+            let since = |side: &Velocity| side.completed_count.saturating_sub(base.completed_count);
+            base.completed_count + since(ours) + since(theirs)
+        }
+        // Both clones made the file after the fork, each from the log's tail: the completions
+        // from before the fork are in both windows, and counted once.
+        None => {
+            let shared = mine.iter().filter(|c| yours.contains(c)).count();
+            (ours.completed_count + theirs.completed_count).saturating_sub(shared)
+        }
     };
     Velocity {
-        completed_count: base.map_or(0, |b| b.completed_count)
-            + since_base(ours)
-            + since_base(theirs),
+        completed_count,
         ..velocity_of(
             &completions,
             ours.remaining_tasks,
@@ -433,6 +440,19 @@ mod tests {
             prop_assert_eq!(swapped.recent_completions, merged.recent_completions);
             prop_assert_eq!(swapped.completed_count, merged.completed_count);
         }
+    }
+
+    /// Without an ancestor's file, the completions both windows hold are from before the fork:
+    /// counted once.
+    #[test]
+    fn completions_both_files_hold_without_an_ancestor_are_counted_once() {
+        let doc = TaskDoc::new(ProjectId::try_from("p".to_owned()).unwrap());
+        let shared = velocity(&[completion(0, 1), completion(1, 2)], &doc, at(10));
+        let ours = velocity_after(&shared, &[completion(2, 3)], &doc, at(11)).unwrap();
+        let theirs = velocity_after(&shared, &[completion(3, 4)], &doc, at(12)).unwrap();
+        let merged = merged_velocity(None, &ours, &theirs);
+        assert_eq!(merged.completed_count, 4);
+        assert_eq!(merged.recent_completions.map(|w| w.len()), Some(4));
     }
 
     #[test]
