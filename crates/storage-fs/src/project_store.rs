@@ -2653,7 +2653,7 @@ impl ProjectStore for FsProjectStore {
         let project_is_cairns = is_stamped(&layout.project_json(), &project_stamp(&layout));
         // The first commit after another tool's edit — a `git merge` among them — is numbered
         // above every commit of the log, not after the last one only (see `highest_commit`).
-        let last = if from_the_log {
+        let last = if from_the_log && project_is_cairns {
             last
         } else {
             last.max(highest_commit(&layout)?)
