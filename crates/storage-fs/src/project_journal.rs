@@ -232,6 +232,36 @@ pub(crate) fn highest_seq(log: &[u8]) -> u64 {
         .unwrap_or(0)
 }
 
+/// The newest commit of `log` (the log's bytes) that starts its list anew — `"tasks":{"reset":`
+/// right after its head — with the checkpoint it starts from (`None`: a whole list). Found from
+/// the end by the lines that open payloads, each read no further than its head (one can be the
+/// whole list); a payload line its entry's blank line does not end is a torn append, no commit.
+pub(crate) fn newest_base(log: &[u8]) -> Option<(u64, Option<CheckpointRef>)> {
+    const HEAD_ROOM: usize = 4096;
+    const RESET: &str = ",\"tasks\":{\"reset\":";
+    let opening = format!("\n- {FIELD}: ");
+    memchr::memmem::rfind_iter(log, opening.as_bytes()).find_map(|at| {
+        let value = &log[at + opening.len()..];
+        let end = memchr::memchr(b'\n', value)?;
+        if value.get(end + 1) != Some(&b'\n') {
+            return None;
+        }
+        let room = &value[..end.min(HEAD_ROOM)];
+        let room = match std::str::from_utf8(room) {
+            Ok(text) => text,
+            Err(cut) => std::str::from_utf8(&room[..cut.valid_up_to()]).ok()?,
+        };
+        // `encode` writes `seq`, `base` (numbers only: its `}` is the first), then `tasks`.
+        let head = Head::of(room).ok()?;
+        let rest = room[room.find('}')? + 1..].strip_prefix(RESET)?;
+        let named = serde_json::Deserializer::from_str(rest)
+            .into_iter::<CheckpointRef>()
+            .next()
+            .and_then(Result::ok);
+        Some((head.seq, named))
+    })
+}
+
 impl Head {
     pub fn of(text: &str) -> Result<Self, String> {
         // `encode` writes `seq` and `base` first, and `base` holds only numbers, so its first `}`
@@ -627,6 +657,36 @@ pub(crate) fn with_marker(mut bytes: Vec<u8>, seq: u64) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The newest base, read from the end: a later commit that continues its list is passed
+    /// over, and so is a torn append at the end, which is no commit.
+    #[test]
+    fn the_newest_base_is_found_from_the_end() {
+        let named = CheckpointRef::of(2, b"{}");
+        let reset = serde_json::to_string(&named).expect("json");
+        let entry = |payload: &str| format!("## t \u{2014} STATE_SAVED\n- replay: {payload}\n\n");
+        let log = [
+            "# Log\n\n".to_owned(),
+            entry(r#"{"seq":1,"base":{"tasks":0,"project":0},"tasks":{"reset":true,"top":{}}}"#),
+            entry(&format!(
+                r#"{{"seq":2,"base":{{"tasks":1,"project":1}},"tasks":{{"reset":{reset},"put":[]}}}}"#
+            )),
+            entry(r#"{"seq":3,"base":{"tasks":2,"project":1},"tasks":{"put":[]}}"#),
+        ]
+        .concat();
+        assert_eq!(newest_base(log.as_bytes()), Some((2, Some(named))));
+        let torn = format!(
+            "{log}## t \u{2014} STATE_SAVED\n- replay: {{\"seq\":4,\"base\":{{\"tasks\":3,\"project\":1}},\"tasks\":{{\"reset\":true"
+        );
+        assert_eq!(newest_base(torn.as_bytes()).map(|(seq, _)| seq), Some(2));
+        let whole = [
+            log.clone(),
+            entry(r#"{"seq":4,"base":{"tasks":3,"project":1},"tasks":{"reset":true,"top":{}}}"#),
+        ]
+        .concat();
+        assert_eq!(newest_base(whole.as_bytes()), Some((4, None)));
+        assert_eq!(newest_base(b"# Log\n"), None);
+    }
 
     /// Only a payload's own line counts: the highest number, wherever it is in the file.
     #[test]
