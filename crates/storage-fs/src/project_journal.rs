@@ -214,24 +214,6 @@ impl Commit {
 /// character the log escapes, so a search of the log's own bytes finds them too.
 pub(crate) const CARRIES: [&[u8]; 2] = [b"\"tasks\":{", b"\"project\":{"];
 
-/// The highest commit number among the payloads of `log` (the log's bytes), found by the lines
-/// that open them — `- replay: {"seq":N` — without parsing an entry: a line break cannot be inside
-/// a value, so only a payload's own line starts that way. 0 for a log without one.
-pub(crate) fn highest_seq(log: &[u8]) -> u64 {
-    let opening = format!("\n- {FIELD}: {{\"seq\":");
-    memchr::memmem::find_iter(log, opening.as_bytes())
-        .filter_map(|at| {
-            let digits = &log[at + opening.len()..];
-            let end = digits.iter().take_while(|b| b.is_ascii_digit()).count();
-            std::str::from_utf8(&digits[..end])
-                .ok()?
-                .parse::<u64>()
-                .ok()
-        })
-        .max()
-        .unwrap_or(0)
-}
-
 /// The newest commit of `log` (the log's bytes) that starts its list anew — `"tasks":{"reset":`
 /// right after its head — with the checkpoint it starts from (`None`: a whole list). Found from
 /// the end by the lines that open payloads, each read no further than its head (one can be the
@@ -686,17 +668,6 @@ mod tests {
         .concat();
         assert_eq!(newest_base(whole.as_bytes()), Some((4, None)));
         assert_eq!(newest_base(b"# Log\n"), None);
-    }
-
-    /// Only a payload's own line counts: the highest number, wherever it is in the file.
-    #[test]
-    fn the_highest_commit_is_found_by_the_lines_that_open_payloads() {
-        let log = "# Log\n\n## t \u{2014} TASK_ADDED\n- task: T-001\n- replay: {\"seq\":3,\"base\":{}}\n\n\
-                   ## t \u{2014} ERROR\n- message: see - replay: {\"seq\":99}\n\n\
-                   ## t \u{2014} STATE_SAVED\n- replay: {\"seq\":10,\"base\":{}}\n\n\
-                   ## t \u{2014} STATE_SAVED\n- replay: {\"seq\":7,\"base\":{}}\n";
-        assert_eq!(highest_seq(log.as_bytes()), 10);
-        assert_eq!(highest_seq(b"# Log\n"), 0);
     }
 
     impl Payload {

@@ -232,6 +232,10 @@ impl FsProjectStore {
                     tasks: damaged_marker.unwrap_or(0),
                     project: read_project(&layout.project_json()).map_or(0, |(_, seq)| seq),
                 };
+                // Numbered above every commit the log holds: this commit logs the whole list, a
+                // base a replay finds by its number, which must not repeat one of another branch
+                // after a git merge. (A commit that continues the previous list is numbered after
+                // the last one instead: a replay reaches it only by the next number.)
                 let seq = marks.next(
                     (log.records.iter())
                         .filter_map(|r| journal::Head::of(r.get(journal::FIELD)?).ok())
@@ -539,7 +543,8 @@ struct Marks {
 impl Marks {
     /// The number of the next commit, after `last` (the last one logged).
     fn next(self, last: u64) -> u64 {
-        last.max(self.tasks).max(self.project) + 1
+        // Saturating: a damaged number must not end the process.
+        last.max(self.tasks).max(self.project).saturating_add(1)
     }
 
     fn base(self) -> Base {
@@ -684,21 +689,6 @@ fn checkpoint_cut_short(path: &Path) -> Option<String> {
          every checkpoint in full)"
             .to_owned()
     })
-}
-
-/// The highest commit number of the log. After a `git merge` of the log, each branch's commits
-/// since the fork carry the same numbers, and the last one in the file need not be the highest:
-/// a commit numbered after it would repeat a number of the other branch, and a rebuild, which
-/// finds the commit a base continues with by its number, would take that one instead. Read
-/// whole (mapped where the kernel allows), by a commit's opening bytes: only the first write
-/// after another tool's edit and a restore pay for it.
-fn highest_commit(layout: &ProjectLayout) -> Result<u64, StoreError> {
-    let path = layout.log_md();
-    match cairn_lease::Contents::of(&path) {
-        Ok(log) => Ok(journal::highest_seq(&log)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(0),
-        Err(e) => Err(io_error("read", &path)(e)),
-    }
 }
 
 /// How much of each line of a log entry a writer reads to find the last commit's head: the whole
@@ -2639,13 +2629,6 @@ impl ProjectStore for FsProjectStore {
         // too instead of only this change on top of what the log knew.
         let from_the_log = as_read.lines.is_some();
         let project_is_cairns = is_stamped(&layout.project_json(), &project_stamp(&layout));
-        // The first commit after another tool's edit — a `git merge` among them — is numbered
-        // above every commit of the log, not after the last one only (see `highest_commit`).
-        let last = if from_the_log && project_is_cairns {
-            last
-        } else {
-            last.max(highest_commit(&layout)?)
-        };
         let seq = marks.next(last);
         // No copy of the list is kept to compare with: its encoding is (the read cache's, or made
         // now for a list read from JSON), and the tasks a change touched are the ones whose
@@ -3173,8 +3156,7 @@ impl ProjectStore for FsProjectStore {
             project: project_seq,
         };
         let last = last_commit(&layout)?.map_or(0, |c| c.commit.head.seq);
-        // A restore starts the list anew, numbered above every commit (see `highest_commit`).
-        let seq = marks.next(last.max(highest_commit(&layout)?));
+        let seq = marks.next(last);
         // Every task passed its schema as the checkpoint was read: only the top level is
         // validated again (see `changed_tasks`), not a tree of the whole list.
         let unchanged = vec![true; doc.tasks.len()];
