@@ -287,3 +287,34 @@ fn a_tasks_json_being_written_in_place_is_waited_for_not_rebuilt() {
         .collect();
     assert!(aside.is_empty(), "{aside:?}");
 }
+
+/// An append torn by a crash or a full disk leaves a payload's first bytes at the log's end; it
+/// is no commit. Writes after it — the first after another tool's edit, numbered above every
+/// commit, among them — are numbered so that a rebuild reaches every one.
+#[test]
+fn writes_after_a_torn_append_survive_a_rebuild() {
+    use std::io::Write as _;
+    let repo = Repo::with_project();
+    repo.add(&["First task"]);
+    repo.ok(&["checkpoint", "write"]);
+    repo.add(&["Second task"]);
+    let log = repo.project_dir("web").join("progress/log.md");
+    let mut file = std::fs::OpenOptions::new().append(true).open(&log).unwrap();
+    file.write_all(
+        "## 2026-01-15T09:30:00Z \u{2014} STATE_SAVED\n- replay: {\"seq\":9,\"base\":{\"tas"
+            .as_bytes(),
+    )
+    .unwrap();
+    drop(file);
+    // Another tool's edit to project.json: the next write starts a base.
+    let project = repo.project_dir("web").join("project.json");
+    let text = std::fs::read_to_string(&project).unwrap();
+    std::fs::write(&project, text.replacen('{', "{ ", 1)).unwrap();
+    repo.add(&["Third task"]);
+    repo.add(&["Fourth task"]);
+    let before = repo.tasks_json()["tasks"].clone();
+    assert_eq!(before.as_array().map(Vec::len), Some(4), "{before}");
+    std::fs::write(repo.tasks_file(), "").unwrap();
+    repo.ok(&["task", "list"]);
+    assert_eq!(repo.tasks_json()["tasks"], before);
+}

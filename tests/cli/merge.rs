@@ -243,6 +243,63 @@ fn one_field_changed_on_both_sides_is_a_conflict_showing_both_values() {
     );
 }
 
+/// The branch merged in made more commits than ours, and ours made its last one later: the last
+/// commit in the merged log is not the highest. A write after the merge is numbered above every
+/// commit, so it is a base a rebuild finds — not one that repeats a number of theirs, behind
+/// which the rebuild took theirs' commit and fell back to an older list.
+#[test]
+fn a_write_after_a_merge_is_numbered_above_both_branches() {
+    let repo = git_repo();
+    ok_at(&repo, "09:00:00", &["task", "add", "base one"]);
+    let (ok, text) = merge(
+        &repo,
+        |r| {
+            for title in ["theirs two", "theirs three", "theirs four"] {
+                ok_at(r, "10:00:00", &["task", "add", title]);
+            }
+        },
+        |r| {
+            ok_at(r, "11:00:00", &["task", "add", "ours two"]);
+        },
+    );
+    assert!(ok, "{text}");
+    ok_at(&repo, "12:00:00", &["task", "add", "after the merge"]);
+    ok_at(&repo, "12:00:01", &["task", "add", "and another"]);
+    let before = repo.tasks_json()["tasks"].clone();
+    assert_eq!(before.as_array().map(Vec::len), Some(7), "{before}");
+    std::fs::write(repo.tasks_file(), "").expect("destroy tasks.json");
+    repo.ok(&["task", "list"]);
+    assert_eq!(repo.tasks_json()["tasks"], before);
+}
+
+/// A merge that changed only project.json (theirs added phases): tasks.json is still the file
+/// cairn wrote, but the log now holds theirs' commits numbered after the fork. The writes after
+/// the merge start a base numbered above both branches, and a rebuild keeps them and ours.
+#[test]
+fn writes_after_a_merge_of_project_json_alone_survive_a_rebuild() {
+    let repo = git_repo();
+    ok_at(&repo, "09:00:00", &["task", "add", "base one"]);
+    let (ok, text) = merge(
+        &repo,
+        |r| {
+            for (id, name) in [("design", "Design"), ("build", "Build"), ("ship", "Ship")] {
+                ok_at(r, "10:00:00", &["phase", "add", id, "--name", name]);
+            }
+        },
+        |r| {
+            ok_at(r, "11:00:00", &["task", "add", "ours two"]);
+        },
+    );
+    assert!(ok, "{text}");
+    ok_at(&repo, "12:00:00", &["task", "add", "after the merge"]);
+    ok_at(&repo, "12:00:01", &["task", "add", "and another"]);
+    let before = repo.tasks_json()["tasks"].clone();
+    assert_eq!(before.as_array().map(Vec::len), Some(4), "{before}");
+    std::fs::write(repo.tasks_file(), "").expect("destroy tasks.json");
+    repo.ok(&["task", "list"]);
+    assert_eq!(repo.tasks_json()["tasks"], before);
+}
+
 /// Both branches number their commits from the fork, and a checkpoint has no place in the log:
 /// a rebuild after the merge never continues one branch's checkpoint with the other's commits.
 /// (Ours' checkpoint is at ours' last commit; theirs' later commits follow it by number.)

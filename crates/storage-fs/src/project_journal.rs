@@ -214,6 +214,30 @@ impl Commit {
 /// character the log escapes, so a search of the log's own bytes finds them too.
 pub(crate) const CARRIES: [&[u8]; 2] = [b"\"tasks\":{", b"\"project\":{"];
 
+/// The highest commit number among the complete entries of `log` (the log's bytes), found by
+/// the lines that open payloads — `- replay: {"seq":N` — without parsing an entry: a line break
+/// cannot be inside a value, so only a payload's own line starts that way. A payload line its
+/// entry's blank line does not end is a torn append, no commit, and is not counted. 0 for a log
+/// without one.
+pub(crate) fn highest_seq(log: &[u8]) -> u64 {
+    let opening = format!("\n- {FIELD}: {{\"seq\":");
+    memchr::memmem::find_iter(log, opening.as_bytes())
+        .filter_map(|at| {
+            let digits = &log[at + opening.len()..];
+            let end = memchr::memchr(b'\n', digits)?;
+            if digits.get(end + 1) != Some(&b'\n') {
+                return None;
+            }
+            let len = digits.iter().take_while(|b| b.is_ascii_digit()).count();
+            std::str::from_utf8(&digits[..len])
+                .ok()?
+                .parse::<u64>()
+                .ok()
+        })
+        .max()
+        .unwrap_or(0)
+}
+
 /// The newest commit of `log` (the log's bytes) that starts its list anew — `"tasks":{"reset":`
 /// right after its head — with the checkpoint it starts from (`None`: a whole list). Found from
 /// the end by the lines that open payloads, each read no further than its head (one can be the
@@ -639,6 +663,19 @@ pub(crate) fn with_marker(mut bytes: Vec<u8>, seq: u64) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Only a complete payload line counts: the highest number, wherever it is in the file; a
+    /// torn append at the end is no commit.
+    #[test]
+    fn the_highest_commit_is_found_by_the_lines_that_open_payloads() {
+        let log = "# Log\n\n## t \u{2014} TASK_ADDED\n- task: T-001\n- replay: {\"seq\":3,\"base\":{}}\n\n\
+                   ## t \u{2014} ERROR\n- message: see - replay: {\"seq\":99}\n\n\
+                   ## t \u{2014} STATE_SAVED\n- replay: {\"seq\":10,\"base\":{}}\n\n\
+                   ## t \u{2014} STATE_SAVED\n- replay: {\"seq\":7,\"base\":{}}\n\n\
+                   ## t \u{2014} STATE_SAVED\n- replay: {\"seq\":12,\"base\":{\"tas";
+        assert_eq!(highest_seq(log.as_bytes()), 10);
+        assert_eq!(highest_seq(b"# Log\n"), 0);
+    }
 
     /// The newest base, read from the end: a later commit that continues its list is passed
     /// over, and so is a torn append at the end, which is no commit.

@@ -691,6 +691,17 @@ fn checkpoint_cut_short(path: &Path) -> Option<String> {
     })
 }
 
+/// The highest commit number of the log (see [`journal::highest_seq`]), read whole — mapped
+/// where the kernel allows: only a commit after another tool's edit pays for it.
+fn highest_commit(layout: &ProjectLayout) -> Result<u64, StoreError> {
+    let path = layout.log_md();
+    match cairn_lease::Contents::of(&path) {
+        Ok(log) => Ok(journal::highest_seq(&log)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(0),
+        Err(e) => Err(io_error("read", &path)(e)),
+    }
+}
+
 /// How much of each line of a log entry a writer reads to find the last commit's head: the whole
 /// of every ordinary line, the front of a payload holding a whole list (tens of megabytes after
 /// an import), which [`LastCommit::whole`] reads only when a file may be behind it.
@@ -2629,7 +2640,18 @@ impl ProjectStore for FsProjectStore {
         // too instead of only this change on top of what the log knew.
         let from_the_log = as_read.lines.is_some();
         let project_is_cairns = is_stamped(&layout.project_json(), &project_stamp(&layout));
-        let seq = marks.next(last);
+        // After another tool's edit to either file — a `git merge` among them — the commit starts
+        // its list anew (the tasks are rewritten and logged as a base even when this change
+        // leaves them as they were), and is numbered above every commit of the log: after a merge
+        // the last one in the file need not be the highest, and a base whose number repeats one
+        // of the other branch's is hidden behind that commit. A commit that continues the
+        // previous list keeps the last number + 1: that is the only way a replay reaches it.
+        let anew = !from_the_log || !project_is_cairns;
+        let seq = if anew {
+            marks.next(last.max(highest_commit(&layout)?))
+        } else {
+            marks.next(last)
+        };
         // No copy of the list is kept to compare with: its encoding is (the read cache's, or made
         // now for a list read from JSON), and the tasks a change touched are the ones whose
         // encoding differs after it. A copy of 10,000 tasks was a fifth of `task complete`.
@@ -2660,7 +2682,8 @@ impl ProjectStore for FsProjectStore {
                 (Some(encoded), None, unchanged)
             }
         };
-        let tasks_changed = next.tasks.tasks.len() != before.len()
+        let tasks_changed = anew
+            || next.tasks.tasks.len() != before.len()
             || unchanged.contains(&false)
             || next.tasks.without_tasks() != top_before;
         let temp_dir = layout.temp_dir();
@@ -2777,17 +2800,20 @@ impl ProjectStore for FsProjectStore {
             diff(whole.as_ref().or(spliced.as_ref()))
         });
         let tasks_change = match tasks_bytes {
-            Some(_) => diffed.ok_or_else(|| StoreError::Invalid {
-                path: tasks_path.display().to_string(),
-                detail: "the task list as read does not decode from its own encoding".into(),
-            })?,
+            Some(_) => diffed
+                .ok_or_else(|| StoreError::Invalid {
+                    path: tasks_path.display().to_string(),
+                    detail: "the task list as read does not decode from its own encoding".into(),
+                })?
+                // Nothing changed in the tasks, and the commit is a base all the same.
+                .or_else(|| anew.then(journal::TasksChange::default)),
             None => None,
         };
         // A change to a list the log does not arrive at (another tool's edit, a `git pull`) is
         // logged from that tool's file, kept as a checkpoint; failing that, as the whole list.
         let mut kept = None;
         let tasks_change = match tasks_change {
-            Some(change) if !from_the_log => {
+            Some(change) if anew => {
                 let from_file = match (&change.start, &as_read.file) {
                     (journal::Start::Previous, Some(read)) => keep_as_read(&layout, read),
                     _ => None,
