@@ -300,6 +300,30 @@ fn writes_after_a_merge_of_project_json_alone_survive_a_rebuild() {
     assert_eq!(repo.tasks_json()["tasks"], before);
 }
 
+/// The first write after a merge keeps the merged file (which has no commit marker) as the
+/// checkpoint it starts from. Killed between its log entry and its rename, it is committed all
+/// the same: the next command finds tasks.json still that very file and rolls the commit forward
+/// — before, the write was lost, and the next add logged a second task under its id.
+#[test]
+fn a_write_after_a_merge_killed_before_its_rename_is_rolled_forward() {
+    let repo = each_side_started_one();
+    let out = repo
+        .command(&["task", "add", "after the merge"])
+        .env("CAIRN_FAILPOINT", "project:after-log-append")
+        .output()
+        .expect("run cairn");
+    assert!(!out.status.success(), "the add must die at the failpoint");
+    let titles: Vec<String> = repo
+        .items(&["task", "list"])
+        .iter()
+        .map(|t| t["title"].as_str().expect("title").to_owned())
+        .collect();
+    assert_eq!(titles, ["one", "two", "after the merge"]);
+    repo.add(&["next"]);
+    assert_eq!(repo.task("T-004")["title"], "next");
+    repo.ok(&["doctor"]);
+}
+
 /// Both branches number their commits from the fork, and a checkpoint has no place in the log:
 /// a rebuild after the merge never continues one branch's checkpoint with the other's commits.
 /// (Ours' checkpoint is at ours' last commit; theirs' later commits follow it by number.)

@@ -390,7 +390,11 @@ impl FsProjectStore {
         // Only a file whose marker is the commit's base can be behind it; most of the time
         // neither is, and the change (the whole list, after an import) is never read.
         let may_be_behind = |mark: u64, base: u64| mark != 0 && mark == base;
-        let tasks_may_lag = may_be_behind(marks.tasks, head.base.tasks);
+        // A commit made from a tasks.json without a marker (another tool's: after a git merge)
+        // kept that file as the checkpoint it starts from; the file may still be it (see
+        // `still_the_kept_file`).
+        let tasks_may_lag = may_be_behind(marks.tasks, head.base.tasks)
+            || (marks.tasks == 0 && head.base.tasks == 0);
         let project_may_lag = may_be_behind(marks.project, head.base.project);
         if !tasks_may_lag && !project_may_lag {
             return Ok((Loaded { state, recovered }, marks, head.seq, as_read));
@@ -418,8 +422,11 @@ impl FsProjectStore {
         // A file without a marker was written by another tool (or before markers existed): its
         // content is not cairn's to roll forward. (A new project's files, which the create
         // commit finds missing, are rebuilt by recovery instead.)
-        let tasks_behind =
-            last.tasks.is_some() && marks.tasks != 0 && marks.tasks == last.base.tasks;
+        let tasks_behind = last.tasks.is_some()
+            && (marks.tasks != 0 && marks.tasks == last.base.tasks
+                || marks.tasks == 0
+                    && last.base.tasks == 0
+                    && still_the_kept_file(layout, last.tasks.as_ref()));
         let project_behind =
             last.project.is_some() && marks.project != 0 && marks.project == last.base.project;
         if !tasks_behind && !project_behind {
@@ -689,6 +696,27 @@ fn checkpoint_cut_short(path: &Path) -> Option<String> {
          every checkpoint in full)"
             .to_owned()
     })
+}
+
+/// Whether tasks.json is still the very file a commit kept as the checkpoint it starts from —
+/// the same inode: the commit's rename, which would have replaced it, did not happen (a crash
+/// between the log append and the rename). A file without a marker cannot say so by its marker;
+/// a file another tool wrote since is another inode, and its edit stands.
+fn still_the_kept_file(layout: &ProjectLayout, change: Option<&journal::TasksChange>) -> bool {
+    use std::os::unix::fs::MetadataExt as _;
+    let Some(journal::Start::Checkpoint(named)) = change.map(|c| &c.start) else {
+        return false;
+    };
+    let kept = layout
+        .checkpoints_dir()
+        .join(checkpoints::file_name(named.checkpoint));
+    match (
+        std::fs::metadata(layout.tasks_json()),
+        std::fs::metadata(kept),
+    ) {
+        (Ok(file), Ok(kept)) => file.dev() == kept.dev() && file.ino() == kept.ino(),
+        _ => false,
+    }
 }
 
 /// The highest commit number of the log (see [`journal::highest_seq`]), read whole — mapped
