@@ -244,12 +244,13 @@ fn one_field_changed_on_both_sides_is_a_conflict_showing_both_values() {
 }
 
 /// The branch merged in made more commits than ours, and ours made its last one later: the last
-/// commit in the merged log is not the highest. A write after the merge is numbered above every
-/// commit, so it is a base a rebuild finds — not one that repeats a number of theirs, behind
-/// which the rebuild took theirs' commit and fell back to an older list.
-#[test]
-fn a_write_after_a_merge_is_numbered_above_both_branches() {
+/// commit in the merged log is not the highest.
+fn merged_a_longer_branch(crlf: bool) -> Repo {
     let repo = git_repo();
+    if crlf {
+        // Git for Windows' default: the merged log is written with CRLF line endings.
+        git(&repo, &["config", "core.autocrlf", "true"]);
+    }
     ok_at(&repo, "09:00:00", &["task", "add", "base one"]);
     let (ok, text) = merge(
         &repo,
@@ -263,13 +264,41 @@ fn a_write_after_a_merge_is_numbered_above_both_branches() {
         },
     );
     assert!(ok, "{text}");
-    ok_at(&repo, "12:00:00", &["task", "add", "after the merge"]);
-    ok_at(&repo, "12:00:01", &["task", "add", "and another"]);
+    repo
+}
+
+/// The tasks as they are, then as a rebuild of a destroyed tasks.json gives them: equal.
+fn assert_a_rebuild_keeps_every_task(repo: &Repo, count: usize) {
     let before = repo.tasks_json()["tasks"].clone();
-    assert_eq!(before.as_array().map(Vec::len), Some(7), "{before}");
+    assert_eq!(before.as_array().map(Vec::len), Some(count), "{before}");
     std::fs::write(repo.tasks_file(), "").expect("destroy tasks.json");
     repo.ok(&["task", "list"]);
     assert_eq!(repo.tasks_json()["tasks"], before);
+}
+
+/// A write after the merge is numbered above every commit, so it is a base a rebuild finds — not
+/// one that repeats a number of theirs, behind which the rebuild took theirs' commit and fell
+/// back to an older list. The same with the log merged with CRLF line endings.
+#[test]
+fn a_write_after_a_merge_is_numbered_above_both_branches() {
+    for crlf in [false, true] {
+        let repo = merged_a_longer_branch(crlf);
+        ok_at(&repo, "12:00:00", &["task", "add", "after the merge"]);
+        ok_at(&repo, "12:00:01", &["task", "add", "and another"]);
+        assert_a_rebuild_keeps_every_task(&repo, 7);
+    }
+}
+
+/// A restore after the merge is a base numbered above both branches too, and the writes after it
+/// follow it.
+#[test]
+fn a_restore_after_a_merge_and_the_writes_after_it_survive_a_rebuild() {
+    let repo = merged_a_longer_branch(false);
+    repo.ok(&["checkpoint", "restore", "1"]);
+    ok_at(&repo, "12:00:00", &["task", "add", "after the restore"]);
+    ok_at(&repo, "12:00:01", &["task", "add", "and another"]);
+    let count = repo.tasks_json()["tasks"].as_array().map_or(0, Vec::len);
+    assert_a_rebuild_keeps_every_task(&repo, count);
 }
 
 /// A merge that changed only project.json (theirs added phases): tasks.json is still the file
@@ -293,11 +322,7 @@ fn writes_after_a_merge_of_project_json_alone_survive_a_rebuild() {
     assert!(ok, "{text}");
     ok_at(&repo, "12:00:00", &["task", "add", "after the merge"]);
     ok_at(&repo, "12:00:01", &["task", "add", "and another"]);
-    let before = repo.tasks_json()["tasks"].clone();
-    assert_eq!(before.as_array().map(Vec::len), Some(4), "{before}");
-    std::fs::write(repo.tasks_file(), "").expect("destroy tasks.json");
-    repo.ok(&["task", "list"]);
-    assert_eq!(repo.tasks_json()["tasks"], before);
+    assert_a_rebuild_keeps_every_task(&repo, 4);
 }
 
 /// The first write after a merge keeps the merged file (which has no commit marker) as the

@@ -214,6 +214,16 @@ impl Commit {
 /// character the log escapes, so a search of the log's own bytes finds them too.
 pub(crate) const CARRIES: [&[u8]; 2] = [b"\"tasks\":{", b"\"project\":{"];
 
+/// Whether the payload line at the start of `rest` is complete: ended, and its entry closed by
+/// the blank line after it — in a log with LF or (git's `autocrlf`) CRLF line endings, as the
+/// log's parser reads both.
+fn ended(rest: &[u8]) -> bool {
+    memchr::memchr(b'\n', rest).is_some_and(|end| {
+        let after = &rest[end + 1..];
+        after.starts_with(b"\n") || after.starts_with(b"\r\n")
+    })
+}
+
 /// The highest commit number among the complete entries of `log` (the log's bytes), found by
 /// the lines that open payloads — `- replay: {"seq":N` — without parsing an entry: a line break
 /// cannot be inside a value, so only a payload's own line starts that way. A payload line its
@@ -224,8 +234,7 @@ pub(crate) fn highest_seq(log: &[u8]) -> u64 {
     memchr::memmem::find_iter(log, opening.as_bytes())
         .filter_map(|at| {
             let digits = &log[at + opening.len()..];
-            let end = memchr::memchr(b'\n', digits)?;
-            if digits.get(end + 1) != Some(&b'\n') {
+            if !ended(digits) {
                 return None;
             }
             let len = digits.iter().take_while(|b| b.is_ascii_digit()).count();
@@ -249,7 +258,7 @@ pub(crate) fn newest_base(log: &[u8]) -> Option<(u64, Option<CheckpointRef>)> {
     memchr::memmem::rfind_iter(log, opening.as_bytes()).find_map(|at| {
         let value = &log[at + opening.len()..];
         let end = memchr::memchr(b'\n', value)?;
-        if value.get(end + 1) != Some(&b'\n') {
+        if !ended(value) {
             return None;
         }
         let room = &value[..end.min(HEAD_ROOM)];
@@ -674,6 +683,7 @@ mod tests {
                    ## t \u{2014} STATE_SAVED\n- replay: {\"seq\":7,\"base\":{}}\n\n\
                    ## t \u{2014} STATE_SAVED\n- replay: {\"seq\":12,\"base\":{\"tas";
         assert_eq!(highest_seq(log.as_bytes()), 10);
+        assert_eq!(highest_seq(log.replace('\n', "\r\n").as_bytes()), 10);
         assert_eq!(highest_seq(b"# Log\n"), 0);
     }
 
@@ -693,7 +703,11 @@ mod tests {
             entry(r#"{"seq":3,"base":{"tasks":2,"project":1},"tasks":{"put":[]}}"#),
         ]
         .concat();
-        assert_eq!(newest_base(log.as_bytes()), Some((2, Some(named))));
+        assert_eq!(newest_base(log.as_bytes()), Some((2, Some(named.clone()))));
+        assert_eq!(
+            newest_base(log.replace('\n', "\r\n").as_bytes()),
+            Some((2, Some(named)))
+        );
         let torn = format!(
             "{log}## t \u{2014} STATE_SAVED\n- replay: {{\"seq\":4,\"base\":{{\"tasks\":3,\"project\":1}},\"tasks\":{{\"reset\":true"
         );

@@ -3210,7 +3210,16 @@ impl ProjectStore for FsProjectStore {
             project: project_seq,
         };
         let last = last_commit(&layout)?.map_or(0, |c| c.commit.head.seq);
-        let seq = marks.next(last);
+        // The restore is logged as what differs from the list replaced only when both files are
+        // the ones cairn wrote at the last commit; otherwise it is a base, numbered above every
+        // commit of the log, as a commit after another tool's edit is (see `transact`).
+        let project_is_cairns = is_stamped(&layout.project_json(), &project_stamp(&layout));
+        let differs = replaced.is_some() && tasks_seq == last && last > 0 && project_is_cairns;
+        let seq = if differs {
+            marks.next(last)
+        } else {
+            marks.next(last.max(highest_commit(&layout)?))
+        };
         // Every task passed its schema as the checkpoint was read: only the top level is
         // validated again (see `changed_tasks`), not a tree of the whole list.
         let unchanged = vec![true; doc.tasks.len()];
@@ -3231,9 +3240,7 @@ impl ProjectStore for FsProjectStore {
             })
         };
         let change = match (replaced, named) {
-            (Some(current), _) if tasks_seq == last && last > 0 => {
-                journal::diff(&current, &doc, &[]).unwrap_or_default()
-            }
+            (Some(current), _) if differs => journal::diff(&current, &doc, &[]).unwrap_or_default(),
             (_, Some(named)) if kept_after_prune() && made_durable(&layout, number) => {
                 journal::TasksChange {
                     start: journal::Start::Checkpoint(named),
