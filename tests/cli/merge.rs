@@ -325,6 +325,16 @@ fn writes_after_a_merge_of_project_json_alone_survive_a_rebuild() {
     assert_a_rebuild_keeps_every_task(&repo, 4);
 }
 
+/// Runs cairn with `args`, killed right after the commit's log entry, before any rename.
+fn killed_after_its_log_entry(repo: &Repo, args: &[&str]) {
+    let out = repo
+        .command(args)
+        .env("CAIRN_FAILPOINT", "project:after-log-append")
+        .output()
+        .expect("run cairn");
+    assert!(!out.status.success(), "{args:?} must die at the failpoint");
+}
+
 /// The first write after a merge keeps the merged file (which has no commit marker) as the
 /// checkpoint it starts from. Killed between its log entry and its rename, it is committed all
 /// the same: the next command finds tasks.json still that very file and rolls the commit forward
@@ -332,12 +342,7 @@ fn writes_after_a_merge_of_project_json_alone_survive_a_rebuild() {
 #[test]
 fn a_write_after_a_merge_killed_before_its_rename_is_rolled_forward() {
     let repo = each_side_started_one();
-    let out = repo
-        .command(&["task", "add", "after the merge"])
-        .env("CAIRN_FAILPOINT", "project:after-log-append")
-        .output()
-        .expect("run cairn");
-    assert!(!out.status.success(), "the add must die at the failpoint");
+    killed_after_its_log_entry(&repo, &["task", "add", "after the merge"]);
     let titles: Vec<String> = repo
         .items(&["task", "list"])
         .iter()
@@ -346,6 +351,33 @@ fn a_write_after_a_merge_killed_before_its_rename_is_rolled_forward() {
     assert_eq!(titles, ["one", "two", "after the merge"]);
     repo.add(&["next"]);
     assert_eq!(repo.task("T-004")["title"], "next");
+    repo.ok(&["doctor"]);
+}
+
+/// After a merge that changed both files, neither has a commit marker, and the first write
+/// changes both: killed before its renames, all of it is rolled forward — its project.json part
+/// (a phase) too, not its tasks alone.
+#[test]
+fn a_two_file_write_after_a_merge_killed_before_its_renames_is_rolled_forward_whole() {
+    let repo = git_repo();
+    repo.add(&["one"]);
+    repo.add(&["two"]);
+    let (ok, text) = merge(
+        &repo,
+        |r| {
+            ok_at(r, "10:00:00", &["phase", "add", "alpha", "--name", "Alpha"]);
+            ok_at(r, "10:00:00", &["task", "start", "T-002"]);
+        },
+        |r| {
+            ok_at(r, "11:00:00", &["phase", "add", "beta", "--name", "Beta"]);
+            ok_at(r, "11:00:00", &["task", "start", "T-001"]);
+        },
+    );
+    assert!(ok, "{text}");
+    killed_after_its_log_entry(&repo, &["phase", "add", "zeta", "--name", "Zeta"]);
+    repo.add(&["four"]);
+    let phases = repo.ok(&["phase", "list"]);
+    assert!(phases.contains("zeta"), "{phases}");
     repo.ok(&["doctor"]);
 }
 

@@ -394,7 +394,7 @@ impl FsProjectStore {
         // kept that file as the checkpoint it starts from; the file may still be it (see
         // `still_the_kept_file`).
         let tasks_may_lag = may_be_behind(marks.tasks, head.base.tasks)
-            || (marks.tasks == 0 && head.base.tasks == 0);
+            || (marks.tasks == 0 && head.base.tasks == 0 && has_other_names(&layout.tasks_json()));
         let project_may_lag = may_be_behind(marks.project, head.base.project);
         if !tasks_may_lag && !project_may_lag {
             return Ok((Loaded { state, recovered }, marks, head.seq, as_read));
@@ -422,13 +422,16 @@ impl FsProjectStore {
         // A file without a marker was written by another tool (or before markers existed): its
         // content is not cairn's to roll forward. (A new project's files, which the create
         // commit finds missing, are rebuilt by recovery instead.)
+        let kept_unreplaced = marks.tasks == 0
+            && last.base.tasks == 0
+            && still_the_kept_file(layout, last.tasks.as_ref());
         let tasks_behind = last.tasks.is_some()
-            && (marks.tasks != 0 && marks.tasks == last.base.tasks
-                || marks.tasks == 0
-                    && last.base.tasks == 0
-                    && still_the_kept_file(layout, last.tasks.as_ref()));
-        let project_behind =
-            last.project.is_some() && marks.project != 0 && marks.project == last.base.project;
+            && (marks.tasks != 0 && marks.tasks == last.base.tasks || kept_unreplaced);
+        // A commit replaces tasks.json before project.json: when its tasks.json was not
+        // replaced, neither was its project.json, marker or none.
+        let project_behind = last.project.is_some()
+            && marks.project == last.base.project
+            && (marks.project != 0 || kept_unreplaced);
         if !tasks_behind && !project_behind {
             return Ok((Loaded { state, recovered }, marks, last.seq, as_read));
         }
@@ -696,6 +699,13 @@ fn checkpoint_cut_short(path: &Path) -> Option<String> {
          every checkpoint in full)"
             .to_owned()
     })
+}
+
+/// Whether the file has another name (a hard link): a file a commit kept as its checkpoint has
+/// — checked before the commit's payload is read at all.
+fn has_other_names(path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt as _;
+    std::fs::metadata(path).is_ok_and(|m| m.nlink() > 1)
 }
 
 /// Whether tasks.json is still the very file a commit kept as the checkpoint it starts from —
