@@ -166,17 +166,24 @@ fn ok_at(repo: &Repo, time: &str, args: &[&str]) -> String {
 /// Two tasks, theirs started on branch `other` and ours on main, merged: each branch at the same
 /// commit number.
 fn each_side_started_one() -> Repo {
+    each_side_started_one_after(&[], &[])
+}
+
+/// [`each_side_started_one`], each side running its own command first (none when empty).
+fn each_side_started_one_after(theirs_first: &[&str], ours_first: &[&str]) -> Repo {
     let repo = git_repo();
     repo.add(&["one"]);
     repo.add(&["two"]);
+    let side = |r: &Repo, at: &str, first: &[&str], task: &str| {
+        if !first.is_empty() {
+            ok_at(r, at, first);
+        }
+        ok_at(r, at, &["task", "start", task]);
+    };
     let (ok, text) = merge(
         &repo,
-        |r| {
-            ok_at(r, "10:00:00", &["task", "start", "T-002"]);
-        },
-        |r| {
-            ok_at(r, "11:00:00", &["task", "start", "T-001"]);
-        },
+        |r| side(r, "10:00:00", theirs_first, "T-002"),
+        |r| side(r, "11:00:00", ours_first, "T-001"),
     );
     assert!(ok, "{text}");
     repo
@@ -359,21 +366,10 @@ fn a_write_after_a_merge_killed_before_its_rename_is_rolled_forward() {
 /// (a phase) too, not its tasks alone.
 #[test]
 fn a_two_file_write_after_a_merge_killed_before_its_renames_is_rolled_forward_whole() {
-    let repo = git_repo();
-    repo.add(&["one"]);
-    repo.add(&["two"]);
-    let (ok, text) = merge(
-        &repo,
-        |r| {
-            ok_at(r, "10:00:00", &["phase", "add", "alpha", "--name", "Alpha"]);
-            ok_at(r, "10:00:00", &["task", "start", "T-002"]);
-        },
-        |r| {
-            ok_at(r, "11:00:00", &["phase", "add", "beta", "--name", "Beta"]);
-            ok_at(r, "11:00:00", &["task", "start", "T-001"]);
-        },
+    let repo = each_side_started_one_after(
+        &["phase", "add", "alpha", "--name", "Alpha"],
+        &["phase", "add", "beta", "--name", "Beta"],
     );
-    assert!(ok, "{text}");
     killed_after_its_log_entry(&repo, &["phase", "add", "zeta", "--name", "Zeta"]);
     repo.add(&["four"]);
     let phases = repo.ok(&["phase", "list"]);
@@ -450,12 +446,11 @@ fn a_list_left_unmerged_is_refused_untouched_until_the_conflict_is_resolved() {
     let failure = repo.json_exiting(&["task", "list"], crate::support::code::CORRUPT);
     assert_eq!(failure["error"]["kind"], "unmerged", "{failure}");
     assert_eq!(std::fs::read(repo.tasks_file()).expect("tasks"), conflicted);
-    let aside = std::fs::read_dir(repo.project_dir("web"))
-        .expect("project dir")
-        .filter_map(Result::ok)
-        .filter(|e| e.file_name().to_string_lossy().contains("corrupt"))
-        .count();
-    assert_eq!(aside, 0, "nothing is set aside");
+    assert_eq!(
+        repo.set_aside_files(),
+        Vec::<String>::new(),
+        "nothing is set aside"
+    );
 
     let (resolved, text) = git(&repo, &["checkout", "--ours", "--", "."]);
     assert!(resolved, "{text}");

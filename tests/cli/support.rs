@@ -250,20 +250,31 @@ impl Repo {
         self.ok(&["task", "complete", id])
     }
 
-    pub fn checkpoint_files(&self) -> Vec<String> {
-        let dir = self.project_dir("web").join("checkpoints");
-        let mut names: Vec<String> = std::fs::read_dir(dir)
-            .map(|entries| {
-                entries
-                    .filter_map(|e| e.ok())
-                    .map(|e| e.file_name().to_string_lossy().into_owned())
-                    .filter(|n| n.starts_with("checkpoint-"))
-                    .collect()
-            })
-            .unwrap_or_default();
-        names.sort();
-        names
+    /// The damaged files recovery set aside in project `web` (`tasks.json.corrupt-<time>`, …).
+    pub fn set_aside_files(&self) -> Vec<String> {
+        names_in(&self.project_dir("web"), |n| n.contains(".corrupt-"))
     }
+
+    pub fn checkpoint_files(&self) -> Vec<String> {
+        names_in(&self.project_dir("web").join("checkpoints"), |n| {
+            n.starts_with("checkpoint-")
+        })
+    }
+}
+
+/// The names of the files in `dir` that `keep` accepts, sorted; none for a missing directory.
+fn names_in(dir: &Path, keep: impl Fn(&str) -> bool) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| keep(n))
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
 }
 
 /// Runs each test body (`fn NAME(adapter: Adapter)`) on both adapters: `mod NAME { files,

@@ -214,61 +214,57 @@ impl Commit {
 /// character the log escapes, so a search of the log's own bytes finds them too.
 pub(crate) const CARRIES: [&[u8]; 2] = [b"\"tasks\":{", b"\"project\":{"];
 
-/// Whether the payload line at the start of `rest` is complete: ended, and its entry closed by
-/// the blank line after it — in a log with LF or (git's `autocrlf`) CRLF line endings, as the
-/// log's parser reads both.
-fn ended(rest: &[u8]) -> bool {
-    memchr::memchr(b'\n', rest).is_some_and(|end| {
-        let after = &rest[end + 1..];
-        after.starts_with(b"\n") || after.starts_with(b"\r\n")
+/// The payloads' lines of `log` (the log's bytes), each as the value after `- replay: `, found
+/// by that opening without parsing an entry: a line break cannot be inside a value, so only a
+/// payload's own line starts that way. Only complete ones: a payload line its entry's blank line
+/// does not end (LF or, after git's `autocrlf`, CRLF, as the log's parser reads both) is a torn
+/// append, no commit. `newest_first` walks them from the end.
+fn payload_lines(log: &[u8], newest_first: bool) -> impl Iterator<Item = &[u8]> {
+    static OPENING: std::sync::LazyLock<String> =
+        std::sync::LazyLock::new(|| format!("\n- {FIELD}: "));
+    let opening = OPENING.as_bytes();
+    let starts: Box<dyn Iterator<Item = usize> + '_> = if newest_first {
+        Box::new(memchr::memmem::rfind_iter(log, opening))
+    } else {
+        Box::new(memchr::memmem::find_iter(log, opening))
+    };
+    starts.filter_map(move |at| {
+        let value = &log[at + opening.len()..];
+        let end = memchr::memchr(b'\n', value)?;
+        let after = &value[end + 1..];
+        (after.starts_with(b"\n") || after.starts_with(b"\r\n")).then_some(&value[..end])
     })
 }
 
-/// The highest commit number among the complete entries of `log` (the log's bytes), found by
-/// the lines that open payloads — `- replay: {"seq":N` — without parsing an entry: a line break
-/// cannot be inside a value, so only a payload's own line starts that way. A payload line its
-/// entry's blank line does not end is a torn append, no commit, and is not counted. 0 for a log
+/// The head of a payload line, read from its first bytes only (one can be the whole list), and
+/// the text after it: `encode` writes `seq`, then `base` (numbers only: its `}` is the first).
+fn head_of_line(value: &[u8]) -> Option<(Head, &str)> {
+    const HEAD_ROOM: usize = 4096;
+    let room = &value[..value.len().min(HEAD_ROOM)];
+    let room = match std::str::from_utf8(room) {
+        Ok(text) => text,
+        Err(cut) => std::str::from_utf8(&room[..cut.valid_up_to()]).ok()?,
+    };
+    let head = Head::of(room).ok()?;
+    Some((head, &room[room.find('}')? + 1..]))
+}
+
+/// The highest commit number among the complete entries of `log` (the log's bytes); 0 for a log
 /// without one.
 pub(crate) fn highest_seq(log: &[u8]) -> u64 {
-    let opening = format!("\n- {FIELD}: {{\"seq\":");
-    memchr::memmem::find_iter(log, opening.as_bytes())
-        .filter_map(|at| {
-            let digits = &log[at + opening.len()..];
-            if !ended(digits) {
-                return None;
-            }
-            let len = digits.iter().take_while(|b| b.is_ascii_digit()).count();
-            std::str::from_utf8(&digits[..len])
-                .ok()?
-                .parse::<u64>()
-                .ok()
-        })
+    payload_lines(log, false)
+        .filter_map(|value| Some(head_of_line(value)?.0.seq))
         .max()
         .unwrap_or(0)
 }
 
 /// The newest commit of `log` (the log's bytes) that starts its list anew — `"tasks":{"reset":`
-/// right after its head — with the checkpoint it starts from (`None`: a whole list). Found from
-/// the end by the lines that open payloads, each read no further than its head (one can be the
-/// whole list); a payload line its entry's blank line does not end is a torn append, no commit.
+/// right after its head — with the checkpoint it starts from (`None`: a whole list).
 pub(crate) fn newest_base(log: &[u8]) -> Option<(u64, Option<CheckpointRef>)> {
-    const HEAD_ROOM: usize = 4096;
     const RESET: &str = ",\"tasks\":{\"reset\":";
-    let opening = format!("\n- {FIELD}: ");
-    memchr::memmem::rfind_iter(log, opening.as_bytes()).find_map(|at| {
-        let value = &log[at + opening.len()..];
-        let end = memchr::memchr(b'\n', value)?;
-        if !ended(value) {
-            return None;
-        }
-        let room = &value[..end.min(HEAD_ROOM)];
-        let room = match std::str::from_utf8(room) {
-            Ok(text) => text,
-            Err(cut) => std::str::from_utf8(&room[..cut.valid_up_to()]).ok()?,
-        };
-        // `encode` writes `seq`, `base` (numbers only: its `}` is the first), then `tasks`.
-        let head = Head::of(room).ok()?;
-        let rest = room[room.find('}')? + 1..].strip_prefix(RESET)?;
+    payload_lines(log, true).find_map(|value| {
+        let (head, after) = head_of_line(value)?;
+        let rest = after.strip_prefix(RESET)?;
         let named = serde_json::Deserializer::from_str(rest)
             .into_iter::<CheckpointRef>()
             .next()
@@ -677,10 +673,10 @@ mod tests {
     /// torn append at the end is no commit.
     #[test]
     fn the_highest_commit_is_found_by_the_lines_that_open_payloads() {
-        let log = "# Log\n\n## t \u{2014} TASK_ADDED\n- task: T-001\n- replay: {\"seq\":3,\"base\":{}}\n\n\
+        let log = "# Log\n\n## t \u{2014} TASK_ADDED\n- task: T-001\n- replay: {\"seq\":3,\"base\":{\"tasks\":2,\"project\":1}}\n\n\
                    ## t \u{2014} ERROR\n- message: see - replay: {\"seq\":99}\n\n\
-                   ## t \u{2014} STATE_SAVED\n- replay: {\"seq\":10,\"base\":{}}\n\n\
-                   ## t \u{2014} STATE_SAVED\n- replay: {\"seq\":7,\"base\":{}}\n\n\
+                   ## t \u{2014} STATE_SAVED\n- replay: {\"seq\":10,\"base\":{\"tasks\":9,\"project\":1}}\n\n\
+                   ## t \u{2014} STATE_SAVED\n- replay: {\"seq\":7,\"base\":{\"tasks\":6,\"project\":1}}\n\n\
                    ## t \u{2014} STATE_SAVED\n- replay: {\"seq\":12,\"base\":{\"tas";
         assert_eq!(highest_seq(log.as_bytes()), 10);
         assert_eq!(highest_seq(log.replace('\n', "\r\n").as_bytes()), 10);

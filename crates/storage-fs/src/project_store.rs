@@ -232,17 +232,8 @@ impl FsProjectStore {
                     tasks: damaged_marker.unwrap_or(0),
                     project: read_project(&layout.project_json()).map_or(0, |(_, seq)| seq),
                 };
-                // Numbered above every commit the log holds: this commit logs the whole list, a
-                // base a replay finds by its number, which must not repeat one of another branch
-                // after a git merge. (A commit that continues the previous list is numbered after
-                // the last one instead: a replay reaches it only by the next number.)
-                let seq = marks.next(
-                    (log.records.iter())
-                        .filter_map(|r| journal::Head::of(r.get(journal::FIELD)?).ok())
-                        .map(|head| head.seq)
-                        .max()
-                        .unwrap_or(0),
-                );
+                // This commit logs the whole list: a base (see `next_commit`).
+                let seq = next_commit(layout, marks, 0, true)?;
                 let payload = Payload {
                     seq,
                     base: marks.base(),
@@ -624,14 +615,14 @@ const WRITER_WAIT: Duration = Duration::from_secs(2);
 /// would be rebuilt from the log and the pulled version set aside, under the writer's feet.
 fn read_settled<T, E>(path: &Path, read: impl Fn() -> Result<T, E>) -> Result<T, E> {
     let deadline = std::time::Instant::now() + WRITER_WAIT;
+    let being_written = || {
+        std::fs::File::open(path)
+            .ok()
+            .and_then(|file| cairn_lease::open_for_writing_elsewhere(&file))
+            == Some(true)
+    };
     loop {
         let result = read();
-        let being_written = || {
-            std::fs::File::open(path)
-                .ok()
-                .and_then(|file| cairn_lease::open_for_writing_elsewhere(&file))
-                == Some(true)
-        };
         if result.is_ok() || std::time::Instant::now() >= deadline {
             return result;
         }
@@ -729,15 +720,33 @@ fn still_the_kept_file(layout: &ProjectLayout, change: Option<&journal::TasksCha
     }
 }
 
-/// The highest commit number of the log (see [`journal::highest_seq`]), read whole — mapped
-/// where the kernel allows: only a commit after another tool's edit pays for it.
-fn highest_commit(layout: &ProjectLayout) -> Result<u64, StoreError> {
+/// The log's bytes, mapped where the kernel allows (see `cairn_lease::Contents`); `None` for a
+/// project without one.
+fn mapped_log(layout: &ProjectLayout) -> Result<Option<cairn_lease::Contents>, StoreError> {
     let path = layout.log_md();
     match cairn_lease::Contents::of(&path) {
-        Ok(log) => Ok(journal::highest_seq(&log)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(0),
+        Ok(log) => Ok(Some(log)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(io_error("read", &path)(e)),
     }
+}
+
+/// The number of the next commit, after `last` (the last one in the log's file order). A base —
+/// a commit that starts its list anew — is numbered above every commit of the log instead (see
+/// [`journal::highest_seq`]): after a git merge the last one need not be the highest, and a base
+/// whose number repeats one of the other branch's is hidden behind that commit. A commit that
+/// continues the previous list must be `last + 1`: that is the only way a replay reaches it.
+fn next_commit(
+    layout: &ProjectLayout,
+    marks: Marks,
+    last: u64,
+    base: bool,
+) -> Result<u64, StoreError> {
+    if !base {
+        return Ok(marks.next(last));
+    }
+    let highest = mapped_log(layout)?.map_or(0, |log| journal::highest_seq(&log));
+    Ok(marks.next(last.max(highest)))
 }
 
 /// How much of each line of a log entry a writer reads to find the last commit's head: the whole
@@ -2679,17 +2688,10 @@ impl ProjectStore for FsProjectStore {
         let from_the_log = as_read.lines.is_some();
         let project_is_cairns = is_stamped(&layout.project_json(), &project_stamp(&layout));
         // After another tool's edit to either file — a `git merge` among them — the commit starts
-        // its list anew (the tasks are rewritten and logged as a base even when this change
-        // leaves them as they were), and is numbered above every commit of the log: after a merge
-        // the last one in the file need not be the highest, and a base whose number repeats one
-        // of the other branch's is hidden behind that commit. A commit that continues the
-        // previous list keeps the last number + 1: that is the only way a replay reaches it.
+        // its list anew: the tasks are rewritten and logged as a base even when this change
+        // leaves them as they were (see `next_commit`).
         let anew = !from_the_log || !project_is_cairns;
-        let seq = if anew {
-            marks.next(last.max(highest_commit(&layout)?))
-        } else {
-            marks.next(last)
-        };
+        let seq = next_commit(&layout, marks, last, anew)?;
         // No copy of the list is kept to compare with: its encoding is (the read cache's, or made
         // now for a list read from JSON), and the tasks a change touched are the ones whose
         // encoding differs after it. A copy of 10,000 tasks was a fifth of `task complete`.
@@ -3221,15 +3223,11 @@ impl ProjectStore for FsProjectStore {
         };
         let last = last_commit(&layout)?.map_or(0, |c| c.commit.head.seq);
         // The restore is logged as what differs from the list replaced only when both files are
-        // the ones cairn wrote at the last commit; otherwise it is a base, numbered above every
-        // commit of the log, as a commit after another tool's edit is (see `transact`).
+        // the ones cairn wrote at the last commit; otherwise it is a base, as a commit after
+        // another tool's edit is (see `transact`).
         let project_is_cairns = is_stamped(&layout.project_json(), &project_stamp(&layout));
         let differs = replaced.is_some() && tasks_seq == last && last > 0 && project_is_cairns;
-        let seq = if differs {
-            marks.next(last)
-        } else {
-            marks.next(last.max(highest_commit(&layout)?))
-        };
+        let seq = next_commit(&layout, marks, last, !differs)?;
         // Every task passed its schema as the checkpoint was read: only the top level is
         // validated again (see `changed_tasks`), not a tree of the whole list.
         let unchanged = vec![true; doc.tasks.len()];
@@ -3550,12 +3548,7 @@ impl ProjectStore for FsProjectStore {
         if full {
             // Mapped where the kernel allows, and searched from the end for the payloads' opening
             // lines: at 100,000 tasks, reading and parsing every entry was 50–150 ms of the check.
-            let path = layout.log_md();
-            let log = match cairn_lease::Contents::of(&path) {
-                Ok(log) => Some(log),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-                Err(e) => return Err(io_error("read", &path)(e)),
-            };
+            let log = mapped_log(&layout)?;
             health
                 .damaged
                 .extend(log.and_then(|log| missing_base(&layout, &log)));

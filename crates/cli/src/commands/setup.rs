@@ -226,11 +226,7 @@ pub fn git_problems(root: &Path) -> Vec<GitProblem> {
         return Vec::new();
     }
     let mut problems = Vec::new();
-    let missing: Vec<&str> = GIT_ATTRIBUTES
-        .iter()
-        .copied()
-        .filter(|line| !text.lines().any(|l| l.trim_end() == *line))
-        .collect();
+    let missing = missing_lines(&text, GIT_ATTRIBUTES);
     if !missing.is_empty() {
         problems.push(GitProblem {
             message: format!(
@@ -279,11 +275,17 @@ fn edit_file(path: &Path, lines: &[&str], remove: bool) -> Result<bool, Failure>
     Ok(true)
 }
 
+/// Those of `lines` that are not lines of `text` (trailing blanks aside).
+fn missing_lines<'l>(text: &str, lines: &[&'l str]) -> Vec<&'l str> {
+    let present = |line: &str| text.lines().any(|l| l.trim_end() == line);
+    lines.iter().copied().filter(|l| !present(l)).collect()
+}
+
 /// The text with `lines` appended where missing (or removed); `None` when it would not change.
 fn edit_lines(text: &str, lines: &[&str], remove: bool) -> Option<String> {
-    let present = |line: &str| text.lines().any(|l| l.trim_end() == line);
+    let missing = missing_lines(text, lines);
     if remove {
-        if !lines.iter().any(|l| present(l)) {
+        if missing.len() == lines.len() {
             return None;
         }
         let kept: Vec<&str> = text
@@ -296,7 +298,6 @@ fn edit_lines(text: &str, lines: &[&str], remove: bool) -> Option<String> {
             kept.join("\n") + "\n"
         });
     }
-    let missing: Vec<&str> = lines.iter().copied().filter(|l| !present(l)).collect();
     if missing.is_empty() {
         return None;
     }
