@@ -1,8 +1,9 @@
 //! The commands that handle a whole large store at once, at 100,000 tasks (`--only big`): #16
 //! wants every command under 500 ms there, and these are the ones that read, check or write the
 //! whole list — a full check (with the verdicts of earlier checks, and without them as in a fresh
-//! clone), a restore, a merge, a first import from another tool, the first read in a fresh clone
-//! and the first write over a tasks.json another tool wrote. Each is timed as a whole process
+//! clone), a restore, a merge, a first import from another tool — and on what it imported, whose
+//! every task carries the source's link in `metadata`, `task next` and a fresh clone's full check
+//! — the first read in a fresh clone and the first write over a tasks.json another tool wrote. Each is timed as a whole process
 //! after an untimed step that gives it its usual input: a write before the check and the restore
 //! (so tasks.json is new, as it is after a day's work), the verdicts removed, a fresh copy of ours
 //! for each merge, a new project for each import, for the first read a copy of tasks.json put in
@@ -154,6 +155,41 @@ pub fn measure(cairn: &Path, root: &Path, iters: usize) -> Result<Vec<Measured>,
         name: "cairn import taskmaster (all, new)",
         stats: Stats::new(samples),
         writes: true,
+    });
+
+    // The last import's project: every task carries its link to the source in `metadata`, as
+    // the tasks of a team that moved from another tool do.
+    let imported = work
+        .path()
+        .join(format!("import-{}", iters.saturating_sub(1)));
+    let imported_dir = imported.join(".claude/projects/imported");
+    let imported = imported.display().to_string();
+    let mut samples = Vec::with_capacity(iters);
+    for _ in 0..iters {
+        samples.push(time_once(&on(&imported, &["task", "next"]), None)?);
+    }
+    out.push(Measured {
+        name: "cairn task next (imported: metadata on every task)",
+        stats: Stats::new(samples),
+        writes: false,
+    });
+    let mut samples = Vec::with_capacity(iters);
+    for _ in 0..iters {
+        // What git leaves out of a clone (see `cairn setup git`), gone before each run.
+        for ignored in [
+            ".tasks.json.cache",
+            ".tasks.json.validated",
+            ".project.json.validated",
+            ".checkpoints.validated",
+        ] {
+            remove(&imported_dir.join(ignored))?;
+        }
+        samples.push(time_once(&on(&imported, &["doctor", "--full"]), None)?);
+    }
+    out.push(Measured {
+        name: "cairn doctor --full (imported, in a fresh clone)",
+        stats: Stats::new(samples),
+        writes: false,
     });
 
     // As in a fresh clone: tasks.json a file cairn did not write here (no stamp) and no read

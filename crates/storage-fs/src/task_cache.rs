@@ -23,7 +23,7 @@
 use std::path::{Path, PathBuf};
 
 use cairn_domain::project::{
-    Level, Minutes, Priority, Task, TaskDoc, TaskId, TaskList, TaskStatus,
+    Exact, Level, Minutes, Priority, Task, TaskDoc, TaskId, TaskList, TaskStatus,
 };
 use cairn_domain::time::Timestamp;
 use serde_json::{Map, Value};
@@ -524,7 +524,10 @@ impl<'a> Dec<'a> {
     fn extra(&mut self) -> Option<Map<String, Value>> {
         match self.str()? {
             "" => Some(Map::new()),
-            json => serde_json::from_str(json).ok(),
+            json => match serde_json::from_str(json).ok()? {
+                Exact(Value::Object(extra)) => Some(extra),
+                Exact(_) => None,
+            },
         }
     }
 }

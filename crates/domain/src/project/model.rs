@@ -441,6 +441,7 @@ mod list;
 mod wire;
 
 pub use list::{ListRead, TaskList, forget_lists_when_dropped};
+pub use wire::Exact;
 
 mod whole {
     use serde::{Deserialize, Deserializer};
