@@ -45,7 +45,16 @@ impl Contents {
     ///
     /// Errors: opening or reading it, as [`std::fs::read`] reports them.
     pub fn of(path: &Path) -> std::io::Result<Self> {
-        match imp::map(File::open(path)?) {
+        Self::of_file(File::open(path)?)
+    }
+
+    /// [`Contents::of`] the file `file` has open for reading, from where it stands (its start,
+    /// for the mapping): the bytes of the very file the caller opened and looked at, not of
+    /// whatever its path names by now.
+    ///
+    /// Errors: reading it, when it cannot be mapped.
+    pub fn of_file(file: File) -> std::io::Result<Self> {
+        match imp::map(file) {
             Ok(mapped) => Ok(Self(mapped)),
             Err(mut file) => {
                 let mut bytes = Vec::new();
@@ -87,6 +96,20 @@ impl Deref for Contents {
 /// (a name nobody else uses).
 pub fn open_elsewhere(file: &File) -> Option<bool> {
     imp::open_elsewhere(file)
+}
+
+/// Opens the file at `path` for writing without waiting on a lease: while a reader maps it
+/// ([`Contents`]), a plain open for writing waits until the reader is done — or, past the
+/// kernel's lease-break time (45 s), breaks its lease, and a truncation then kills it (`SIGBUS`).
+/// This open fails at once instead (`ErrorKind::WouldBlock`).
+///
+/// Errors: as [`std::fs::OpenOptions::open`] reports them.
+pub fn open_to_overwrite(path: &Path) -> std::io::Result<File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true);
+    #[cfg(target_os = "linux")]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
+    options.open(path)
 }
 
 /// Whether another open file description has `file` open for writing: a program writing it in
@@ -366,6 +389,32 @@ mod tests {
         drop(contents);
         assert!(writer.wait().expect("wait").success());
         assert_eq!(std::fs::read(&path).expect("read"), b"changed");
+    }
+
+    /// An open to overwrite does not wait on a mapping: it fails at once while the mapping
+    /// lives, and succeeds once it is gone.
+    #[test]
+    fn an_open_to_overwrite_does_not_wait_for_a_reader() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("retired.json");
+        std::fs::write(&path, b"the bytes as they were").expect("write");
+        let contents = Contents::of(&path).expect("contents");
+        assert!(contents.is_mapped());
+        let started = std::time::Instant::now();
+        let refused = open_to_overwrite(&path).expect_err("the reader's lease is kept");
+        assert_eq!(refused.kind(), std::io::ErrorKind::WouldBlock);
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(5),
+            "it did not wait"
+        );
+        assert_eq!(&*contents, b"the bytes as they were");
+        drop(contents);
+        let file = open_to_overwrite(&path).expect("nobody maps it now");
+        drop(file);
+        let file = std::fs::File::open(&path).expect("open");
+        let of_file = Contents::of_file(file).expect("contents");
+        assert!(of_file.is_mapped());
+        assert_eq!(&*of_file, b"the bytes as they were");
     }
 
     /// Another process holding the file open — here `sleep` with it as its standard input — is

@@ -155,7 +155,8 @@ pub fn write_parts_over_retired(
     let Some(retired) = retired(target, temp_dir) else {
         return write_parts(temp_dir, parts);
     };
-    let file = match OpenOptions::new().write(true).open(&retired) {
+    // Not waiting on a reader that maps it: it is then not unseen, and the write goes elsewhere.
+    let file = match cairn_lease::open_to_overwrite(&retired) {
         Err(error) if error.kind() == ErrorKind::NotFound => return write_parts(temp_dir, parts),
         Ok(file) if unseen(&file) => file,
         _ => {
