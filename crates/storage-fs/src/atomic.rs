@@ -630,6 +630,31 @@ mod tests {
         );
     }
 
+    /// A reader mapping the content two writes old (under a read lease) neither makes the
+    /// writer wait nor sees its bytes change: the write goes to a fresh file.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_retired_file_a_reader_maps_is_not_waited_on() {
+        let (_dir, temp, target) = tasks_json();
+        write_over_retired(&temp, &target, &[b"first"]);
+        let mapped = cairn_lease::Contents::of(&target).unwrap();
+        assert!(mapped.is_mapped());
+        write_over_retired(&temp, &target, &[b"second"]);
+        let started = std::time::Instant::now();
+        write_over_retired(&temp, &target, &[b"third"]);
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(5),
+            "it waited"
+        );
+        assert_eq!(&*mapped, b"first");
+        assert_eq!(fs::read(&target).unwrap(), b"third");
+        drop(mapped);
+        // Nobody holds anything now: the next write reuses the retired inode again.
+        let second = inode(&retired(&target, &temp).unwrap());
+        write_over_retired(&temp, &target, &[b"fourth"]);
+        assert_eq!(inode(&target), second);
+    }
+
     /// A retired content with another name — someone hard-linked tasks.json — keeps it.
     #[cfg(target_os = "linux")]
     #[test]

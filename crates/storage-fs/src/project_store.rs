@@ -3786,6 +3786,28 @@ mod tests {
         );
     }
 
+    /// The same foreign bytes read the same whether validated (a first read) or taken as passed
+    /// before (a verdict): here with an unknown field holding serde_json's raw-value token, which
+    /// a `Value` reads as the JSON text it names.
+    #[test]
+    fn a_foreign_file_reads_the_same_validated_or_passed_before() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let layout = ProjectLayout::new(dir.path(), "demo").expect("layout");
+        std::fs::create_dir_all(layout.temp_dir()).expect("project dir");
+        let text = br#"{"version":1,"tasks":[
+{"id":"T-001","title":"a task","level":"task","status":"PENDING","priority":"LOW","dependencies":[],"completion_criteria":[],"created_at":"2026-05-06T08:00:00Z","meta":{"$serde_json::private::RawValue":"[1,2]"}}
+]}
+"#;
+        std::fs::write(layout.tasks_json(), text).expect("write");
+        let validated = read_task_doc(&layout, false).expect("valid").0;
+        let _ = std::fs::remove_file(task_cache::path(layout.dir()));
+        Verdicts::remember(&layout, text);
+        let passed = read_task_doc(&layout, false).expect("passed before").0;
+        assert_eq!(passed.tasks[0].extra, validated.tasks[0].extra);
+        // And the lease the mapped read took is given back: a writer is not kept waiting.
+        assert!(cairn_lease::open_to_overwrite(&layout.tasks_json()).is_ok());
+    }
+
     /// A task whose text passed in a document judged before is not judged again — shown with a
     /// text that fails (its title is too short), marked as passed by hand.
     #[test]

@@ -205,10 +205,51 @@ impl<'de> Visitor<'de> for ExactVisitor {
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Json, A::Error> {
         let mut entries = Entries::new();
+        // As `Value` reads it (serde_json's `raw_value`): an object whose first key is the raw
+        // value token is the JSON text its value holds, and only a string may be that text.
+        match map.next_key::<String>()? {
+            None => return Ok(Json::Object(Map::new())),
+            Some(key) if key == RAW_VALUE_TOKEN => {
+                let text = map.next_value_seed(RawText)?;
+                return serde_json::from_str(&text)
+                    .map(|Exact(value)| value)
+                    .map_err(A::Error::custom);
+            }
+            Some(key) => {
+                let Exact(value) = map.next_value()?;
+                entries.push((key, value));
+            }
+        }
         while let Some((key, Exact(value))) = map.next_entry::<String, Exact>()? {
             entries.push((key, value));
         }
         Ok(Json::Object(entries.into_map()))
+    }
+}
+
+/// serde_json's private key for a `RawValue` carried through a map (`raw_value` feature).
+const RAW_VALUE_TOKEN: &str = "$serde_json::private::RawValue";
+
+/// The string under [`RAW_VALUE_TOKEN`], refused as serde_json refuses anything else there.
+struct RawText;
+
+impl<'de> serde::de::DeserializeSeed<'de> for RawText {
+    type Value = String;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<String, D::Error> {
+        d.deserialize_str(self)
+    }
+}
+
+impl Visitor<'_> for RawText {
+    type Value = String;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("raw value")
+    }
+    fn visit_str<E>(self, v: &str) -> Result<String, E> {
+        Ok(v.to_owned())
+    }
+    fn visit_string<E>(self, v: String) -> Result<String, E> {
+        Ok(v)
     }
 }
 
@@ -365,5 +406,94 @@ mod tests {
                 .to_string()
                 .contains("RFC 3339")
         );
+    }
+
+    /// serde_json's `Value` reads an object whose first key is the `raw_value` token as the JSON
+    /// text its value holds; `Exact` must read it the same, errors included.
+    #[test]
+    fn an_exact_value_reads_the_raw_value_token_as_value_does() {
+        for text in [
+            r#"{"$serde_json::private::RawValue":"[1,2]"}"#,
+            r#"{"$serde_json::private::RawValue":"{\"a\":1}","b":2}"#,
+            r#"[{"$serde_json::private::RawValue":"nope"}]"#,
+            r#"{"$serde_json::private::RawValue":5}"#,
+            r#"{"a":{"$serde_json::private::RawValue":"true"}}"#,
+        ] {
+            let value = serde_json::from_str::<Json>(text).map_err(|e| e.to_string());
+            let exact = serde_json::from_str::<Exact>(text)
+                .map(|Exact(v)| v)
+                .map_err(|e| e.to_string());
+            assert_eq!(exact, value, "{text}");
+        }
+    }
+
+    /// A task's unknown field reads the same from text as through a `Value` (the validated path).
+    #[test]
+    fn a_task_reads_the_same_from_text_and_from_a_value() {
+        let text = FULL.replacen(
+            r#"{"a":[1,2.5,"s"]}"#,
+            r#"{"$serde_json::private::RawValue":"[1,2]"}"#,
+            1,
+        );
+        let direct: Task = serde_json::from_str(&text).unwrap();
+        let value: Json = serde_json::from_str(&text).unwrap();
+        let through_value: Task = serde_json::from_value(value).unwrap();
+        assert_eq!(direct.extra["x_first"], through_value.extra["x_first"]);
+    }
+
+    /// Numbers, escapes and errors as `Value` reads them, from text and from a `Value`.
+    #[test]
+    fn edge_values_read_as_value_reads_them() {
+        for text in [
+            "-0.0",
+            "0",
+            "-0",
+            "1e308",
+            "1e309",
+            "-1e309",
+            "18446744073709551615",
+            "18446744073709551616",
+            "-9223372036854775808",
+            "-9223372036854775809",
+            "123456789012345678901234567890",
+            "0.1",
+            "2.5e-324",
+            "1e-400",
+            r#""\u00e9\ud83d\ude00\n\"\\""#,
+            r#""\ud800""#,
+            "null",
+            "[]",
+            "{}",
+            "[1,]",
+            r#"{"a":1,"a":{"b":2},"c":3,"a":[4]}"#,
+            r#"{"a":1,"b":2,"c":3,"d":4,"e":5,"a":6}"#,
+        ] {
+            let value = serde_json::from_str::<Json>(text).map_err(|e| e.to_string());
+            let exact = serde_json::from_str::<Exact>(text)
+                .map(|Exact(v)| v)
+                .map_err(|e| e.to_string());
+            assert_eq!(exact, value, "{text}");
+            if let (Ok(exact), Ok(value)) = (&exact, &value) {
+                assert_eq!(
+                    serde_json::to_string(exact).unwrap(),
+                    serde_json::to_string(value).unwrap(),
+                    "order and bits: {text}"
+                );
+                let Exact(again) = serde_json::from_value(value.clone()).unwrap();
+                assert_eq!(
+                    serde_json::to_string(&again).unwrap(),
+                    serde_json::to_string(value).unwrap()
+                );
+                let Exact(by_ref) = Exact::deserialize(value).unwrap();
+                assert_eq!(&by_ref, value);
+            }
+        }
+        // A `Value` made in code with the token as its first key reads back as `Value` reads it.
+        let made = serde_json::json!({"$serde_json::private::RawValue": "[1]"});
+        let value = serde_json::from_value::<Json>(made.clone()).map_err(|e| e.to_string());
+        let exact = serde_json::from_value::<Exact>(made)
+            .map(|Exact(v)| v)
+            .map_err(|e| e.to_string());
+        assert_eq!(exact, value);
     }
 }
