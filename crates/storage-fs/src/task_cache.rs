@@ -160,20 +160,30 @@ impl Encoded {
 /// tasks.json on a thread of its own meanwhile (see `project_store::read_task_doc`), and a helper
 /// spinning beside the two would take that thread's core (no faster, measured).
 pub(crate) fn read(path: &Path, key: &str, keep: bool) -> Option<(TaskDoc, u64, Option<Encoded>)> {
-    use std::io::Read;
+    use std::io::{Read, Seek};
     let mut file = std::fs::File::open(path).ok()?;
     let size = usize::try_from(file.metadata().ok()?.len()).ok()?;
     let prepare = move || {
         // The header first: a cache of another file (after a `git pull`, a write by another
         // tool) is not read through — at 100,000 tasks, 30 MB.
-        let mut bytes = Vec::with_capacity(size);
+        let mut bytes = Vec::with_capacity(if keep { size } else { 0 });
         let head = MAGIC.len() + key.len() + 1;
         (&mut file).take(head as u64).read_to_end(&mut bytes).ok()?;
         if key_of(&bytes) != Some(key) {
             return None;
         }
-        file.read_to_end(&mut bytes).ok()?;
-        Located::of(bytes, key)
+        if keep {
+            file.read_to_end(&mut bytes).ok()?;
+            return Located::of(Held::Read(bytes), key);
+        }
+        // A reader decodes the bytes and lets them go: mapped, they are the page cache's own
+        // pages — no fresh memory to zero and fill (3 MB at 10,000 tasks). A writer keeps them
+        // (its `Encoded`) while it overwrites this very file, so it reads them.
+        file.rewind().ok()?;
+        Located::of(
+            Held::Mapped(cairn_lease::Contents::of_file(file).ok()?),
+            key,
+        )
     };
     let (read, tasks, whole) = parallel::prepare_then_collect(
         !keep && size >= EARLY_HELPERS_FROM,
@@ -201,8 +211,8 @@ pub(crate) fn read(path: &Path, key: &str, keep: bool) -> Option<(TaskDoc, u64, 
         tasks: TaskList::as_read(tasks?),
         ..top
     };
-    let encoded = keep.then_some(Encoded {
-        bytes,
+    let encoded = keep.then(|| Encoded {
+        bytes: bytes.into_vec(),
         payload,
         spans,
     });
@@ -217,9 +227,9 @@ pub(crate) fn read(path: &Path, key: &str, keep: bool) -> Option<(TaskDoc, u64, 
 pub(crate) fn read_any(path: &Path) -> Option<Encoded> {
     let bytes = std::fs::read(path).ok()?;
     let key = key_of(&bytes)?.to_owned();
-    let read = Located::of(bytes, &key)?;
-    (checksum(&key, &read.bytes[read.payload..]) == read.sum).then_some(Encoded {
-        bytes: read.bytes,
+    let read = Located::of(Held::Read(bytes), &key)?;
+    (checksum(&key, &read.bytes[read.payload..]) == read.sum).then(|| Encoded {
+        bytes: read.bytes.into_vec(),
         payload: read.payload,
         spans: read.spans,
     })
@@ -236,10 +246,36 @@ fn key_of(bytes: &[u8]) -> Option<&str> {
 /// decoded on several cores: its helpers are started before it is read.
 const EARLY_HELPERS_FROM: usize = 2 * PER_THREAD * 128;
 
+/// A cache file's bytes: read into memory, or mapped (see `cairn_lease::Contents`).
+enum Held {
+    Read(Vec<u8>),
+    Mapped(cairn_lease::Contents),
+}
+
+impl Held {
+    fn into_vec(self) -> Vec<u8> {
+        match self {
+            Held::Read(bytes) => bytes,
+            Held::Mapped(mapped) => mapped.to_vec(),
+        }
+    }
+}
+
+impl std::ops::Deref for Held {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        match self {
+            Held::Read(bytes) => bytes,
+            Held::Mapped(mapped) => mapped,
+        }
+    }
+}
+
 /// A cache file as read, its header checked against the key and its tasks located; not yet
 /// decoded or checksummed.
 struct Located {
-    bytes: Vec<u8>,
+    bytes: Held,
     /// Where the payload (what the checksum covers) starts in `bytes`.
     payload: usize,
     sum: u64,
@@ -249,7 +285,7 @@ struct Located {
 }
 
 impl Located {
-    fn of(bytes: Vec<u8>, key: &str) -> Option<Self> {
+    fn of(bytes: Held, key: &str) -> Option<Self> {
         let rest = bytes.strip_prefix(MAGIC)?;
         let newline = rest.iter().position(|&b| b == b'\n')?;
         if &rest[..newline] != key.as_bytes() {
@@ -298,7 +334,9 @@ impl Located {
 /// The file is overwritten in place rather than replaced by rename: replacing it unlinks the
 /// old file, which costs several times the write on a large store. A reader racing the write
 /// may see a mix of old and new bytes; the length and the checksum (over the key and the
-/// payload) make it ignore them.
+/// payload) make it ignore them. A reader that maps the file holds a read lease on it, which an
+/// open to write would wait on: the file is then unlinked — the reader keeps its pages — and
+/// made anew.
 pub(crate) fn write(path: &Path, key: &str, encoded: &Encoded) {
     use std::io::Write;
     let payload = &encoded.bytes[encoded.payload..];
@@ -308,16 +346,29 @@ pub(crate) fn write(path: &Path, key: &str, encoded: &Encoded) {
     head.push(b'\n');
     head.extend_from_slice(&checksum(key, payload).to_le_bytes());
     head.extend_from_slice(&(payload.len() as u64).to_le_bytes());
-    let written = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(path)
-        .and_then(|mut file| {
-            file.write_all(&head)?;
-            file.write_all(payload)?;
-            file.set_len((head.len() + payload.len()) as u64)
-        });
+    let fresh = || {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(path)
+    };
+    let opened = match cairn_lease::open_to_overwrite(path) {
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => fresh(),
+        Err(error) if error.kind() == std::io::ErrorKind::WouldBlock => {
+            let _ = std::fs::remove_file(path);
+            fresh()
+        }
+        opened => opened,
+    };
+    // Another process made it anew meanwhile: its cache stands.
+    let Ok(mut file) = opened else {
+        return;
+    };
+    let written = (|| {
+        file.write_all(&head)?;
+        file.write_all(payload)?;
+        file.set_len((head.len() + payload.len()) as u64)
+    })();
     if written.is_err() {
         let _ = std::fs::remove_file(path);
     }
@@ -832,6 +883,41 @@ mod tests {
             read(&path, "k", true).is_none(),
             "a garbled cache, for a writer"
         );
+    }
+
+    /// A reader that maps the cache (under a read lease) neither keeps a writer waiting nor sees
+    /// its bytes change: the writer makes the file anew, and the next read finds the new list.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_cache_a_reader_maps_is_made_anew_without_waiting() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("cache");
+        let (old, new) = (doc(5), doc(9));
+        write(&path, "old", &Encoded::of(&old, 1).expect("encodes"));
+        let (read_back, _, _) = read(&path, "old", false).expect("a whole cache");
+        assert_eq!(read_back, old);
+        let mapped = cairn_lease::Contents::of(&path).expect("contents");
+        assert!(mapped.is_mapped());
+        let before = mapped.to_vec();
+        let started = std::time::Instant::now();
+        write(&path, "new", &Encoded::of(&new, 2).expect("encodes"));
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(5),
+            "the write waited for the reader"
+        );
+        assert_eq!(&*mapped, &before[..], "the reader's bytes changed");
+        let (read_back, seq, _) = read(&path, "new", false).expect("the new cache");
+        assert_eq!((read_back, seq), (new, 2));
+        drop(mapped);
+        // Nobody maps it now: overwritten in place, as a writer does.
+        let inode = |path: &Path| {
+            use std::os::unix::fs::MetadataExt;
+            std::fs::metadata(path).expect("cache").ino()
+        };
+        let kept = inode(&path);
+        write(&path, "old", &Encoded::of(&old, 1).expect("encodes"));
+        assert_eq!(inode(&path), kept);
+        assert_eq!(read(&path, "old", true).expect("whole").0, old);
     }
 
     /// A file summed as it is read, in reads of any size, sums as its bytes in memory do.
