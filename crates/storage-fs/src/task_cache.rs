@@ -354,7 +354,9 @@ pub(crate) fn write(path: &Path, key: &str, encoded: &Encoded) {
     };
     let opened = match cairn_lease::open_to_overwrite(path) {
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => fresh(),
-        Err(error) if error.kind() == std::io::ErrorKind::WouldBlock => {
+        // A reader maps it (`WouldBlock`), or this user cannot write it (a file `sudo cairn`
+        // left, say): made anew — a reader keeps its pages.
+        Err(_) => {
             let _ = std::fs::remove_file(path);
             fresh()
         }
@@ -918,6 +920,26 @@ mod tests {
         write(&path, "old", &Encoded::of(&old, 1).expect("encodes"));
         assert_eq!(inode(&path), kept);
         assert_eq!(read(&path, "old", true).expect("whole").0, old);
+    }
+
+    /// A cache this user cannot open to write (one `sudo cairn` left) is replaced, not kept
+    /// stale for good: every read would then parse tasks.json. (Root writes any file: run as
+    /// another user, it checks.)
+    #[cfg(unix)]
+    #[test]
+    fn a_cache_this_user_cannot_write_is_replaced() {
+        use std::os::unix::fs::{MetadataExt, PermissionsExt};
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("cache");
+        write(&path, "old", &Encoded::of(&doc(5), 1).expect("encodes"));
+        if std::fs::metadata(&path).expect("cache").uid() == 0 {
+            return;
+        }
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o444)).expect("chmod");
+        let new = doc(9);
+        write(&path, "new", &Encoded::of(&new, 2).expect("encodes"));
+        let (read_back, seq, _) = read(&path, "new", false).expect("the stale cache was replaced");
+        assert_eq!((read_back, seq), (new, 2));
     }
 
     /// A file summed as it is read, in reads of any size, sums as its bytes in memory do.
