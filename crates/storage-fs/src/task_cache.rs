@@ -50,7 +50,7 @@ pub(crate) fn path(project_dir: &Path) -> PathBuf {
 /// to find what a change touched, instead of keeping a copy of the list it read; the new one is
 /// then written as the cache as it is.
 pub(crate) struct Encoded {
-    bytes: Vec<u8>,
+    bytes: Held,
     /// Where the payload (what is written after the cache's header) starts in `bytes`.
     payload: usize,
     spans: Vec<(usize, usize)>,
@@ -211,8 +211,8 @@ pub(crate) fn read(path: &Path, key: &str, keep: bool) -> Option<(TaskDoc, u64, 
         tasks: TaskList::as_read(tasks?),
         ..top
     };
-    let encoded = keep.then(|| Encoded {
-        bytes: bytes.into_vec(),
+    let encoded = keep.then_some(Encoded {
+        bytes,
         payload,
         spans,
     });
@@ -224,12 +224,16 @@ pub(crate) fn read(path: &Path, key: &str, keep: bool) -> Option<(TaskDoc, u64, 
 /// wrote (a `git pull`, a merge, a copy of the store) is mostly those same tasks, each written as
 /// cairn writes it, which a reader can then take from here instead of parsing and validating
 /// them (see `project_store::Known`). `None` when there is no whole cache.
+///
+/// Mapped (see `cairn_lease::Contents`): what it is read for is done before the cache is written
+/// again, and 30 MB at 100,000 tasks are then the page cache's pages, not fresh memory. (Were it
+/// still mapped, the write would make the cache anew: see [`write`].)
 pub(crate) fn read_any(path: &Path) -> Option<Encoded> {
-    let bytes = std::fs::read(path).ok()?;
+    let bytes = Held::Mapped(cairn_lease::Contents::of(path).ok()?);
     let key = key_of(&bytes)?.to_owned();
-    let read = Located::of(Held::Read(bytes), &key)?;
+    let read = Located::of(bytes, &key)?;
     (checksum(&key, &read.bytes[read.payload..]) == read.sum).then(|| Encoded {
-        bytes: read.bytes.into_vec(),
+        bytes: read.bytes,
         payload: read.payload,
         spans: read.spans,
     })
@@ -246,19 +250,10 @@ fn key_of(bytes: &[u8]) -> Option<&str> {
 /// decoded on several cores: its helpers are started before it is read.
 const EARLY_HELPERS_FROM: usize = 2 * PER_THREAD * 128;
 
-/// A cache file's bytes: read into memory, or mapped (see `cairn_lease::Contents`).
+/// An encoding's bytes: made or read into memory, or mapped (see `cairn_lease::Contents`).
 enum Held {
     Read(Vec<u8>),
     Mapped(cairn_lease::Contents),
-}
-
-impl Held {
-    fn into_vec(self) -> Vec<u8> {
-        match self {
-            Held::Read(bytes) => bytes,
-            Held::Mapped(mapped) => mapped.to_vec(),
-        }
-    }
 }
 
 impl std::ops::Deref for Held {
@@ -690,7 +685,7 @@ fn close(mut bytes: Vec<u8>, spans: Vec<(usize, usize)>) -> Option<Encoded> {
         bytes.extend_from_slice(&u32::try_from(end - start).ok()?.to_le_bytes());
     }
     Some(Encoded {
-        bytes,
+        bytes: Held::Read(bytes),
         payload: 0,
         spans,
     })
@@ -986,7 +981,7 @@ mod tests {
         let encoded = Encoded::of(&doc(5), 1).expect("encodes");
         let table = encoded.bytes.len() - 5 * 4;
         let lie = |edit: &dyn Fn(&mut Vec<u8>)| {
-            let mut payload = encoded.bytes.clone();
+            let mut payload = encoded.bytes.to_vec();
             edit(&mut payload);
             let mut file = MAGIC.to_vec();
             file.extend_from_slice(b"k\n");
@@ -1047,7 +1042,7 @@ mod tests {
             let (remade, unchanged) = before.remade(&doc, 9, &touched).expect("encodes");
             let after = remade.splice(&before).expect("splices");
             let whole = Encoded::of(&doc, 9).expect("encodes");
-            proptest::prop_assert_eq!(&after.bytes, &whole.bytes);
+            proptest::prop_assert_eq!(&after.bytes[..], &whole.bytes[..]);
             proptest::prop_assert_eq!(&after.spans, &whole.spans);
             proptest::prop_assert_eq!(unchanged, whole.unchanged_since(&before));
         }
