@@ -1,14 +1,15 @@
 //! The commands that handle a whole large store at once, at 100,000 tasks (`--only big`): #16
 //! wants every command under 500 ms there, and these are the ones that read, check or write the
 //! whole list — a full check (with the verdicts of earlier checks, and without them as in a fresh
-//! clone), a restore, a merge, a first import from another tool — and on what it imported, whose
-//! every task carries the source's link in `metadata`, `task next` and a fresh clone's full check
-//! — the first read in a fresh clone and the first write over a tasks.json another tool wrote. Each is timed as a whole process
-//! after an untimed step that gives it its usual input: a write before the check and the restore
-//! (so tasks.json is new, as it is after a day's work), the verdicts removed, a fresh copy of ours
-//! for each merge, a new project for each import, for the first read a copy of tasks.json put in
-//! its place (a new file, as a clone or a `git pull` leaves it) without the read cache, and for
-//! the first write such a copy read once.
+//! clone), a restore, a merge, a first import from another tool (and, on the project it made,
+//! whose every task carries the source's link in `metadata`, `task next` and a fresh clone's full
+//! check), the first read in a fresh clone and the first write over a tasks.json another tool
+//! wrote. Each is timed as a whole process after an untimed step that gives it its usual input:
+//! a write before the check and the restore (so tasks.json is new, as it is after a day's work),
+//! the verdicts removed, a fresh copy of ours for each merge, a new project for each import, the
+//! files git leaves out of a clone removed before the imported project's check, for the first
+//! read a copy of tasks.json put in its place (a new file, as a clone or a `git pull` leaves it)
+//! without the read cache, and for the first write such a copy read once.
 
 use std::path::Path;
 

@@ -78,6 +78,14 @@ impl Contents {
     }
 }
 
+/// Bytes already in memory, as a `Contents` that was read: for a caller that holds bytes it made
+/// or read beside ones it mapped.
+impl From<Vec<u8>> for Contents {
+    fn from(bytes: Vec<u8>) -> Self {
+        Self(imp::Bytes::Read(bytes))
+    }
+}
+
 impl Deref for Contents {
     type Target = [u8];
 

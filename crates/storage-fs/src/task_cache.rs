@@ -26,6 +26,7 @@ use cairn_domain::project::{
     Exact, Level, Minutes, Priority, Task, TaskDoc, TaskId, TaskList, TaskStatus,
 };
 use cairn_domain::time::Timestamp;
+use cairn_lease::Contents;
 use serde_json::{Map, Value};
 
 use crate::parallel;
@@ -50,7 +51,8 @@ pub(crate) fn path(project_dir: &Path) -> PathBuf {
 /// to find what a change touched, instead of keeping a copy of the list it read; the new one is
 /// then written as the cache as it is.
 pub(crate) struct Encoded {
-    bytes: Held,
+    /// Made or read into memory, or mapped (see `cairn_lease::Contents`).
+    bytes: Contents,
     /// Where the payload (what is written after the cache's header) starts in `bytes`.
     payload: usize,
     spans: Vec<(usize, usize)>,
@@ -174,16 +176,13 @@ pub(crate) fn read(path: &Path, key: &str, keep: bool) -> Option<(TaskDoc, u64, 
         }
         if keep {
             file.read_to_end(&mut bytes).ok()?;
-            return Located::of(Held::Read(bytes), key);
+            return Located::of(bytes.into(), key);
         }
         // A reader decodes the bytes and lets them go: mapped, they are the page cache's own
         // pages — no fresh memory to zero and fill (3 MB at 10,000 tasks). A writer keeps them
         // (its `Encoded`) while it overwrites this very file, so it reads them.
         file.rewind().ok()?;
-        Located::of(
-            Held::Mapped(cairn_lease::Contents::of_file(file).ok()?),
-            key,
-        )
+        Located::of(Contents::of_file(file).ok()?, key)
     };
     let (read, tasks, whole) = parallel::prepare_then_collect(
         !keep && size >= EARLY_HELPERS_FROM,
@@ -229,7 +228,7 @@ pub(crate) fn read(path: &Path, key: &str, keep: bool) -> Option<(TaskDoc, u64, 
 /// again, and 30 MB at 100,000 tasks are then the page cache's pages, not fresh memory. (Were it
 /// still mapped, the write would make the cache anew: see [`write`].)
 pub(crate) fn read_any(path: &Path) -> Option<Encoded> {
-    let bytes = Held::Mapped(cairn_lease::Contents::of(path).ok()?);
+    let bytes = Contents::of(path).ok()?;
     let key = key_of(&bytes)?.to_owned();
     let read = Located::of(bytes, &key)?;
     (checksum(&key, &read.bytes[read.payload..]) == read.sum).then(|| Encoded {
@@ -250,27 +249,10 @@ fn key_of(bytes: &[u8]) -> Option<&str> {
 /// decoded on several cores: its helpers are started before it is read.
 const EARLY_HELPERS_FROM: usize = 2 * PER_THREAD * 128;
 
-/// An encoding's bytes: made or read into memory, or mapped (see `cairn_lease::Contents`).
-enum Held {
-    Read(Vec<u8>),
-    Mapped(cairn_lease::Contents),
-}
-
-impl std::ops::Deref for Held {
-    type Target = [u8];
-
-    fn deref(&self) -> &[u8] {
-        match self {
-            Held::Read(bytes) => bytes,
-            Held::Mapped(mapped) => mapped,
-        }
-    }
-}
-
 /// A cache file as read, its header checked against the key and its tasks located; not yet
 /// decoded or checksummed.
 struct Located {
-    bytes: Held,
+    bytes: Contents,
     /// Where the payload (what the checksum covers) starts in `bytes`.
     payload: usize,
     sum: u64,
@@ -280,7 +262,7 @@ struct Located {
 }
 
 impl Located {
-    fn of(bytes: Held, key: &str) -> Option<Self> {
+    fn of(bytes: Contents, key: &str) -> Option<Self> {
         let rest = bytes.strip_prefix(MAGIC)?;
         let newline = rest.iter().position(|&b| b == b'\n')?;
         if &rest[..newline] != key.as_bytes() {
@@ -685,7 +667,7 @@ fn close(mut bytes: Vec<u8>, spans: Vec<(usize, usize)>) -> Option<Encoded> {
         bytes.extend_from_slice(&u32::try_from(end - start).ok()?.to_le_bytes());
     }
     Some(Encoded {
-        bytes: Held::Read(bytes),
+        bytes: bytes.into(),
         payload: 0,
         spans,
     })
