@@ -297,9 +297,21 @@ mod tests {
         OpenOptions::new().write(true).open(path).expect("open")
     }
 
+    /// Held by every test for its whole run. Under `cargo test` the tests are threads of one
+    /// process, and a child forked by one (`sh`, `sleep`) holds every descriptor the others have
+    /// open until it execs — close-on-exec closes them only then — so another test's file looked
+    /// open elsewhere, or its lease was broken, at random.
+    fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+        static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+        SERIAL
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
     /// A reader does not count as a writer; a descriptor open for writing does, until it closes.
     #[test]
     fn a_file_is_open_for_writing_elsewhere_while_a_writer_holds_it() {
+        let _serial = one_at_a_time();
         let dir = tempfile::tempdir().expect("temp dir");
         let path = dir.path().join("tasks.json");
         std::fs::write(&path, b"{}").expect("write");
@@ -327,6 +339,7 @@ mod tests {
     /// a second descriptor of it in this process, or a reader's, counts as somebody.
     #[test]
     fn a_file_is_open_elsewhere_while_another_descriptor_holds_it() {
+        let _serial = one_at_a_time();
         let dir = tempfile::tempdir().expect("temp dir");
         let path = dir.path().join("tasks.json");
         std::fs::write(&path, b"{}").expect("write");
@@ -350,6 +363,7 @@ mod tests {
     /// instead, as is an empty one.
     #[test]
     fn contents_are_mapped_unless_somebody_writes_the_file() {
+        let _serial = one_at_a_time();
         let dir = tempfile::tempdir().expect("temp dir");
         let path = dir.path().join("theirs.json");
         std::fs::write(&path, b"{\"tasks\":[]}").expect("write");
@@ -378,6 +392,7 @@ mod tests {
     /// for the lease, and goes ahead once the mapping is dropped.
     #[test]
     fn a_writer_waits_until_the_mapping_is_dropped() {
+        let _serial = one_at_a_time();
         let dir = tempfile::tempdir().expect("temp dir");
         let path = dir.path().join("base.json");
         std::fs::write(&path, b"the bytes as they were").expect("write");
@@ -403,6 +418,7 @@ mod tests {
     /// lives, and succeeds once it is gone.
     #[test]
     fn an_open_to_overwrite_does_not_wait_for_a_reader() {
+        let _serial = one_at_a_time();
         let dir = tempfile::tempdir().expect("temp dir");
         let path = dir.path().join("retired.json");
         std::fs::write(&path, b"the bytes as they were").expect("write");
@@ -429,6 +445,7 @@ mod tests {
     /// seen; once it is gone, nobody is.
     #[test]
     fn another_process_holding_the_file_is_seen() {
+        let _serial = one_at_a_time();
         let dir = tempfile::tempdir().expect("temp dir");
         let path = dir.path().join("tasks.json");
         std::fs::write(&path, b"{}").expect("write");
