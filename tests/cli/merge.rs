@@ -105,6 +105,50 @@ fn the_doctor_tells_a_clone_set_up_short_of_the_driver() {
     repo.ok(&["doctor"]);
 }
 
+/// `cairn init` in a git repository that has not registered the driver says to; once it has, or
+/// outside git, it does not.
+#[test]
+fn init_in_a_repository_without_the_driver_points_at_setup_git() {
+    let repo = Repo::new();
+    git(&repo, &["init", "-q", "-b", "main"]);
+    let first = repo.ok(&[
+        "init",
+        "--id",
+        "web",
+        "--name",
+        "Web",
+        "--goal",
+        "Ship the web app",
+    ]);
+    assert!(
+        first.contains("`cairn setup git` once per clone"),
+        "{first}"
+    );
+    repo.ok(&["setup", "git"]);
+    let second = repo.ok(&[
+        "init",
+        "--id",
+        "api",
+        "--name",
+        "Api",
+        "--goal",
+        "Ship the api too",
+    ]);
+    assert!(!second.contains("cairn setup git"), "{second}");
+
+    let outside = Repo::new();
+    let run = outside.ok(&[
+        "init",
+        "--id",
+        "web",
+        "--name",
+        "Web",
+        "--goal",
+        "Ship the web app",
+    ]);
+    assert!(!run.contains("cairn setup git"), "{run}");
+}
+
 #[test]
 fn setup_git_outside_a_repository_is_refused_and_writes_nothing() {
     let repo = Repo::with_project();

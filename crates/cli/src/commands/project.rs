@@ -30,6 +30,7 @@ pub fn init(ctx: &Ctx, args: InitArgs) -> Result<Report, Failure> {
         .join(".claude")
         .join("projects")
         .join(project.id.as_str());
+    let git_not_set_up = !ctx.global.json && super::setup::git_not_set_up(&ctx.root);
     ctx.emit(&project, |style| {
         let mut out = format!(
             "Created project {} ({}) in {}\n",
@@ -38,6 +39,11 @@ pub fn init(ctx: &Ctx, args: InitArgs) -> Result<Report, Failure> {
             dir.display()
         );
         out.push_str(&style.next_step("add tasks with `cairn task add TITLE`"));
+        if git_not_set_up {
+            out.push_str(&style.next_step(
+                "`cairn setup git` once per clone: branches then merge by task id, and the store's per-machine files (read cache, temp/) stay out of commits",
+            ));
+        }
         out
     })
 }

@@ -213,6 +213,18 @@ pub fn git(ctx: &Ctx, args: SetupGitArgs) -> Result<Report, Failure> {
     })
 }
 
+/// Whether `root` is in a git work tree whose .gitattributes does not ask for cairn's merge
+/// driver: there a first commit takes the store's per-machine files (the read cache, temp/) and
+/// every merge of two branches conflicts on the log, so `cairn init` says to run `cairn setup
+/// git`. False where git cannot be asked.
+pub fn git_not_set_up(root: &Path) -> bool {
+    let asked = std::fs::read_to_string(root.join(".gitattributes"))
+        .is_ok_and(|text| text.contains("merge=cairn"));
+    !asked
+        && run_git(root, &["rev-parse", "--is-inside-work-tree"])
+            .is_ok_and(|inside| inside.as_deref() == Some("true"))
+}
+
 /// What is wrong with the git set-up of a repository whose .gitattributes asks for cairn's merge
 /// driver (`merge=cairn`): the lines an older cairn did not add (git then merges those files as
 /// text, and two clones conflict on them), and a clone that does not define the driver (a fresh
