@@ -111,15 +111,7 @@ fn the_doctor_tells_a_clone_set_up_short_of_the_driver() {
 fn init_in_a_repository_without_the_driver_points_at_setup_git() {
     let repo = Repo::new();
     git(&repo, &["init", "-q", "-b", "main"]);
-    let first = repo.ok(&[
-        "init",
-        "--id",
-        "web",
-        "--name",
-        "Web",
-        "--goal",
-        "Ship the web app",
-    ]);
+    let first = repo.ok(crate::support::INIT_WEB);
     assert!(
         first.contains("`cairn setup git` once per clone"),
         "{first}"
@@ -137,15 +129,7 @@ fn init_in_a_repository_without_the_driver_points_at_setup_git() {
     assert!(!second.contains("cairn setup git"), "{second}");
 
     let outside = Repo::new();
-    let run = outside.ok(&[
-        "init",
-        "--id",
-        "web",
-        "--name",
-        "Web",
-        "--goal",
-        "Ship the web app",
-    ]);
+    let run = outside.ok(crate::support::INIT_WEB);
     assert!(!run.contains("cairn setup git"), "{run}");
 }
 
