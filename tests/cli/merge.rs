@@ -429,6 +429,8 @@ fn a_rebuild_after_a_merge_never_mixes_the_two_branches() {
     );
     assert!(ok, "{text}");
     std::fs::write(repo.tasks_file(), "").expect("destroy tasks.json");
+    // Staged destroyed, git's index holds no list either (see the test below).
+    git(&repo, &["add", "--", ".claude/projects/web/tasks.json"]);
     repo.ok(&["task", "list"]);
     let titles: Vec<String> = repo.tasks_json()["tasks"]
         .as_array()
@@ -445,6 +447,95 @@ fn a_rebuild_after_a_merge_never_mixes_the_two_branches() {
         !titles.is_empty() && (side("ours") || side("theirs")),
         "{titles:?}"
     );
+}
+
+/// Between a merge and the first cairn write after it, the log cannot replay the merged list (the
+/// branches' commits share numbers, see above), but git's index holds it: a destroyed tasks.json
+/// comes back as the merge made it, and the recovery logs it whole, so that a later rebuild
+/// replays to it and to every write after it.
+#[test]
+fn a_list_destroyed_right_after_a_merge_comes_back_as_git_merged_it() {
+    let repo = git_repo();
+    repo.add(&["base one"]);
+    let (ok, text) = merge(
+        &repo,
+        |r| {
+            r.add(&["theirs two"]);
+            r.ok(&["task", "start", "T-001"]);
+        },
+        |r| {
+            r.add(&["ours two"]);
+            r.add(&["ours three"]);
+            r.ok(&["checkpoint", "write"]);
+        },
+    );
+    assert!(ok, "{text}");
+    let merged = repo.tasks_json()["tasks"].clone();
+    assert_eq!(merged.as_array().map(Vec::len), Some(4), "{merged}");
+
+    std::fs::write(repo.tasks_file(), "").expect("destroy tasks.json");
+    let listed = repo.run(&["task", "list"]);
+    assert_eq!(listed.code, 0, "{listed:?}");
+    assert!(
+        listed.stderr.contains("4 merged by git, from its index"),
+        "{}",
+        listed.stderr
+    );
+    assert_eq!(repo.tasks_json()["tasks"], merged);
+
+    repo.ok(&["task", "complete", "T-001"]);
+    let after = repo.tasks_json()["tasks"].clone();
+    std::fs::remove_file(repo.tasks_file()).expect("destroy tasks.json again");
+    // The index still holds the merge's list, older than the completion: the log, which now
+    // replays, wins.
+    repo.ok(&["task", "list"]);
+    assert_eq!(repo.tasks_json()["tasks"], after);
+    repo.ok(&["doctor"]);
+}
+
+/// The same for project.json: the log's last project record is one branch's, git's index holds
+/// the merge of both; the damaged file is kept aside under its own name.
+#[test]
+fn a_project_record_destroyed_right_after_a_merge_comes_back_as_git_merged_it() {
+    let repo = git_repo();
+    repo.add(&["base one"]);
+    let (ok, text) = merge(
+        &repo,
+        |r| {
+            r.ok(&["phase", "add", "alpha", "--name", "Alpha"]);
+        },
+        |r| {
+            r.ok(&["phase", "add", "beta", "--name", "Beta"]);
+        },
+    );
+    assert!(ok, "{text}");
+    let phases = |repo: &Repo| {
+        let mut ids: Vec<String> = repo
+            .json(&["phase", "list"])
+            .as_array()
+            .expect("phases")
+            .iter()
+            .map(|p| p["id"].as_str().expect("id").to_owned())
+            .collect();
+        ids.sort();
+        ids
+    };
+    assert_eq!(phases(&repo), ["alpha", "beta"]);
+    let project_json = repo.project_dir("web").join("project.json");
+    std::fs::write(&project_json, "").expect("destroy project.json");
+    assert_eq!(phases(&repo), ["alpha", "beta"], "both sides' phases");
+    let aside = repo.set_aside_files();
+    assert_eq!(aside.len(), 1, "{aside:?}");
+    assert!(aside[0].starts_with("project.json.corrupt-"), "{aside:?}");
+
+    repo.add(&["after the merge"]);
+    std::fs::write(&project_json, "").expect("destroy project.json again");
+    assert_eq!(
+        phases(&repo),
+        ["alpha", "beta"],
+        "from the log, once written"
+    );
+    repo.ok(&["doctor"]);
 }
 
 /// Until the conflict is resolved, cairn reads nothing from the file and rebuilds nothing: a

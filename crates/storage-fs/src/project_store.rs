@@ -208,16 +208,21 @@ impl FsProjectStore {
             }
             _ => {
                 let unreadable = damaged.is_none();
+                let merged = unreadable
+                    .then(|| merged_by_git(layout, &log.records))
+                    .flatten();
                 // With nothing else left, what the log can still replay.
-                let rebuilt = rebuild(damaged, || newest_valid_checkpoint(layout)).or_else(|| {
-                    unreadable
-                        .then(|| replay_tasks_partly(layout, &log.records))
-                        .flatten()
-                        .map(|replayed| {
-                            let recovery = replayed.recovery();
-                            (replayed.doc, recovery)
-                        })
-                });
+                let rebuilt = merged
+                    .or_else(|| rebuild(damaged, || newest_valid_checkpoint(layout)))
+                    .or_else(|| {
+                        unreadable
+                            .then(|| replay_tasks_partly(layout, &log.records))
+                            .flatten()
+                            .map(|replayed| {
+                                let recovery = replayed.recovery();
+                                (replayed.doc, recovery)
+                            })
+                    });
                 let Some((doc, recovery)) = rebuilt else {
                     return Err(StoreError::Corrupt {
                         path: target.display().to_string(),
@@ -282,18 +287,24 @@ impl FsProjectStore {
         let target = layout.project_json();
         unmerged(&target, std::fs::read(&target).ok().as_deref())?;
         let log = progress_log::read_all(&layout.log_md())?;
-        let Some((project, seq)) = log
-            .records
-            .iter()
-            .rev()
-            .filter_map(|r| Payload::of(r)?.ok())
-            .find_map(|p| p.project.map(|project| (project, p.seq)))
+        let from_log = || {
+            let (project, seq) = log
+                .records
+                .iter()
+                .rev()
+                .filter_map(|r| Payload::of(r)?.ok())
+                .find_map(|p| p.project.map(|project| (project, p.seq)))?;
+            let bytes = to_json_bytes(&project, SchemaKind::Project, &target)
+                .map(|bytes| journal::with_marker(bytes, seq));
+            Some((bytes, project, seq, "the progress log"))
+        };
+        let Some((bytes, project, seq, source)) = project_merged_by_git(layout, &log.records)
+            .map(|(bytes, project, seq)| (Ok(bytes), project, seq, "git's index, as git merged it"))
+            .or_else(from_log)
         else {
             return Err(damage);
         };
-        let bytes =
-            journal::with_marker(to_json_bytes(&project, SchemaKind::Project, &target)?, seq);
-        let staged = atomic::stage(&layout.temp_dir(), &bytes)?;
+        let staged = atomic::stage(&layout.temp_dir(), &bytes?)?;
         let now = self.clock.now();
         let copy = set_aside(&target, now)?.map_or_else(
             || "(project.json was missing)".to_owned(),
@@ -305,7 +316,7 @@ impl FsProjectStore {
             &[ProjectEvent::Error {
                 task: None,
                 message: format!(
-                    "project.json was damaged ({damage}); rebuilt it from the progress log; damaged copy: {copy}"
+                    "project.json was damaged ({damage}); rebuilt it from {source}; damaged copy: {copy}"
                 ),
             }],
         )?;
@@ -869,19 +880,10 @@ fn replay(layout: &ProjectLayout, records: &[LogRecord], partly: bool) -> Option
         .filter_map(|r| Payload::of(r).map(Result::ok))
         .collect();
     let last = payloads.iter().rev().flatten().next()?.seq;
-    // The highest commit number the log holds twice: after a git merge of the log, each branch's
-    // commits since the fork carry the same numbers (shared ones are one entry). A checkpoint has
-    // no place in the log, so the commits that continue it are found by number alone: when its
-    // own number or a later one is held twice, they could be the other branch's, applied to this
-    // branch's list — such a checkpoint is no base.
-    let held_twice = {
-        let mut seqs: Vec<u64> = payloads.iter().flatten().map(|p| p.seq).collect();
-        seqs.sort_unstable();
-        seqs.windows(2)
-            .filter(|pair| pair[0] == pair[1])
-            .map(|pair| pair[0])
-            .max()
-    };
+    // A checkpoint has no place in the log, so the commits that continue it are found by number
+    // alone: when its own number or a later one is held twice, they could be the other branch's,
+    // applied to this branch's list — such a checkpoint is no base.
+    let held_twice = highest_held_twice(&payloads);
     // Newest first. Made again for a partial replay's second run, which takes its base whole.
     let bases = || {
         let mut bases: Vec<(u64, Option<(u32, TaskDoc)>)> = payloads
@@ -933,6 +935,105 @@ fn replay(layout: &ProjectLayout, records: &[LogRecord], partly: bool) -> Option
     replay_from(layout, &payloads, (from, base), reached, true)
         .ok()
         .filter(|replayed| !replayed.doc.tasks.is_empty())
+}
+
+/// The highest commit number `payloads` hold twice: after a git merge of the log, each branch's
+/// commits since the fork carry the same numbers (shared ones are one entry).
+fn highest_held_twice(payloads: &[Option<Payload>]) -> Option<u64> {
+    let mut seqs: Vec<u64> = payloads.iter().flatten().map(|p| p.seq).collect();
+    seqs.sort_unstable();
+    seqs.windows(2)
+        .filter(|pair| pair[0] == pair[1])
+        .map(|pair| pair[0])
+        .max()
+}
+
+/// Whether the log holds a `git merge` after the newest commit that `newest` picks: between a
+/// merge and the first cairn write after it, which logs the merged file, the two branches'
+/// commits carry the same numbers, and neither a replay (see [`replay`]) nor the last record of
+/// either branch is what the merge made — git's index holds that (see [`staged_in_git`]).
+fn merged_since(records: &[LogRecord], newest: impl Fn(&Payload) -> bool) -> bool {
+    let payloads: Vec<Option<Payload>> = records
+        .iter()
+        .filter_map(|r| Payload::of(r).map(Result::ok))
+        .collect();
+    let Some(merged_at) = highest_held_twice(&payloads) else {
+        return false;
+    };
+    let newest = payloads
+        .iter()
+        .flatten()
+        .filter(|p| newest(p))
+        .map(|p| p.seq)
+        .max();
+    newest.is_none_or(|seq| seq <= merged_at)
+}
+
+/// The project's file `name` as git's index holds it: after a merge, the file the merge driver
+/// wrote, or the one a person resolved and staged. `None` outside git, and during an unresolved
+/// merge, when the index holds no single version of the file.
+fn staged_in_git(layout: &ProjectLayout, name: &str) -> Option<Vec<u8>> {
+    std::process::Command::new("git")
+        .args(["show", &format!(":./{name}")])
+        .current_dir(layout.dir())
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_WORK_TREE")
+        .env_remove("GIT_INDEX_FILE")
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()
+        .filter(|out| out.status.success())
+        .map(|out| out.stdout)
+}
+
+/// The list a `git merge` made, from git's index, when the log holds a merge after its newest
+/// base (see [`merged_since`]). Only a list valid throughout is taken: a damaged file staged
+/// since is no list.
+fn merged_by_git(layout: &ProjectLayout, records: &[LogRecord]) -> Option<(TaskDoc, Recovery)> {
+    let starts_anew = |p: &Payload| {
+        p.tasks
+            .as_ref()
+            .is_some_and(|t| t.start != journal::Start::Previous)
+    };
+    if !merged_since(records, starts_anew) {
+        return None;
+    }
+    let listed = Salvaged::parse(&staged_in_git(layout, layout::TASKS_JSON)?)
+        .filter(|s| s.shell.is_some() && s.entries.iter().all(|e| e.task.is_ok()))?;
+    let doc = listed.valid_doc();
+    let recovery = Recovery {
+        checkpoint: None,
+        kept: doc
+            .tasks
+            .iter()
+            .map(|t| KeptTask {
+                id: t.id.clone(),
+                source: TaskSource::GitIndex,
+            })
+            .collect(),
+        dropped: Vec::new(),
+        damaged_copy: String::new(),
+    };
+    Some((doc, recovery))
+}
+
+/// The project record a `git merge` made, from git's index, when the log holds a merge after its
+/// last project record (see [`merged_since`]): the file's bytes as git holds them, to be put back
+/// as they are — the store then stands as it did right after the merge — and what they read as.
+fn project_merged_by_git(
+    layout: &ProjectLayout,
+    records: &[LogRecord],
+) -> Option<(Vec<u8>, Project, u64)> {
+    if !merged_since(records, |p| p.project.is_some()) {
+        return None;
+    }
+    let bytes = staged_in_git(layout, layout::PROJECT_JSON)?;
+    let value: Value = serde_json::from_slice(&bytes).ok()?;
+    schema::validate(SchemaKind::Project, &value).ok()?;
+    let mut project: Project = serde_json::from_value(value).ok()?;
+    let seq = journal::take_marker(&mut project.extra);
+    Some((bytes, project, seq))
 }
 
 /// The replay of `payloads` onto `base` (a checkpoint's number and list; none: the list a commit
@@ -2431,12 +2532,16 @@ fn rebuild(
     Some((doc, recovery))
 }
 
-/// Hard-links the damaged file to `tasks.json.corrupt-<time>` so that replacing tasks.json next
-/// leaves the damaged bytes where a human can find them. `None` when there was no file.
+/// Hard-links the damaged file to `<its name>.corrupt-<time>` (`tasks.json.corrupt-<time>`) so
+/// that replacing it next leaves the damaged bytes where a human can find them. `None` when there
+/// was no file.
 fn set_aside(target: &Path, now: Timestamp) -> Result<Option<PathBuf>, StoreError> {
     if !target.exists() {
         return Ok(None);
     }
+    let name = target
+        .file_name()
+        .map_or_else(|| "file".into(), |n| n.to_string_lossy());
     let stamp = now.format("%Y%m%dT%H%M%SZ");
     let mut n = 0;
     loop {
@@ -2445,13 +2550,13 @@ fn set_aside(target: &Path, now: Timestamp) -> Result<Option<PathBuf>, StoreErro
         } else {
             format!("-{n}")
         };
-        let copy = target.with_file_name(format!("tasks.json.corrupt-{stamp}{suffix}"));
+        let copy = target.with_file_name(format!("{name}.corrupt-{stamp}{suffix}"));
         match std::fs::hard_link(target, &copy) {
             Ok(()) => return Ok(Some(copy)),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && n < 1000 => n += 1,
             Err(source) => {
                 return Err(StoreError::Io {
-                    op: "keep damaged tasks.json",
+                    op: "keep the damaged file aside",
                     path: copy.display().to_string(),
                     source,
                 });

@@ -49,6 +49,9 @@ pub enum TaskSource {
     Checkpoint(u32),
     /// The progress log: the task as the last logged change to it left it.
     Log,
+    /// git's index: the list a `git merge` made, which the log cannot replay until the first
+    /// write after the merge logs it.
+    GitIndex,
 }
 
 impl std::fmt::Display for TaskSource {
@@ -57,6 +60,7 @@ impl std::fmt::Display for TaskSource {
             TaskSource::DamagedFile => f.write_str("the damaged file"),
             TaskSource::Checkpoint(n) => write!(f, "checkpoint {n}"),
             TaskSource::Log => f.write_str("the progress log"),
+            TaskSource::GitIndex => f.write_str("git's index"),
         }
     }
 }
@@ -100,21 +104,14 @@ impl Recovery {
     /// One line for people and logs: how many tasks came from where, and each dropped entry
     /// with its reason.
     pub fn summary(&self) -> String {
-        let from_file = self
-            .kept
-            .iter()
-            .filter(|k| k.source == TaskSource::DamagedFile)
-            .count();
+        let count = |source: TaskSource| self.kept.iter().filter(|k| k.source == source).count();
+        let from_file = count(TaskSource::DamagedFile);
         let mut out = format!(
             "kept {} task{} ({from_file} from the damaged file",
             self.kept.len(),
             if self.kept.len() == 1 { "" } else { "s" },
         );
-        let from_log = self
-            .kept
-            .iter()
-            .filter(|k| k.source == TaskSource::Log)
-            .count();
+        let from_log = count(TaskSource::Log);
         if let Some(n) = self.checkpoint {
             out.push_str(&format!(
                 ", {} from checkpoint {n}",
@@ -123,6 +120,10 @@ impl Recovery {
         }
         if from_log > 0 {
             out.push_str(&format!(", {from_log} replayed from the progress log"));
+        }
+        let from_git = count(TaskSource::GitIndex);
+        if from_git > 0 {
+            out.push_str(&format!(", {from_git} merged by git, from its index"));
         }
         out.push(')');
         if self.dropped.is_empty() {
