@@ -538,6 +538,79 @@ fn a_project_record_destroyed_right_after_a_merge_comes_back_as_git_merged_it() 
     repo.ok(&["doctor"]);
 }
 
+/// A clone without the driver merges the log as text, and two branches' appends conflict. An
+/// entry appended to the conflicted log would be lost to the merge's resolution (`git checkout
+/// -m`, `--ours` or `--theirs` take the file from the merge's stages): a write is refused, with
+/// every file left as it was, until the log is merged — which the driver then does entry by entry.
+#[test]
+fn nothing_is_appended_to_a_log_a_merge_left_conflicted() {
+    let repo = Repo::with_project();
+    git(&repo, &["init", "-q", "-b", "main"]);
+    for (key, value) in [("user.email", "t@example.com"), ("user.name", "t")] {
+        git(&repo, &["config", key, value]);
+    }
+    repo.add(&["base one"]);
+    let (merged, text) = merge(
+        &repo,
+        |r| {
+            r.add(&["theirs two"]);
+        },
+        |r| {
+            r.add(&["ours two"]);
+        },
+    );
+    assert!(!merged, "the log conflicts without the driver: {text}");
+    let log = repo.project_dir("web").join("progress").join("log.md");
+    let tasks = ".claude/projects/web/tasks.json";
+    git(&repo, &["checkout", "--theirs", "--", tasks]);
+    git(&repo, &["add", "--", tasks]);
+    repo.ok(&["task", "list"]);
+
+    let before = (
+        std::fs::read(&log).expect("log"),
+        std::fs::read(repo.tasks_file()).expect("tasks"),
+    );
+    let refused = repo.fails(&["task", "add", "after"], crate::support::code::CORRUPT);
+    assert!(
+        refused.stderr.contains("unresolved git merge")
+            && refused.stderr.contains("git checkout -m"),
+        "{}",
+        refused.stderr
+    );
+    let after = (
+        std::fs::read(&log).expect("log"),
+        std::fs::read(repo.tasks_file()).expect("tasks"),
+    );
+    assert!(before == after, "a refused write changes nothing");
+    let doctor = repo.run(&["doctor"]);
+    assert_eq!(doctor.code, crate::support::code::UNHEALTHY, "{doctor:?}");
+    assert!(
+        doctor
+            .stdout
+            .contains("log.md: holds an unresolved git merge"),
+        "{}",
+        doctor.stdout
+    );
+
+    repo.ok(&["setup", "git"]);
+    let (ok, text) = git(
+        &repo,
+        &[
+            "checkout",
+            "-m",
+            "--",
+            ".claude/projects/web/progress/log.md",
+        ],
+    );
+    assert!(ok, "{text}");
+    repo.add(&["after"]);
+    let titles = repo.ok(&["log", "--event", "TASK_CREATED", "--json"]);
+    for title in ["ours two", "theirs two", "after"] {
+        assert!(titles.contains(title), "{title}: {titles}");
+    }
+    repo.ok(&["doctor"]);
+}
+
 /// Until the conflict is resolved, cairn reads nothing from the file and rebuilds nothing: a
 /// rebuild would set the merge aside and roll the list back to an older checkpoint.
 #[test]

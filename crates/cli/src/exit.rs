@@ -181,6 +181,11 @@ impl From<StoreError> for Failure {
                 Code::Corrupt,
                 Some("run `cairn doctor` for details; the damaged file is kept, so it can be repaired by hand".to_owned()),
             ),
+            // Keeping one side of the log would drop the other branch's entries.
+            StoreError::Unmerged { path, .. } if path.ends_with("log.md") => (
+                Code::Corrupt,
+                Some("finish the merge keeping both sides' entries: `cairn setup git`, then `git checkout -m FILE` merges the log entry by entry; then `cairn doctor` and `git add` it".to_owned()),
+            ),
             StoreError::Unmerged { .. } => (
                 Code::Corrupt,
                 Some("finish the merge: keep one side between the <<<<<<< and >>>>>>> markers (or `git checkout --ours FILE` / `--theirs FILE`), then `cairn doctor` and `git add` it".to_owned()),

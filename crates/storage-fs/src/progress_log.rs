@@ -296,7 +296,18 @@ pub fn append_all_then<R: std::borrow::Borrow<LogRecord>>(
     }
 
     let (mut file, created) = open_for_append(path)?;
-    let needs_newline = !created && !ends_with_newline(&mut file, path)?;
+    let needs_newline = if created {
+        false
+    } else {
+        let end = read_end(&mut file, path)?;
+        if let Some(at) = end.merge_marker {
+            return Err(StoreError::Unmerged {
+                path: path.display().to_string(),
+                line: line_at(path, at)?,
+            });
+        }
+        !end.ends_with_newline
+    };
     let buffer = &block[usize::from(!needs_newline)..];
 
     let written = file
@@ -341,20 +352,85 @@ fn open_for_append(path: &Path) -> Result<(File, bool), StoreError> {
     }
 }
 
-fn ends_with_newline(file: &mut File, path: &Path) -> Result<bool, StoreError> {
+/// How much of the log's end an append reads first. A `git merge` of the log without cairn's
+/// driver leaves its conflict where the two branches' appends meet: near the end. Appended to,
+/// the entry would be lost to the merge's resolution — `git checkout -m`, `--ours` or `--theirs`
+/// take the file from the merge's stages — so it is refused until the merge is finished. Read
+/// where a byte was read before, 16 KiB cost the append nothing measurable.
+const END_CHECKED: u64 = 16 * 1024;
+
+/// What an append needs to know of the log's end.
+struct End {
+    /// An empty log counts as ending with one.
+    ends_with_newline: bool,
+    /// Where the first line starting with a git conflict marker is, in the last
+    /// [`END_CHECKED`] bytes.
+    merge_marker: Option<u64>,
+}
+
+fn read_end(file: &mut File, path: &Path) -> Result<End, StoreError> {
     let len = file
         .metadata()
         .map_err(io_error("stat progress log", path))?
         .len();
-    if len == 0 {
-        return Ok(true);
-    }
-    let mut last = [0u8; 1];
-    file.seek(SeekFrom::Start(len - 1))
+    let from = len.saturating_sub(END_CHECKED);
+    let mut end = Vec::with_capacity(usize::try_from(len - from).unwrap_or(0));
+    file.seek(SeekFrom::Start(from))
         .map_err(io_error("seek in progress log", path))?;
-    file.read_exact(&mut last)
+    file.take(len - from)
+        .read_to_end(&mut end)
         .map_err(io_error("read progress log", path))?;
-    Ok(last[0] == b'\n')
+    Ok(End {
+        ends_with_newline: end.last().is_none_or(|&b| b == b'\n'),
+        merge_marker: merge_marker(&end, from == 0).map(|at| from + at as u64),
+    })
+}
+
+/// The offset of the first line of `text` that starts with git's `<<<<<<<` or `>>>>>>>`: no entry
+/// has one (a heading starts with `##`, a field with `- `, and values are one line). `whole`:
+/// `text` starts at a line's start (else its first, partial line is not looked at). The
+/// `=======` between the two sides is not looked for: a person's title over the first heading
+/// may be underlined with `=`.
+fn merge_marker(text: &[u8], whole: bool) -> Option<usize> {
+    let starts = |text: &[u8]| text.starts_with(b"<<<<<<<") || text.starts_with(b">>>>>>>");
+    if whole && starts(text) {
+        return Some(0);
+    }
+    [&b"\n<<<<<<<"[..], b"\n>>>>>>>"]
+        .into_iter()
+        .filter_map(|marker| memchr::memmem::find(text, marker))
+        .min()
+        .map(|at| at + 1)
+}
+
+/// The line (from 1) of the log at `path` that byte `at` is on: for an error message only.
+fn line_at(path: &Path, at: u64) -> Result<usize, StoreError> {
+    let text = fs::read(path).map_err(io_error("read progress log", path))?;
+    Ok(line_of(&text, usize::try_from(at).unwrap_or(usize::MAX)))
+}
+
+fn line_of(text: &[u8], at: usize) -> usize {
+    memchr::memchr_iter(b'\n', &text[..at.min(text.len())]).count() + 1
+}
+
+/// The line (from 1) where a git merge's conflict markers start in `log`, the whole log's bytes
+/// (`doctor --full`; an append looks at the end only, see [`unmerged_end`]).
+pub fn unmerged_anywhere(log: &[u8]) -> Option<usize> {
+    merge_marker(log, true).map(|at| line_of(log, at))
+}
+
+/// The line (from 1) where a git merge's conflict markers start in the end of the log at `path`,
+/// which an append refuses (see [`END_CHECKED`]); `None` for a missing log.
+pub fn unmerged_end(path: &Path) -> Result<Option<usize>, StoreError> {
+    let mut file = match File::open(path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(io_error("open progress log", path)(e)),
+    };
+    read_end(&mut file, path)?
+        .merge_marker
+        .map(|at| line_at(path, at))
+        .transpose()
 }
 
 /// Reads and parses the whole log. A missing file is an empty log.
@@ -939,6 +1015,42 @@ mod tests {
         assert_eq!(reported, path.display().to_string());
         assert!(detail.contains("BAD KIND"), "{detail}");
         assert_eq!(fs::read_to_string(&path).unwrap(), "# My log\n");
+    }
+
+    /// A merge's conflict markers near the end refuse an append, naming their first line, and
+    /// leave the file as it was; a title underlined with `=` does not, nor does a marker further
+    /// back than an append reads, which only `doctor --full`, reading it all, finds.
+    #[test]
+    fn an_append_to_a_log_a_merge_left_conflicted_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("log.md");
+        let entry = render(&complete("T-001", 5)).unwrap();
+        let conflicted =
+            format!("{entry}<<<<<<< HEAD\n{entry}=======\n{entry}>>>>>>> other\n{entry}");
+        fs::write(&path, &conflicted).unwrap();
+        let error = append(&path, &complete("T-002", 1)).unwrap_err();
+        assert!(
+            matches!(&error, StoreError::Unmerged { line: 7, .. }),
+            "{error:?}"
+        );
+        assert_eq!(fs::read_to_string(&path).unwrap(), conflicted);
+        assert_eq!(unmerged_end(&path).unwrap(), Some(7));
+
+        let titled = format!("My log\n=======\n\n{entry}");
+        fs::write(&path, &titled).unwrap();
+        append(&path, &complete("T-002", 1)).unwrap();
+        assert_eq!(unmerged_end(&path).unwrap(), None);
+
+        let far = format!(
+            ">>>>>>> other\n{}",
+            entry.repeat(1 + END_CHECKED as usize / entry.len())
+        );
+        fs::write(&path, &far).unwrap();
+        append(&path, &complete("T-002", 1)).unwrap();
+        assert_eq!(unmerged_anywhere(&fs::read(&path).unwrap()), Some(1));
+        assert_eq!(merge_marker(b">>>>>>> x\n", true), Some(0));
+        assert_eq!(merge_marker(b">>>>>>> x\n", false), None, "a partial line");
+        assert_eq!(unmerged_end(&dir.path().join("missing.md")).unwrap(), None);
     }
 
     #[test]

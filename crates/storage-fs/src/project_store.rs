@@ -3656,15 +3656,27 @@ impl ProjectStore for FsProjectStore {
                 }
             }
         }
-        if full {
+        let unmerged = if full {
             // Mapped where the kernel allows, and searched from the end for the payloads' opening
             // lines: at 100,000 tasks, reading and parsing every entry was 50–150 ms of the check.
             let log = mapped_log(&layout)?;
+            let unmerged = log.as_deref().and_then(progress_log::unmerged_anywhere);
             health
                 .damaged
                 .extend(log.and_then(|log| missing_base(&layout, &log)));
-        }
+            unmerged
+        } else {
+            progress_log::unmerged_end(&layout.log_md())?
+        };
         health.torn_log = log_is_torn(&layout.log_md())?;
+        if let Some(line) = unmerged {
+            health.damaged.push((
+                layout.log_md().display().to_string(),
+                format!(
+                    "holds an unresolved git merge (conflict markers from line {line}); nothing is appended to it until the merge is finished: `cairn setup git`, then `git checkout -m FILE` merges it entry by entry"
+                ),
+            ));
+        }
         Ok(health)
     }
 }
