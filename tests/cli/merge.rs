@@ -493,6 +493,113 @@ fn a_list_destroyed_right_after_a_merge_comes_back_as_git_merged_it() {
     repo.ok(&["doctor"]);
 }
 
+/// Main merges branch `a` and writes (a base numbered above both), then merges branch `b`, forked
+/// before `a` was merged, whose one commit was made at `b_at`: `b`'s commit is numbered below
+/// main's newest base, which is no base of the merge. Each commit is `step(repo, name, at)`.
+fn merged_a_branch_numbered_below_ours(b_at: &str, step: impl Fn(&Repo, &str, &str)) -> Repo {
+    let repo = git_repo();
+    ok_at(&repo, "09:00:00", &["task", "add", "base one"]);
+    commit(&repo, "base");
+    git(&repo, &["branch", "a"]);
+    git(&repo, &["branch", "b"]);
+    git(&repo, &["checkout", "-q", "a"]);
+    step(&repo, "atwo", "10:00:00");
+    step(&repo, "athree", "10:00:01");
+    commit(&repo, "a");
+    git(&repo, &["checkout", "-q", "b"]);
+    step(&repo, "btwo", b_at);
+    commit(&repo, "b");
+    git(&repo, &["checkout", "-q", "main"]);
+    step(&repo, "maintwo", "11:00:00");
+    commit(&repo, "main");
+    let (ok, text) = git(&repo, &["merge", "a", "-m", "merge a"]);
+    assert!(ok, "{text}");
+    step(&repo, "aftera", "12:00:00");
+    commit(&repo, "after a");
+    let (ok, text) = git(&repo, &["merge", "b", "-m", "merge b"]);
+    assert!(ok, "{text}");
+    repo
+}
+
+/// Both times of `b`'s commit: before main's newest base (the log holds it before that base) and
+/// after it.
+const B_AT: [&str; 2] = ["10:30:00", "13:00:00"];
+
+/// A tasks.json destroyed right after merging a branch whose commits are all numbered below a
+/// base ours made since the fork (a write after merging another branch, as here; after a pull or
+/// a checkout that rewrote the file; a restore) comes back as git merged it. The log's numbers
+/// say nothing of that merge: before, a replay from ours' base "succeeded" without the branch's
+/// tasks (its commit made earlier, the log holds it before that base), or, its commit made later,
+/// the list came back at an older checkpoint, losing ours' writes too.
+#[test]
+fn a_list_destroyed_right_after_merging_a_branch_numbered_below_ours_comes_back_as_git_merged_it() {
+    for b_at in B_AT {
+        let repo = merged_a_branch_numbered_below_ours(b_at, |r, name, at| {
+            ok_at(r, at, &["task", "add", name]);
+        });
+        let merged = repo.tasks_json()["tasks"].clone();
+        assert_eq!(merged.as_array().map(Vec::len), Some(6), "{merged}");
+        std::fs::write(repo.tasks_file(), "").expect("destroy tasks.json");
+        repo.ok(&["task", "list"]);
+        assert_eq!(repo.tasks_json()["tasks"], merged, "b's commit at {b_at}");
+        // Logged whole: a write after it, and a rebuild, keep it.
+        repo.add(&["after merging b"]);
+        assert_a_rebuild_keeps_every_task(&repo, 7);
+        repo.ok(&["doctor"]);
+    }
+}
+
+/// The same for project.json: before, it came back as the last project record in the log's
+/// order — main's, without `b`'s phase, or `b`'s alone, without any other.
+#[test]
+fn a_project_record_destroyed_right_after_merging_a_branch_numbered_below_ours_comes_back_as_git_merged_it()
+ {
+    for b_at in B_AT {
+        let repo = merged_a_branch_numbered_below_ours(b_at, |r, name, at| {
+            ok_at(r, at, &["phase", "add", name, "--name", name]);
+        });
+        let merged = phase_ids(&repo);
+        assert_eq!(merged.len(), 5, "{merged:?}");
+        let project_json = repo.project_dir("web").join("project.json");
+        std::fs::write(&project_json, "").expect("destroy project.json");
+        assert_eq!(phase_ids(&repo), merged, "b's commit at {b_at}");
+        repo.ok(&["phase", "add", "afterb", "--name", "After b"]);
+        std::fs::write(&project_json, "").expect("destroy project.json again");
+        assert_eq!(phase_ids(&repo).len(), 6, "b's commit at {b_at}");
+        repo.ok(&["doctor"]);
+    }
+}
+
+/// A write after a merge, then only the log staged (`git add` of it alone): git's index holds the
+/// log's every commit but not the list they arrive at — the log's replay, not git's index, brings
+/// the list back, with CRLF line endings too (`core.autocrlf`: the file kept as the write's base
+/// is not the index's bytes as they are).
+#[test]
+fn a_write_after_a_merge_with_only_the_log_staged_since_survives_a_rebuild() {
+    for crlf in [false, true] {
+        let repo = merged_a_longer_branch(crlf);
+        ok_at(&repo, "12:00:00", &["task", "add", "after the merge"]);
+        git(
+            &repo,
+            &["add", "--", ".claude/projects/web/progress/log.md"],
+        );
+        assert_a_rebuild_keeps_every_task(&repo, 6);
+    }
+}
+
+/// The ids of the project's phases, sorted.
+fn phase_ids(repo: &Repo) -> Vec<String> {
+    let mut ids: Vec<String> = repo
+        .json(&["phase", "list"])
+        .as_array()
+        .expect("phases")
+        .iter()
+        .map(|p| p["id"].as_str().expect("id").to_owned())
+        .collect();
+    ids.sort();
+    ids
+}
+
 /// The same for project.json: the log's last project record is one branch's, git's index holds
 /// the merge of both; the damaged file is kept aside under its own name.
 #[test]
@@ -509,21 +616,10 @@ fn a_project_record_destroyed_right_after_a_merge_comes_back_as_git_merged_it() 
         },
     );
     assert!(ok, "{text}");
-    let phases = |repo: &Repo| {
-        let mut ids: Vec<String> = repo
-            .json(&["phase", "list"])
-            .as_array()
-            .expect("phases")
-            .iter()
-            .map(|p| p["id"].as_str().expect("id").to_owned())
-            .collect();
-        ids.sort();
-        ids
-    };
-    assert_eq!(phases(&repo), ["alpha", "beta"]);
+    assert_eq!(phase_ids(&repo), ["alpha", "beta"]);
     let project_json = repo.project_dir("web").join("project.json");
     std::fs::write(&project_json, "").expect("destroy project.json");
-    assert_eq!(phases(&repo), ["alpha", "beta"], "both sides' phases");
+    assert_eq!(phase_ids(&repo), ["alpha", "beta"], "both sides' phases");
     let aside = repo.set_aside_files();
     assert_eq!(aside.len(), 1, "{aside:?}");
     assert!(aside[0].starts_with("project.json.corrupt-"), "{aside:?}");
@@ -531,7 +627,7 @@ fn a_project_record_destroyed_right_after_a_merge_comes_back_as_git_merged_it() 
     repo.add(&["after the merge"]);
     std::fs::write(&project_json, "").expect("destroy project.json again");
     assert_eq!(
-        phases(&repo),
+        phase_ids(&repo),
         ["alpha", "beta"],
         "from the log, once written"
     );

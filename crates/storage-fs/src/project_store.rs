@@ -195,8 +195,13 @@ impl FsProjectStore {
         let damaged = damaged.filter(Salvaged::has_valid_task);
         let damaged_marker = damaged.as_ref().and_then(|d| d.marker);
         let log = progress_log::read_all(&layout.log_md())?;
-        let replayed = damaged
+        // A merge git holds that the log's numbers do not show (see `unlogged_merge`) is taken
+        // before a replay, which would take one branch's base and drop the other's commits.
+        let unlogged = damaged
             .is_none()
+            .then(|| unlogged_merge(layout, &log.records))
+            .flatten();
+        let replayed = (damaged.is_none() && unlogged.is_none())
             .then(|| replay_tasks(layout, &log.records))
             .flatten();
         let now = self.clock.now();
@@ -208,9 +213,11 @@ impl FsProjectStore {
             }
             _ => {
                 let unreadable = damaged.is_none();
-                let merged = unreadable
-                    .then(|| merged_by_git(layout, &log.records))
-                    .flatten();
+                let merged = unlogged.or_else(|| {
+                    unreadable
+                        .then(|| merged_by_git(layout, &log.records))
+                        .flatten()
+                });
                 // With nothing else left, what the log can still replay.
                 let rebuilt = merged
                     .or_else(|| rebuild(damaged, || newest_valid_checkpoint(layout)))
@@ -298,7 +305,8 @@ impl FsProjectStore {
                 .map(|bytes| journal::with_marker(bytes, seq));
             Some((bytes, project, seq, "the progress log"))
         };
-        let Some((bytes, project, seq, source)) = project_merged_by_git(layout, &log.records)
+        let Some((bytes, project, seq, source)) = project_unlogged_merge(layout, &log.records)
+            .or_else(|| project_merged_by_git(layout, &log.records))
             .map(|(bytes, project, seq)| (Ok(bytes), project, seq, "git's index, as git merged it"))
             .or_else(from_log)
         else {
@@ -1001,6 +1009,96 @@ fn merged_by_git(layout: &ProjectLayout, records: &[LogRecord]) -> Option<(TaskD
     }
     let listed = Salvaged::parse(&staged_in_git(layout, layout::TASKS_JSON)?)
         .filter(|s| s.shell.is_some() && s.entries.iter().all(|e| e.task.is_ok()))?;
+    Some(from_git_index(&listed))
+}
+
+/// The list git's index holds, when it is the state of every commit the log holds and the log
+/// cannot say it: the log holds a merge (numbers held twice), git's index holds a log with exactly
+/// the working log's commits (no cairn write since git last staged the log), and its tasks.json is
+/// valid throughout and not a file the log already holds (one cairn wrote, with its commit's
+/// number, or the one the newest base kept). The log's numbers alone cannot tell a merge after a
+/// base from one before it: a branch whose commits are all numbered below a base ours made since
+/// the fork (after merging another branch, a pull, a checkout) leaves no number held twice after
+/// that base, and a replay from it "succeeds" without the branch's commits (see
+/// [`merged_since`]).
+fn unlogged_merge(layout: &ProjectLayout, records: &[LogRecord]) -> Option<(TaskDoc, Recovery)> {
+    if !holds_a_number_twice(records) || !git_holds_the_log(layout, records) {
+        return None;
+    }
+    let bytes = staged_in_git(layout, layout::TASKS_JSON)?;
+    let listed = Salvaged::parse(&bytes)
+        .filter(|s| s.shell.is_some() && s.entries.iter().all(|e| e.task.is_ok()))?;
+    // A file cairn wrote (it carries a commit's number) is one the log replays to.
+    if listed.marker.is_some_and(|marker| marker > 0) {
+        return None;
+    }
+    // Another tool's file: a merge, unless the newest base kept these very bytes (a write after
+    // the merge, and only the log staged since) — as git checked them out, with CRLF line
+    // endings under `core.autocrlf`.
+    let newest = records
+        .iter()
+        .rev()
+        .filter_map(|r| Payload::of(r)?.ok())
+        .find_map(|p| p.tasks.filter(|t| t.start != journal::Start::Previous));
+    if let Some(journal::Start::Checkpoint(named)) = newest.as_ref().map(|t| &t.start) {
+        let crlf = String::from_utf8_lossy(&bytes).replace('\n', "\r\n");
+        if named.names(&bytes) || named.names(crlf.as_bytes()) {
+            return None;
+        }
+    }
+    Some(from_git_index(&listed))
+}
+
+/// Whether the log holds a commit number twice (a git merge of it, see [`highest_held_twice`]),
+/// read from the payloads' heads only: a payload holding a whole list is not parsed.
+fn holds_a_number_twice(records: &[LogRecord]) -> bool {
+    let mut seqs: Vec<u64> = records
+        .iter()
+        .flat_map(|r| &r.fields)
+        .filter(|(key, _)| key == journal::FIELD)
+        .filter_map(|(_, value)| journal::Head::of(value).ok())
+        .map(|head| head.seq)
+        .collect();
+    seqs.sort_unstable();
+    seqs.windows(2).any(|pair| pair[0] == pair[1])
+}
+
+/// Whether git's index holds a log with exactly the commits of `records` (the log as read): no
+/// cairn commit since git last staged the log, so the state files git holds beside it are that
+/// log's state — unless they were staged apart from it.
+fn git_holds_the_log(layout: &ProjectLayout, records: &[LogRecord]) -> bool {
+    let commits = |records: &[LogRecord]| {
+        let mut lines: Vec<String> = records
+            .iter()
+            .flat_map(|r| &r.fields)
+            .filter(|(key, _)| key == journal::FIELD)
+            .map(|(_, value)| value.trim_end_matches('\r').to_owned())
+            .collect();
+        lines.sort_unstable();
+        lines
+    };
+    let path = format!("{}/{}", layout::PROGRESS_DIR, layout::LOG_MD);
+    staged_in_git(layout, &path).is_some_and(|staged| {
+        commits(&progress_log::parse(&String::from_utf8_lossy(&staged)).records) == commits(records)
+    })
+}
+
+/// [`unlogged_merge`] of project.json: the record git's index holds, when the log holds a merge,
+/// git's index holds the log's every commit and no other, and its project.json is valid and
+/// carries no commit's number (the one the driver merged, or another tool's edit, which the log
+/// holds no record of); put back as it is.
+fn project_unlogged_merge(
+    layout: &ProjectLayout,
+    records: &[LogRecord],
+) -> Option<(Vec<u8>, Project, u64)> {
+    if !holds_a_number_twice(records) || !git_holds_the_log(layout, records) {
+        return None;
+    }
+    project_in_git(layout).filter(|(_, _, seq)| *seq == 0)
+}
+
+/// The valid list of `listed`, as a recovery that took every task from git's index.
+fn from_git_index(listed: &Salvaged) -> (TaskDoc, Recovery) {
     let doc = listed.valid_doc();
     let recovery = Recovery {
         checkpoint: None,
@@ -1015,7 +1113,7 @@ fn merged_by_git(layout: &ProjectLayout, records: &[LogRecord]) -> Option<(TaskD
         dropped: Vec::new(),
         damaged_copy: String::new(),
     };
-    Some((doc, recovery))
+    (doc, recovery)
 }
 
 /// The project record a `git merge` made, from git's index, when the log holds a merge after its
@@ -1028,6 +1126,12 @@ fn project_merged_by_git(
     if !merged_since(records, |p| p.project.is_some()) {
         return None;
     }
+    project_in_git(layout)
+}
+
+/// project.json as git's index holds it, when it is valid: its bytes, what they read as, and its
+/// commit marker.
+fn project_in_git(layout: &ProjectLayout) -> Option<(Vec<u8>, Project, u64)> {
     let bytes = staged_in_git(layout, layout::PROJECT_JSON)?;
     let value: Value = serde_json::from_slice(&bytes).ok()?;
     schema::validate(SchemaKind::Project, &value).ok()?;
