@@ -1960,9 +1960,12 @@ fn identity(meta: &std::fs::Metadata) -> String {
     format!("{inode} {} {modified}", meta.len())
 }
 
-/// Validates and renders tasks.json with its commit marker `seq`, writing nothing.
+/// Validates and renders tasks.json with its commit marker `seq`, writing nothing: every task on
+/// its own, on every core, and the top level (see [`changed_tasks`], none unchanged). The whole
+/// list as one JSON tree, validated, was 1.1 s of a rebuild of a destroyed tasks.json at 100,000
+/// tasks.
 fn tasks_bytes(layout: &ProjectLayout, doc: &TaskDoc, seq: u64) -> Result<Vec<u8>, StoreError> {
-    validated_tasks(doc, SchemaKind::Tasks, &layout.tasks_json(), Some(seq))
+    changed_tasks(layout, doc, seq, &[], None).map(Rendered::into_bytes)
 }
 
 /// [`tasks_bytes`] for a change to the document as read: `unchanged` says which tasks are exactly
@@ -1996,6 +1999,9 @@ fn validate_changed(doc: &TaskDoc, unchanged: &[bool], path: &Path) -> Result<()
     };
     let top = serde_json::to_value(journal::top_of(doc)).map_err(|e| invalid(e.to_string()))?;
     schema::validate(SchemaKind::Tasks, &top).map_err(|errors| invalid(errors.join("; ")))?;
+    // Each task's JSON tree is made, validated and dropped: its blocks are reused for the next
+    // (at 100,000 tasks the trees were 340 MB of fresh pages, a third of a rebuild's time).
+    let _trees = cairn_heap::recycling();
     let check = |part: &[Task], start: usize| {
         for (i, task) in (start..).zip(part) {
             if unchanged.get(i) == Some(&true) {
