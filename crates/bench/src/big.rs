@@ -2,9 +2,9 @@
 //! wants every command under 500 ms there, and these are the ones that read, check or write the
 //! whole list — a full check (with the verdicts of earlier checks, and without them as in a fresh
 //! clone), a restore, a merge, a first import from another tool (and, on the project it made,
-//! whose every task carries the source's link in `metadata`, `task next` and a fresh clone's full
-//! check), the first read in a fresh clone and the first write over a tasks.json another tool
-//! wrote. Each is timed as a whole process after an untimed step that gives it its usual input:
+//! whose every task carries the source's link in `metadata`, `task next`, a fresh clone's full
+//! check and the rebuild of its tasks.json destroyed), the first read in a fresh clone and the
+//! first write over a tasks.json another tool wrote. Each is timed as a whole process after an untimed step that gives it its usual input:
 //! a write before the check and the restore (so tasks.json is new, as it is after a day's work),
 //! the verdicts removed, a fresh copy of ours for each merge, a new project for each import, the
 //! files git leaves out of a clone removed before the imported project's check, for the first
@@ -191,6 +191,18 @@ pub fn measure(cairn: &Path, root: &Path, iters: usize) -> Result<Vec<Measured>,
         name: "cairn doctor --full (imported, in a fresh clone)",
         stats: Stats::new(samples),
         writes: false,
+    });
+    // Its tasks.json destroyed: the list comes back from the log, whose import commit holds
+    // every task.
+    let mut samples = Vec::with_capacity(iters);
+    for _ in 0..iters {
+        std::fs::write(imported_dir.join("tasks.json"), "").map_err(|e| e.to_string())?;
+        samples.push(time_once(&on(&imported, &["task", "next"]), None)?);
+    }
+    out.push(Measured {
+        name: "cairn task next (imported, tasks.json destroyed: rebuilt from the log)",
+        stats: Stats::new(samples),
+        writes: true,
     });
 
     // As in a fresh clone: tasks.json a file cairn did not write here (no stamp) and no read
