@@ -634,12 +634,10 @@ fn a_project_record_destroyed_right_after_a_merge_comes_back_as_git_merged_it() 
     repo.ok(&["doctor"]);
 }
 
-/// A clone without the driver merges the log as text, and two branches' appends conflict. An
-/// entry appended to the conflicted log would be lost to the merge's resolution (`git checkout
-/// -m`, `--ours` or `--theirs` take the file from the merge's stages): a write is refused, with
-/// every file left as it was, until the log is merged — which the driver then does entry by entry.
-#[test]
-fn nothing_is_appended_to_a_log_a_merge_left_conflicted() {
+/// A clone without the driver (git merges the project's files as text) where each branch added
+/// tasks after "base one" — theirs `theirs`, ours "ours two" — merged: the log conflicted, and
+/// tasks.json resolved by `git checkout <side>` (`--ours`, `--theirs`) and added.
+fn merged_without_the_driver(theirs: &[&str], side: &str) -> Repo {
     let repo = Repo::with_project();
     git(&repo, &["init", "-q", "-b", "main"]);
     for (key, value) in [("user.email", "t@example.com"), ("user.name", "t")] {
@@ -649,17 +647,29 @@ fn nothing_is_appended_to_a_log_a_merge_left_conflicted() {
     let (merged, text) = merge(
         &repo,
         |r| {
-            r.add(&["theirs two"]);
+            for title in theirs {
+                r.add(&[title]);
+            }
         },
         |r| {
             r.add(&["ours two"]);
         },
     );
     assert!(!merged, "the log conflicts without the driver: {text}");
-    let log = repo.project_dir("web").join("progress").join("log.md");
     let tasks = ".claude/projects/web/tasks.json";
-    git(&repo, &["checkout", "--theirs", "--", tasks]);
+    git(&repo, &["checkout", side, "--", tasks]);
     git(&repo, &["add", "--", tasks]);
+    repo
+}
+
+/// A clone without the driver merges the log as text, and two branches' appends conflict. An
+/// entry appended to the conflicted log would be lost to the merge's resolution (`git checkout
+/// -m`, `--ours` or `--theirs` take the file from the merge's stages): a write is refused, with
+/// every file left as it was, until the log is merged — which the driver then does entry by entry.
+#[test]
+fn nothing_is_appended_to_a_log_a_merge_left_conflicted() {
+    let repo = merged_without_the_driver(&["theirs two"], "--theirs");
+    let log = repo.project_dir("web").join("progress").join("log.md");
     repo.ok(&["task", "list"]);
 
     let before = (
@@ -705,6 +715,125 @@ fn nothing_is_appended_to_a_log_a_merge_left_conflicted() {
         assert!(titles.contains(title), "{title}: {titles}");
     }
     repo.ok(&["doctor"]);
+}
+
+/// What a refused commit would have saved first is not made either: the write after another
+/// tool's tasks.json (git's) keeps that file as a checkpoint, `checkpoint restore` the list it
+/// replaces, `checkpoint write` its snapshot (and prunes). Each left one more checkpoint, in no
+/// log entry, on every attempt — ten of them pruned the one ours' commit starts from — and
+/// `checkpoint write` said "the change was saved" (exit 1) instead of naming the merge.
+#[test]
+fn a_write_a_conflicted_log_refuses_keeps_no_checkpoint() {
+    let repo = merged_without_the_driver(&["theirs two"], "--theirs");
+    let checkpoints = repo.checkpoint_files();
+    assert!(
+        !checkpoints.is_empty(),
+        "ours' write after the checkout kept one"
+    );
+    let tasks = std::fs::read(repo.tasks_file()).expect("tasks");
+    repo.fails(&["task", "add", "after"], crate::support::code::CORRUPT);
+    let written = repo.fails(&["checkpoint", "write"], crate::support::code::CORRUPT);
+    assert!(
+        written.stderr.contains("unresolved git merge") && !written.stderr.contains("was saved"),
+        "{}",
+        written.stderr
+    );
+    repo.fails(
+        &["checkpoint", "restore", "1"],
+        crate::support::code::CORRUPT,
+    );
+    assert_eq!(repo.checkpoint_files(), checkpoints);
+    assert!(std::fs::read(repo.tasks_file()).expect("tasks") == tasks);
+}
+
+/// The conflicted log's last commit is theirs' (their side comes last), made from the list
+/// ours' tasks.json — taken with `git checkout --ours` — also carries the number of: neither a
+/// reader nor a refused writer rolls it forward onto ours' file. A reader listed theirs' last
+/// task on ours' list (without theirs' first), and the refused write wrote it there.
+#[test]
+fn a_conflicted_log_rolls_nothing_forward() {
+    let repo = merged_without_the_driver(&["theirs two", "theirs three"], "--ours");
+    let tasks = std::fs::read(repo.tasks_file()).expect("tasks");
+    let listed = repo.ok(&["task", "list"]);
+    assert!(
+        listed.contains("ours two") && !listed.contains("theirs"),
+        "{listed}"
+    );
+    repo.fails(&["task", "add", "after"], crate::support::code::CORRUPT);
+    assert!(
+        std::fs::read(repo.tasks_file()).expect("tasks") == tasks,
+        "a refused write changes nothing"
+    );
+}
+
+/// A damaged file whose recovery the conflicted log refuses is not set aside either: each read
+/// left one more `tasks.json.corrupt-*` (`project.json.corrupt-*`) behind its refusal.
+#[test]
+fn a_recovery_a_conflicted_log_refuses_sets_nothing_aside() {
+    let repo = merged_without_the_driver(&["theirs two"], "--theirs");
+    for file in [
+        repo.tasks_file(),
+        repo.project_dir("web").join("project.json"),
+    ] {
+        let before = std::fs::read(&file).expect("file");
+        std::fs::write(&file, "{\"garbage").expect("damage");
+        for _ in 0..2 {
+            repo.fails(&["task", "list"], crate::support::code::CORRUPT);
+        }
+        assert_eq!(repo.set_aside_files(), Vec::<String>::new());
+        std::fs::write(&file, before).expect("repair");
+    }
+}
+
+/// Conflict markers further back than an append looks — a merge committed as it was, then
+/// appended to (as cairn did before it looked) — are `doctor --full`'s to report, but not with
+/// the advice for a merge git still holds unmerged: `git checkout -m` of a file that git holds
+/// resolved puts back the file as git holds it, and every entry appended since is lost.
+#[test]
+fn markers_a_committed_merge_left_far_back_are_not_met_with_git_checkout_m() {
+    let repo = Repo::with_project();
+    git(&repo, &["init", "-q", "-b", "main"]);
+    for (key, value) in [("user.email", "t@example.com"), ("user.name", "t")] {
+        git(&repo, &["config", key, value]);
+    }
+    let note = "n".repeat(4000);
+    for title in ["one", "two", "three", "four", "five"] {
+        repo.add(&[title, "--description", &note]);
+    }
+    // A conflict committed after the project's first entry, appended to since.
+    let log = repo.project_dir("web").join("progress").join("log.md");
+    let text = std::fs::read_to_string(&log).expect("log");
+    let first = text.find("\n\n").expect("an entry") + 2;
+    let conflict = "<<<<<<< HEAD\n=======\n>>>>>>> other\n\n";
+    std::fs::write(
+        &log,
+        format!("{}{conflict}{}", &text[..first], &text[first..]),
+    )
+    .expect("the merge committed");
+    commit(&repo, "a merge committed unresolved, and appended to");
+    repo.add(&["after the commit"]);
+
+    let doctor = repo.run(&["doctor", "--full"]);
+    assert_eq!(doctor.code, crate::support::code::UNHEALTHY, "{doctor:?}");
+    assert!(
+        doctor.stdout.contains("further back than an append looks")
+            && !doctor.stdout.contains("merges it entry by entry"),
+        "{}",
+        doctor.stdout
+    );
+    // What the advice for an unresolved merge does to this log.
+    let (ok, text) = git(
+        &repo,
+        &[
+            "checkout",
+            "-m",
+            "--",
+            ".claude/projects/web/progress/log.md",
+        ],
+    );
+    assert!(ok, "{text}");
+    let titles = repo.ok(&["log", "--event", "TASK_CREATED", "--json"]);
+    assert!(!titles.contains("after the commit"), "{titles}");
 }
 
 /// Until the conflict is resolved, cairn reads nothing from the file and rebuilds nothing: a

@@ -373,7 +373,8 @@ fn read_end(file: &mut File, path: &Path) -> Result<End, StoreError> {
         .metadata()
         .map_err(io_error("stat progress log", path))?
         .len();
-    let from = len.saturating_sub(END_CHECKED);
+    // One byte before the last END_CHECKED: whether the first of them starts a line.
+    let from = len.saturating_sub(END_CHECKED + 1);
     let mut end = Vec::with_capacity(usize::try_from(len - from).unwrap_or(0));
     file.seek(SeekFrom::Start(from))
         .map_err(io_error("seek in progress log", path))?;
@@ -1051,6 +1052,38 @@ mod tests {
         assert_eq!(merge_marker(b">>>>>>> x\n", true), Some(0));
         assert_eq!(merge_marker(b">>>>>>> x\n", false), None, "a partial line");
         assert_eq!(unmerged_end(&dir.path().join("missing.md")).unwrap(), None);
+    }
+
+    /// A conflict whose last marker line starts right where the [`END_CHECKED`] bytes an append
+    /// reads begin — its shared tail one line short of them — refuses the append too: the byte
+    /// before them says that their first starts a line (read alone, it was taken for the end of
+    /// a line cut short, and the entry went into the conflict).
+    #[test]
+    fn a_marker_line_starting_where_the_end_read_begins_refuses_an_append() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("log.md");
+        let entry = render(&complete("T-001", 5)).unwrap();
+        let marker = ">>>>>>> other\n";
+        // The branches' shared tail: one entry whose note fills it to the marker's line.
+        let shared =
+            |note: usize| render(&complete("T-003", 1).with("note", "n".repeat(note))).unwrap();
+        let room = END_CHECKED as usize - marker.len();
+        let tail = shared(room - shared(0).len());
+        assert_eq!(tail.len(), room);
+        let ours = entry.repeat(1 + END_CHECKED as usize / entry.len());
+        let conflicted = format!("<<<<<<< HEAD\n{ours}=======\n{entry}{marker}{tail}");
+        fs::write(&path, &conflicted).unwrap();
+        let line = conflicted[..conflicted.len() - room - marker.len()]
+            .lines()
+            .count()
+            + 1;
+        assert_eq!(unmerged_end(&path).unwrap(), Some(line));
+        let error = append(&path, &complete("T-002", 1)).unwrap_err();
+        assert!(
+            matches!(&error, StoreError::Unmerged { line: l, .. } if *l == line),
+            "{error:?}"
+        );
+        assert_eq!(fs::read_to_string(&path).unwrap(), conflicted);
     }
 
     #[test]

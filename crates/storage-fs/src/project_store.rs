@@ -191,6 +191,8 @@ impl FsProjectStore {
         let target = layout.tasks_json();
         let read = std::fs::read(&target).ok();
         unmerged(&target, read.as_deref())?;
+        // Its ERROR entry would be refused after the damaged file was set aside.
+        refuse_unmerged_log(layout)?;
         let damaged = read.and_then(|bytes| Salvaged::parse(&bytes));
         let damaged = damaged.filter(Salvaged::has_valid_task);
         let damaged_marker = damaged.as_ref().and_then(|d| d.marker);
@@ -293,6 +295,7 @@ impl FsProjectStore {
     ) -> Result<(Project, u64), StoreError> {
         let target = layout.project_json();
         unmerged(&target, std::fs::read(&target).ok().as_deref())?;
+        refuse_unmerged_log(layout)?;
         let log = progress_log::read_all(&layout.log_md())?;
         let from_log = || {
             let (project, seq) = log
@@ -443,6 +446,14 @@ impl FsProjectStore {
             && marks.project == last.base.project
             && (marks.project != 0 || kept_unreplaced);
         if !tasks_behind && !project_behind {
+            return Ok((Loaded { state, recovered }, marks, last.seq, as_read));
+        }
+        // A log a git merge left conflicted is no history to roll forward from: its last commit
+        // is one branch's, the file may be the other's. A writer is refused (its commit would be),
+        // a reader reads the files as they are.
+        if locked {
+            refuse_unmerged_log(layout)?;
+        } else if matches!(progress_log::unmerged_end(&layout.log_md()), Ok(Some(_))) {
             return Ok((Loaded { state, recovered }, marks, last.seq, as_read));
         }
         if let (true, Some(change)) = (tasks_behind, &last.tasks) {
@@ -663,6 +674,23 @@ fn unmerged(path: &Path, bytes: Option<&[u8]>) -> Result<(), StoreError> {
             line,
         }),
         None => Ok(()),
+    }
+}
+
+/// Refuses, before anything is written, what the log's commit would refuse: a git merge left
+/// its end conflicted (see [`progress_log::unmerged_end`]). A writer that kept a checkpoint, set
+/// a damaged file aside or rolled a commit forward first would leave those behind the refusal —
+/// one more of each on every attempt — and a roll-forward from a conflicted log applies one
+/// branch's last commit to the other's file. A log it cannot read is the append's to report, as
+/// before.
+fn refuse_unmerged_log(layout: &ProjectLayout) -> Result<(), StoreError> {
+    let path = layout.log_md();
+    match progress_log::unmerged_end(&path) {
+        Ok(Some(line)) => Err(StoreError::Unmerged {
+            path: path.display().to_string(),
+            line,
+        }),
+        _ => Ok(()),
     }
 }
 
@@ -2912,6 +2940,11 @@ impl ProjectStore for FsProjectStore {
         // its list anew: the tasks are rewritten and logged as a base even when this change
         // leaves them as they were (see `next_commit`).
         let anew = !from_the_log || !project_is_cairns;
+        if anew {
+            // The file read is about to be kept as a checkpoint (`keep_as_read`): not for a
+            // commit the log refuses.
+            refuse_unmerged_log(&layout)?;
+        }
         let seq = next_commit(&layout, marks, last, anew)?;
         // No copy of the list is kept to compare with: its encoding is (the read cache's, or made
         // now for a list read from JSON), and the tasks a change touched are the ones whose
@@ -3301,6 +3334,8 @@ impl ProjectStore for FsProjectStore {
     ) -> Result<CheckpointInfo, StoreError> {
         let layout = self.existing(id)?;
         let _guard = self.lock(&layout)?;
+        // Its entry would be refused after the checkpoint was made (and older ones pruned).
+        refuse_unmerged_log(&layout)?;
         // A snapshot of a file cairn validated and wrote is a copy of its bytes: no parse, no
         // re-serialization (a PreCompact hook on a large store pays only the copy). Anything else
         // goes through the full read, with recovery, and is validated before it is kept.
@@ -3348,6 +3383,8 @@ impl ProjectStore for FsProjectStore {
     ) -> Result<Committed, StoreError> {
         let layout = self.existing(id)?;
         let _guard = self.lock(&layout)?;
+        // The list replaced is saved as a checkpoint before the commit: not for one refused.
+        refuse_unmerged_log(&layout)?;
         // What a restore makes and drops (the checkpoint's JSON trees, task by task) is reused.
         let _recycling = cairn_heap::recycling();
         let bytes = checkpoints::read(&layout.checkpoints_dir(), u64::from(number))?;
@@ -3766,24 +3803,35 @@ impl ProjectStore for FsProjectStore {
                 }
             }
         }
-        let unmerged = if full {
+        let anywhere = if full {
             // Mapped where the kernel allows, and searched from the end for the payloads' opening
             // lines: at 100,000 tasks, reading and parsing every entry was 50–150 ms of the check.
             let log = mapped_log(&layout)?;
-            let unmerged = log.as_deref().and_then(progress_log::unmerged_anywhere);
+            let anywhere = log.as_deref().and_then(progress_log::unmerged_anywhere);
             health
                 .damaged
                 .extend(log.and_then(|log| missing_base(&layout, &log)));
-            unmerged
+            anywhere
         } else {
-            progress_log::unmerged_end(&layout.log_md())?
+            None
         };
         health.torn_log = log_is_torn(&layout.log_md())?;
-        if let Some(line) = unmerged {
+        let log = layout.log_md().display().to_string();
+        if let Some(line) = progress_log::unmerged_end(&layout.log_md())? {
             health.damaged.push((
-                layout.log_md().display().to_string(),
+                log,
                 format!(
                     "holds an unresolved git merge (conflict markers from line {line}); nothing is appended to it until the merge is finished: `cairn setup git`, then `git checkout -m FILE` merges it entry by entry"
+                ),
+            ));
+        } else if let Some(line) = anywhere {
+            // Further back than an append looks: a conflict committed as it was and appended to
+            // since. `git checkout -m` of a file git no longer holds unmerged puts back the file
+            // as git holds it, without every entry appended since it was last added.
+            health.damaged.push((
+                log,
+                format!(
+                    "holds git conflict markers from line {line}, further back than an append looks: a merge committed unresolved, appended to since; take the marker lines out by hand, keeping both sides' entries (not `git checkout -m FILE`, which would put back the file as git holds it, without the entries appended since)"
                 ),
             ));
         }
