@@ -634,6 +634,14 @@ fn a_project_record_destroyed_right_after_a_merge_comes_back_as_git_merged_it() 
     repo.ok(&["doctor"]);
 }
 
+/// `git checkout -m` of the log: the merge of it made again from git's stages (entry by entry
+/// once `cairn setup git` registered the driver).
+fn merge_the_log_again(repo: &Repo) {
+    let log = ".claude/projects/web/progress/log.md";
+    let (ok, text) = git(repo, &["checkout", "-m", "--", log]);
+    assert!(ok, "{text}");
+}
+
 /// A clone without the driver (git merges the project's files as text) where each branch added
 /// tasks after "base one" — theirs `theirs`, ours "ours two" — merged: the log conflicted, and
 /// tasks.json resolved by `git checkout <side>` (`--ours`, `--theirs`) and added.
@@ -699,16 +707,7 @@ fn nothing_is_appended_to_a_log_a_merge_left_conflicted() {
     );
 
     repo.ok(&["setup", "git"]);
-    let (ok, text) = git(
-        &repo,
-        &[
-            "checkout",
-            "-m",
-            "--",
-            ".claude/projects/web/progress/log.md",
-        ],
-    );
-    assert!(ok, "{text}");
+    merge_the_log_again(&repo);
     repo.add(&["after"]);
     let titles = repo.ok(&["log", "--event", "TASK_CREATED", "--json"]);
     for title in ["ours two", "theirs two", "after"] {
@@ -822,16 +821,7 @@ fn markers_a_committed_merge_left_far_back_are_not_met_with_git_checkout_m() {
         doctor.stdout
     );
     // What the advice for an unresolved merge does to this log.
-    let (ok, text) = git(
-        &repo,
-        &[
-            "checkout",
-            "-m",
-            "--",
-            ".claude/projects/web/progress/log.md",
-        ],
-    );
-    assert!(ok, "{text}");
+    merge_the_log_again(&repo);
     let titles = repo.ok(&["log", "--event", "TASK_CREATED", "--json"]);
     assert!(!titles.contains("after the commit"), "{titles}");
 }
