@@ -421,7 +421,7 @@ pub fn unmerged_anywhere(log: &[u8]) -> Option<usize> {
 }
 
 /// The line (from 1) where a git merge's conflict markers start in the end of the log at `path`,
-/// which an append refuses (see [`END_CHECKED`]); `None` for a missing log.
+/// which an append refuses (its last 16 KiB); `None` for a missing log.
 pub fn unmerged_end(path: &Path) -> Result<Option<usize>, StoreError> {
     let mut file = match File::open(path) {
         Ok(file) => file,
