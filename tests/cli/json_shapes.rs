@@ -228,6 +228,7 @@ fn every_json_output_has_its_documented_shape() {
             "damaged",
             "debris",
             "torn_log",
+            "unmerged_log",
             "repaired",
             "debris_removed",
             "plan_pointer",

@@ -701,10 +701,15 @@ fn nothing_is_appended_to_a_log_a_merge_left_conflicted() {
     assert!(
         doctor
             .stdout
-            .contains("log.md: holds an unresolved git merge"),
+            .contains("log.md: holds an unresolved git merge")
+            && doctor
+                .stdout
+                .contains("next: finish the merge of progress/log.md first"),
         "{}",
         doctor.stdout
     );
+    let json = repo.json_exiting(&["doctor"], crate::support::code::UNHEALTHY);
+    assert!(json["unmerged_log"].as_u64().is_some(), "{json}");
 
     repo.ok(&["setup", "git"]);
     merge_the_log_again(&repo);

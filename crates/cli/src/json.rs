@@ -30,7 +30,7 @@
 //! | `log` | *Page of* `{"at": "<RFC 3339>", "event": "TASK_COMPLETE", "fields": {"task": "T-001", …}}` |
 //! | `velocity` | `progress/velocity.json`: `{"version", "updated_at", "window", "completed_count", "mean_actual_minutes", "estimate_ratio", "throughput_per_day", "remaining_tasks", "remaining_estimate_minutes", "eta"}` (unknown values `null`) |
 //! | `reconcile` | `{"applied": bool, "reconciled": [Change, …], "stale": [Change, …]}` |
-//! | `doctor` | `{"plan_pointer": {"dangling": plan\|null, "repaired": bool}, "git": [{"message", "fix"}, …] (a repository whose .gitattributes names cairn's merge driver, set up short of it), "clean": bool, "scrutiny": "usual"\|"full", "findings": [Finding, …], "damaged": [{"path", "detail"}], "debris": [path, …], "torn_log": bool, "repaired": [text, …], "debris_removed": [path, …]}` + the paging fields, which page `findings` (`clean` and the exit code count all of them) |
+//! | `doctor` | `{"plan_pointer": {"dangling": plan\|null, "repaired": bool}, "git": [{"message", "fix"}, …] (a repository whose .gitattributes names cairn's merge driver, set up short of it), "clean": bool, "scrutiny": "usual"\|"full", "findings": [Finding, …], "damaged": [{"path", "detail"}], "debris": [path, …], "torn_log": bool, "unmerged_log": line\|null (a git merge left the log conflicted near its end: writes are refused until it is finished), "repaired": [text, …], "debris_removed": [path, …]}` + the paging fields, which page `findings` (`clean` and the exit code count all of them) |
 //! | `status` | `{"project", "name", "goal", "status", "total", "leaves_total", "leaves_complete", "counts": {STATUS: n, …}, "in_progress": [Ref], "claims": [{"id", "agent", "lease_expires_at"}], "blocked": [Ref + "reason"], "next": [Ref], "phases": [{"id", "status"}], "current_phase": {"id", "name", "status", "tasks", "complete"}\|null, "critical_path": {"tasks": [Ref + "estimate_minutes"], "remaining_minutes": n}, "more": {"in_progress", "claims", "blocked", "critical_path"}}`: each list shows its first 10 rows and `more` counts the rest (`task list` pages through them) |
 //! | `prime` | `{"prime": "<text>", "chars": n}` |
 //! | `plan new`, `plan step`, `plan close` | *Plan*: `{"id", "goal", "state", "iteration", "created_at", "current_step", "fix_attempts": [{"step", "attempt", "note"}], "manifest": [{"path", "kind", "lines_added", "lines_removed"}], "abstractions", "strikes": {area: n}, "scope_estimate", "lines_added_total", "last_transition": {"from", "to", "at"}\|null, "budget": Budget}` |
@@ -131,6 +131,7 @@ pub fn doctor(report: &DoctorReport) -> Value {
         "damaged": report.store.damaged.iter().map(|(path, detail)| json!({"path": path, "detail": detail})).collect::<Vec<_>>(),
         "debris": report.store.debris,
         "torn_log": report.store.torn_log,
+        "unmerged_log": report.store.unmerged_log,
         "repaired": report.repaired,
         "debris_removed": report.debris_removed,
     })

@@ -3817,7 +3817,8 @@ impl ProjectStore for FsProjectStore {
         };
         health.torn_log = log_is_torn(&layout.log_md())?;
         let log = layout.log_md().display().to_string();
-        if let Some(line) = progress_log::unmerged_end(&layout.log_md())? {
+        health.unmerged_log = progress_log::unmerged_end(&layout.log_md())?;
+        if let Some(line) = health.unmerged_log {
             health.damaged.push((
                 log,
                 format!(

@@ -324,7 +324,12 @@ pub fn doctor(ctx: &Ctx, args: DoctorArgs) -> Result<Report, Failure> {
         } else {
             let fixable = report.findings.iter().filter(|f| f.fixable).count()
                 + report.store.debris.len();
-            if fixable > 0 && !args.fix {
+            if report.store.unmerged_log.is_some() {
+                // Nothing else can be repaired, nor a checkpoint restored, until then.
+                out.push_str(&style.next_step(
+                    "finish the merge of progress/log.md first (see its message): every write is refused until then",
+                ));
+            } else if fixable > 0 && !args.fix {
                 out.push_str(&style.next_step(&format!(
                     "`cairn doctor --fix` repairs {fixable} of these safely"
                 )));

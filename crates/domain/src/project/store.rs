@@ -210,6 +210,9 @@ pub struct StoreHealth {
     pub debris: Vec<String>,
     /// The progress log ends in a torn entry.
     pub torn_log: bool,
+    /// The line where a git merge left conflict markers near the log's end: until the merge is
+    /// finished every write is refused (its log entry would be lost to the resolution).
+    pub unmerged_log: Option<usize>,
 }
 
 /// Everything a store keeps of one project, as the domain sees it (no adapter's bookkeeping):
