@@ -3,8 +3,9 @@
 //! whole list — a full check (with the verdicts of earlier checks, and without them as in a fresh
 //! clone), a restore, a merge, a first import from another tool (and, on the project it made,
 //! whose every task carries the source's link in `metadata`, `task next`, a fresh clone's full
-//! check and the rebuild of its tasks.json destroyed), the first read in a fresh clone and the
-//! first write over a tasks.json another tool wrote. Each is timed as a whole process after an untimed step that gives it its usual input:
+//! check and the rebuild of its tasks.json destroyed, with and without checkpoints), the first
+//! read in a fresh clone and the first write over a tasks.json another tool wrote. Each is timed
+//! as a whole process after an untimed step that gives it its usual input:
 //! a write before the check and the restore (so tasks.json is new, as it is after a day's work),
 //! the verdicts removed, a fresh copy of ours for each merge, a new project for each import, the
 //! files git leaves out of a clone removed before the imported project's check, for the first
@@ -201,6 +202,21 @@ pub fn measure(cairn: &Path, root: &Path, iters: usize) -> Result<Vec<Measured>,
     }
     out.push(Measured {
         name: "cairn task next (imported, tasks.json destroyed: rebuilt from the log)",
+        stats: Stats::new(samples),
+        writes: true,
+    });
+    // The same with checkpoints, as a project that has been worked on keeps them: the newest
+    // is the base, the others are not read.
+    for _ in 0..4 {
+        run(on(&imported, &["checkpoint", "write"]))?;
+    }
+    let mut samples = Vec::with_capacity(iters);
+    for _ in 0..iters {
+        std::fs::write(imported_dir.join("tasks.json"), "").map_err(|e| e.to_string())?;
+        samples.push(time_once(&on(&imported, &["task", "next"]), None)?);
+    }
+    out.push(Measured {
+        name: "cairn task next (imported, destroyed, four checkpoints kept)",
         stats: Stats::new(samples),
         writes: true,
     });
