@@ -1307,7 +1307,10 @@ fn missing_base(layout: &ProjectLayout, log: &[u8]) -> Option<(String, String)> 
 }
 
 /// The `log_seq` the tasks document at `path` ends with (cairn writes it last; another tool that
-/// kept it may have spaced it), if it does: read from the document's last bytes alone.
+/// kept it may have spaced it), if it does: read from the document's last bytes alone. Only a
+/// marker that is the document's last field counts — its number followed by nothing but the
+/// closing brace — so it is the marker the whole document holds (a `log_seq` nested in another
+/// field at the end, or one followed by more fields, is not; the document is then read whole).
 fn marker_at_end(path: &Path) -> Option<u64> {
     use std::io::{Read, Seek, SeekFrom};
     let mut file = std::fs::File::open(path).ok()?;
@@ -1317,13 +1320,17 @@ fn marker_at_end(path: &Path) -> Option<u64> {
     file.read_to_end(&mut tail).ok()?;
     let key = format!("\"{}\"", journal::MARKER);
     let at = memchr::memmem::rfind(&tail, key.as_bytes())? + key.len();
-    let digits = tail[at..]
-        .iter()
-        .skip_while(|b| matches!(b, b':' | b' ' | b'\n' | b'\r' | b'\t'))
-        .take_while(|b| b.is_ascii_digit())
-        .map(|&b| char::from(b))
-        .collect::<String>();
-    digits.parse().ok()
+    let space = |b: &u8| matches!(b, b' ' | b'\n' | b'\r' | b'\t');
+    let rest = &tail[at..];
+    let rest = &rest[rest.iter().take_while(|b| space(b)).count()..];
+    let rest = rest.strip_prefix(b":")?;
+    let rest = &rest[rest.iter().take_while(|b| space(b)).count()..];
+    let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+    let mut after = rest[digits..].iter().filter(|b| !space(b));
+    if after.next() != Some(&b'}') || after.next().is_some() {
+        return None;
+    }
+    std::str::from_utf8(&rest[..digits]).ok()?.parse().ok()
 }
 
 /// Whether checkpoint `number` is durable — synced, and its directory — for the log to name it:
@@ -4404,5 +4411,117 @@ mod tests {
         let partly = replay_tasks_partly(&layout, &records).expect("a partial replay");
         let titles: Vec<&str> = partly.doc.tasks.iter().map(|t| t.title.as_str()).collect();
         assert_eq!(titles, ["one again", "ours' 3", "three"]);
+    }
+
+    /// A log whose commit 2 is gone (a gap), and checkpoint 1 — its text `checkpoint`, the
+    /// tasks `"{tasks}"` stands for — as the one base a replay can take: commit 1 starts the
+    /// list, commit 3 retitles T-2 on top of what the checkpoint kept at commit 2. With
+    /// `older`, checkpoint 1 is that text and checkpoint 2 is `checkpoint`.
+    fn replayed_over_a_checkpoint(
+        checkpoint: &str,
+        older: Option<&str>,
+    ) -> (tempfile::TempDir, Option<Replayed>) {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let layout = ProjectLayout::new(dir.path(), "demo").expect("layout");
+        let task = |id: &str, title: &str| -> Task {
+            serde_json::from_value(serde_json::json!({
+                "id": id, "title": title, "level": "task", "status": "PENDING",
+                "priority": "LOW", "dependencies": [], "completion_criteria": ["it reads"],
+                "created_at": "2026-05-06T08:00:00Z"
+            }))
+            .expect("a task")
+        };
+        let record = |seq: u64, start, tasks: Vec<Task>| {
+            let payload = Payload {
+                seq,
+                base: Base::default(),
+                tasks: Some(journal::TasksChange {
+                    start,
+                    put: tasks,
+                    ..journal::TasksChange::default()
+                }),
+                project: None,
+            };
+            LogRecord::new(chrono::Utc::now(), journal::STATE_ENTRY)
+                .with(journal::FIELD, payload.encode())
+        };
+        let records = [
+            record(
+                1,
+                journal::Start::Empty,
+                vec![task("T-1", "one"), task("T-2", "two")],
+            ),
+            record(3, journal::Start::Previous, vec![task("T-2", "two at 3")]),
+        ];
+        let tasks = serde_json::to_string(&[task("T-1", "one at 2"), task("T-2", "two at 2")])
+            .expect("tasks");
+        let checkpoints = layout.checkpoints_dir();
+        std::fs::create_dir_all(&checkpoints).expect("checkpoints dir");
+        let files = older.into_iter().chain([checkpoint]);
+        for (number, text) in (1..).zip(files) {
+            std::fs::write(
+                checkpoints.join(checkpoints::file_name(number)),
+                text.replace("\"{tasks}\"", &tasks),
+            )
+            .expect("checkpoint");
+        }
+        let replayed = replay_tasks(&layout, &records);
+        (dir, replayed)
+    }
+
+    fn titles(replayed: &Replayed) -> Vec<&str> {
+        replayed
+            .doc
+            .tasks
+            .iter()
+            .map(|t| t.title.as_str())
+            .collect()
+    }
+
+    /// Another tool that kept a checkpoint's `log_seq` may have moved it: the checkpoint is still
+    /// the base of the commit it names (its marker read from the whole document).
+    #[test]
+    fn a_rebuild_takes_a_checkpoint_whose_marker_is_not_at_its_end() {
+        let moved = "{\n  \"log_seq\": 2,\n  \"version\": 1,\n  \"tasks\": \"{tasks}\"\n}\n";
+        let (_dir, replayed) = replayed_over_a_checkpoint(moved, None);
+        let replayed = replayed.expect("a replay from checkpoint 1");
+        assert_eq!(titles(&replayed), ["one at 2", "two at 3"]);
+        assert_eq!(replayed.checkpoint, Some(1));
+        assert!(replayed.doc.extra.is_empty(), "{:?}", replayed.doc.extra);
+    }
+
+    /// A checkpoint whose top-level marker is followed by another tool's field that holds a
+    /// `log_seq` of its own (its last bytes name commit 3) is the base of the commit its marker
+    /// names, as it was when every checkpoint was parsed whole.
+    #[test]
+    fn a_nested_log_seq_at_a_checkpoints_end_is_not_its_marker() {
+        let nested =
+            "{\"log_seq\":2,\"version\":1,\"tasks\":\"{tasks}\",\"x_sync\":{\"log_seq\":3}}\n";
+        let (_dir, replayed) = replayed_over_a_checkpoint(nested, None);
+        let replayed = replayed.expect("a replay from checkpoint 1");
+        assert_eq!(titles(&replayed), ["one at 2", "two at 3"]);
+        assert_eq!(replayed.checkpoint, Some(1));
+    }
+
+    /// A `log_seq` held twice reads as JSON reads it, the last one: here commit 2's, which the
+    /// checkpoint's end says too.
+    #[test]
+    fn a_checkpoint_with_its_marker_twice_is_the_base_of_the_last() {
+        let twice = "{\"log_seq\":3,\"version\":1,\"tasks\":\"{tasks}\",\"log_seq\":2}\n";
+        let (_dir, replayed) = replayed_over_a_checkpoint(twice, None);
+        let replayed = replayed.expect("a replay from checkpoint 1");
+        assert_eq!(titles(&replayed), ["one at 2", "two at 3"]);
+    }
+
+    /// The newest checkpoint, whose end names commit 3 but whose list does not read (a task
+    /// without its title), is no base: the older one, taken at commit 2, is.
+    #[test]
+    fn a_damaged_checkpoint_whose_end_reads_is_skipped_for_the_next_base() {
+        let good = "{\"version\":1,\"tasks\":\"{tasks}\",\"log_seq\":2}\n";
+        let damaged = "{\"version\":1,\"tasks\":[{\"id\":\"T-1\"}],\"log_seq\":3}\n";
+        let (_dir, replayed) = replayed_over_a_checkpoint(damaged, Some(good));
+        let replayed = replayed.expect("a replay from checkpoint 1");
+        assert_eq!(titles(&replayed), ["one at 2", "two at 3"]);
+        assert_eq!(replayed.checkpoint, Some(1));
     }
 }
