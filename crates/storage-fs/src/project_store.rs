@@ -943,8 +943,13 @@ fn replay(layout: &ProjectLayout, records: &[LogRecord], partly: bool) -> Option
             .map(|p| (p.seq - 1, None))
             .collect();
         for c in checkpoints::list(&dir).ok()? {
-            let marker = marker_at_end(&c.path)
-                .or_else(|| Salvaged::parse(&checkpoints::read(&dir, c.number).ok()?)?.marker);
+            let marker = marker_at_end(&c.path).or_else(|| {
+                let bytes = checkpoints::read(&dir, c.number).ok()?;
+                // Without the key anywhere there is no marker to parse for: a checkpoint the
+                // merge driver wrote has none.
+                memchr::memmem::find(&bytes, journal::MARKER.as_bytes())?;
+                Salvaged::parse(&bytes)?.marker
+            });
             let Some(seq) = marker else {
                 continue;
             };
