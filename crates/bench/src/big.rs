@@ -194,32 +194,29 @@ pub fn measure(cairn: &Path, root: &Path, iters: usize) -> Result<Vec<Measured>,
         writes: false,
     });
     // Its tasks.json destroyed: the list comes back from the log, whose import commit holds
-    // every task.
-    let mut samples = Vec::with_capacity(iters);
-    for _ in 0..iters {
-        std::fs::write(imported_dir.join("tasks.json"), "").map_err(|e| e.to_string())?;
-        samples.push(time_once(&on(&imported, &["task", "next"]), None)?);
-    }
-    out.push(Measured {
-        name: "cairn task next (imported, tasks.json destroyed: rebuilt from the log)",
-        stats: Stats::new(samples),
-        writes: true,
-    });
-    // The same with checkpoints, as a project that has been worked on keeps them: the newest
-    // is the base, the others are not read.
+    // every task; then the same with checkpoints, as a project that has been worked on keeps
+    // them: the newest is the base, the others are not read.
+    let rebuilt = |name: &'static str| -> Result<Measured, String> {
+        let mut samples = Vec::with_capacity(iters);
+        for _ in 0..iters {
+            std::fs::write(imported_dir.join("tasks.json"), "").map_err(|e| e.to_string())?;
+            samples.push(time_once(&on(&imported, &["task", "next"]), None)?);
+        }
+        Ok(Measured {
+            name,
+            stats: Stats::new(samples),
+            writes: true,
+        })
+    };
+    out.push(rebuilt(
+        "cairn task next (imported, tasks.json destroyed: rebuilt from the log)",
+    )?);
     for _ in 0..4 {
         run(on(&imported, &["checkpoint", "write"]))?;
     }
-    let mut samples = Vec::with_capacity(iters);
-    for _ in 0..iters {
-        std::fs::write(imported_dir.join("tasks.json"), "").map_err(|e| e.to_string())?;
-        samples.push(time_once(&on(&imported, &["task", "next"]), None)?);
-    }
-    out.push(Measured {
-        name: "cairn task next (imported, destroyed, four checkpoints kept)",
-        stats: Stats::new(samples),
-        writes: true,
-    });
+    out.push(rebuilt(
+        "cairn task next (imported, destroyed, four checkpoints kept)",
+    )?);
 
     // As in a fresh clone: tasks.json a file cairn did not write here (no stamp) and no read
     // cache (git ignores both), so the first command validates every task.

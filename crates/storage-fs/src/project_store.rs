@@ -451,9 +451,10 @@ impl FsProjectStore {
         // A log a git merge left conflicted is no history to roll forward from: its last commit
         // is one branch's, the file may be the other's. A writer is refused (its commit would be),
         // a reader reads the files as they are.
-        if locked {
-            refuse_unmerged_log(layout)?;
-        } else if matches!(progress_log::unmerged_end(&layout.log_md()), Ok(Some(_))) {
+        if let Err(unmerged) = refuse_unmerged_log(layout) {
+            if locked {
+                return Err(unmerged);
+            }
             return Ok((Loaded { state, recovered }, marks, last.seq, as_read));
         }
         if let (true, Some(change)) = (tasks_behind, &last.tasks) {
@@ -919,14 +920,12 @@ fn replay(layout: &ProjectLayout, records: &[LogRecord], partly: bool) -> Option
     // A checkpoint has no place in the log, so the commits that continue it are found by number
     // alone: when its own number or a later one is held twice, they could be the other branch's,
     // applied to this branch's list — such a checkpoint is no base.
-    let held_twice = highest_held_twice(&payloads);
+    let held_twice = highest_held_twice(payloads.iter().flatten().map(|p| p.seq));
     let dir = layout.checkpoints_dir();
-    // Checkpoint `number`'s list, when it is valid throughout (read task by task on every core,
-    // as another tool's tasks.json is) and its marker is `seq`.
+    // Checkpoint `number`'s list, when it is valid throughout and its marker is `seq`.
     let load = |number: u64, seq: u64| {
-        let mut doc = validated_doc(&checkpoints::read(&dir, number).ok()?).ok()?;
-        (journal::take_marker(&mut doc.extra) == seq)
-            .then(|| (u32::try_from(number).unwrap_or(u32::MAX), doc))
+        let (doc, marker) = whole_list(&checkpoints::read(&dir, number).ok()?)?;
+        (marker == seq).then(|| (u32::try_from(number).unwrap_or(u32::MAX), doc))
     };
     // Newest first: the commit each base is taken at, and the checkpoint it is, if one — read
     // only when its turn comes, by its marker until then (read from its end, where cairn writes
@@ -990,10 +989,10 @@ fn replay(layout: &ProjectLayout, records: &[LogRecord], partly: bool) -> Option
         .filter(|replayed| !replayed.doc.tasks.is_empty())
 }
 
-/// The highest commit number `payloads` hold twice: after a git merge of the log, each branch's
-/// commits since the fork carry the same numbers (shared ones are one entry).
-fn highest_held_twice(payloads: &[Option<Payload>]) -> Option<u64> {
-    let mut seqs: Vec<u64> = payloads.iter().flatten().map(|p| p.seq).collect();
+/// The highest of the commit numbers `seqs` that comes twice: after a git merge of the log, each
+/// branch's commits since the fork carry the same numbers (shared ones are one entry).
+fn highest_held_twice(seqs: impl Iterator<Item = u64>) -> Option<u64> {
+    let mut seqs: Vec<u64> = seqs.collect();
     seqs.sort_unstable();
     seqs.windows(2)
         .filter(|pair| pair[0] == pair[1])
@@ -1010,7 +1009,7 @@ fn merged_since(records: &[LogRecord], newest: impl Fn(&Payload) -> bool) -> boo
         .iter()
         .filter_map(|r| Payload::of(r).map(Result::ok))
         .collect();
-    let Some(merged_at) = highest_held_twice(&payloads) else {
+    let Some(merged_at) = highest_held_twice(payloads.iter().flatten().map(|p| p.seq)) else {
         return false;
     };
     let newest = payloads
@@ -1052,9 +1051,16 @@ fn merged_by_git(layout: &ProjectLayout, records: &[LogRecord]) -> Option<(TaskD
     if !merged_since(records, starts_anew) {
         return None;
     }
-    let listed = Salvaged::parse(&staged_in_git(layout, layout::TASKS_JSON)?)
-        .filter(|s| s.shell.is_some() && s.entries.iter().all(|e| e.task.is_ok()))?;
-    Some(from_git_index(&listed))
+    let (doc, _) = whole_list(&staged_in_git(layout, layout::TASKS_JSON)?)?;
+    Some(from_git_index(doc))
+}
+
+/// A tasks document valid throughout — read task by task on every core, as another tool's
+/// tasks.json is ([`validated_doc`]) — and its `log_seq` marker (0: none), taken out of it.
+fn whole_list(bytes: &[u8]) -> Option<(TaskDoc, u64)> {
+    let mut doc = validated_doc(bytes).ok()?;
+    let marker = journal::take_marker(&mut doc.extra);
+    Some((doc, marker))
 }
 
 /// The list git's index holds, when it is the state of every commit the log holds and the log
@@ -1071,10 +1077,9 @@ fn unlogged_merge(layout: &ProjectLayout, records: &[LogRecord]) -> Option<(Task
         return None;
     }
     let bytes = staged_in_git(layout, layout::TASKS_JSON)?;
-    let listed = Salvaged::parse(&bytes)
-        .filter(|s| s.shell.is_some() && s.entries.iter().all(|e| e.task.is_ok()))?;
+    let (doc, marker) = whole_list(&bytes)?;
     // A file cairn wrote (it carries a commit's number) is one the log replays to.
-    if listed.marker.is_some_and(|marker| marker > 0) {
+    if marker > 0 {
         return None;
     }
     // Another tool's file: a merge, unless the newest base kept these very bytes (a write after
@@ -1091,21 +1096,18 @@ fn unlogged_merge(layout: &ProjectLayout, records: &[LogRecord]) -> Option<(Task
             return None;
         }
     }
-    Some(from_git_index(&listed))
+    Some(from_git_index(doc))
 }
 
 /// Whether the log holds a commit number twice (a git merge of it, see [`highest_held_twice`]),
 /// read from the payloads' heads only: a payload holding a whole list is not parsed.
 fn holds_a_number_twice(records: &[LogRecord]) -> bool {
-    let mut seqs: Vec<u64> = records
+    let heads = records
         .iter()
         .flat_map(|r| &r.fields)
         .filter(|(key, _)| key == journal::FIELD)
-        .filter_map(|(_, value)| journal::Head::of(value).ok())
-        .map(|head| head.seq)
-        .collect();
-    seqs.sort_unstable();
-    seqs.windows(2).any(|pair| pair[0] == pair[1])
+        .filter_map(|(_, value)| journal::Head::of(value).ok());
+    highest_held_twice(heads.map(|head| head.seq)).is_some()
 }
 
 /// Whether git's index holds a log with exactly the commits of `records` (the log as read): no
@@ -1142,9 +1144,8 @@ fn project_unlogged_merge(
     project_in_git(layout).filter(|(_, _, seq)| *seq == 0)
 }
 
-/// The valid list of `listed`, as a recovery that took every task from git's index.
-fn from_git_index(listed: &Salvaged) -> (TaskDoc, Recovery) {
-    let doc = listed.valid_doc();
+/// `doc`, as a recovery that took every task from git's index.
+fn from_git_index(doc: TaskDoc) -> (TaskDoc, Recovery) {
     let recovery = Recovery {
         checkpoint: None,
         kept: doc
