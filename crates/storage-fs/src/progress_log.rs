@@ -510,6 +510,18 @@ pub enum Fields<'a> {
     All,
     /// Every field but the one with this key.
     Without(&'a str),
+    /// Only the field with this key.
+    Only(&'a str),
+}
+
+impl Fields<'_> {
+    fn keep(self, key: &str) -> bool {
+        match self {
+            Fields::All => true,
+            Fields::Without(dropped) => key != dropped,
+            Fields::Only(kept) => key == kept,
+        }
+    }
 }
 
 /// A line feed and the start of a heading.
@@ -531,13 +543,26 @@ pub fn parse(text: &str) -> LogRead {
 
 /// [`parse`], keeping only `fields`.
 fn parse_fields(text: &str, fields: Fields<'_>) -> LogRead {
+    /// Entries a thread parses at least: a log is read whole by a recovery, which at 100,000
+    /// tasks parsed 200,000 entries on one core.
+    const PER_THREAD: usize = 16_384;
     let starts = block_starts(text);
+    let parts = crate::parallel::in_parts(&starts, PER_THREAD, |part, first| {
+        let mut records = Vec::with_capacity(part.len());
+        let mut damaged = Vec::new();
+        for (offset, &start) in part.iter().enumerate() {
+            let index = first + offset;
+            let end = starts.get(index + 1).copied().unwrap_or(text.len());
+            let (record, damage) = parse_block(&text[start..end], fields);
+            records.extend(record);
+            damaged.extend(damage.map(|damage| (index, damage)));
+        }
+        (records, damaged)
+    });
     let mut read = LogRead::default();
-    for (index, &start) in starts.iter().enumerate() {
-        let end = starts.get(index + 1).copied().unwrap_or(text.len());
-        let (record, damage) = parse_block(&text[start..end], fields);
-        read.records.extend(record);
-        if let Some(damage) = damage {
+    for (records, damaged) in parts {
+        read.records.extend(records);
+        for (index, damage) in damaged {
             if index + 1 == starts.len() {
                 read.torn_tail = Some(damage.to_owned());
             } else {
@@ -839,7 +864,7 @@ fn parse_entry(entry: &str, fields: Fields<'_>) -> Option<LogRecord> {
             continue;
         };
         let key = key.trim();
-        if fields == Fields::Without(key) {
+        if !fields.keep(key) {
             continue;
         }
         let value = value.strip_prefix(' ').unwrap_or(value);

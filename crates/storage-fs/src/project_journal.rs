@@ -26,6 +26,7 @@ use cairn_domain::log::LogRecord;
 use cairn_domain::project::{Project, Task, TaskDoc, TaskId};
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use crate::task_cache::Encoded;
@@ -40,13 +41,16 @@ pub(crate) const MARKER: &str = "log_seq";
 /// The kind of the entry that carries a payload when the transaction logged no event of its own.
 pub(crate) const STATE_ENTRY: &str = "STATE_SAVED";
 
+/// A commit's payload; `P` is how the tasks it puts are held: decoded ([`Task`]), or, as a replay
+/// reads the log ([`Deferred`]), as their JSON until the commit is applied.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub(crate) struct Payload {
+#[serde(bound(deserialize = "P: Deserialize<'de>"))]
+pub(crate) struct Payload<P = Task> {
     pub seq: u64,
     #[serde(default)]
     pub base: Base,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tasks: Option<TasksChange>,
+    pub tasks: Option<TasksChange<P>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub project: Option<Project>,
 }
@@ -58,14 +62,15 @@ pub(crate) struct Base {
     pub project: u64,
 }
 
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-pub(crate) struct TasksChange {
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(bound(deserialize = "P: Deserialize<'de>"))]
+pub(crate) struct TasksChange<P = Task> {
     /// The list the change applies to.
     #[serde(default, rename = "reset", skip_serializing_if = "Start::is_previous")]
     pub start: Start,
     /// Tasks after the commit that are new or differ from before, in document order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub put: Vec<Task>,
+    pub put: Vec<P>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub removed: Vec<TaskId>,
     /// Every id in its new order, when the order is not the old one with new tasks at the end.
@@ -80,6 +85,57 @@ pub(crate) struct TasksChange {
     /// holds all its tasks in `put`.
     #[serde(skip)]
     pub put_at: Vec<usize>,
+}
+
+impl<P> Default for TasksChange<P> {
+    fn default() -> Self {
+        Self {
+            start: Start::Previous,
+            put: Vec::new(),
+            removed: Vec::new(),
+            order: None,
+            top: None,
+            put_at: Vec::new(),
+        }
+    }
+}
+
+/// A payload as a replay reads the log: each task it puts checked as JSON only, and decoded when
+/// the replay applies the commit ([`TasksChange::decoded`]; one that does not decode is a gap
+/// there, as a torn payload is anywhere). An import logs every task it made
+/// in one payload; a replay from a later base never decodes it, and one that applies it decodes
+/// it on every core and moves the tasks into its list — decoding 100,000 tasks on one core up
+/// front, then copying them out of the payload, was half of a rebuild.
+pub(crate) type Deferred<'a> = Payload<&'a RawValue>;
+
+impl<'a> Deferred<'a> {
+    /// [`Payload::of`], the tasks deferred.
+    pub fn deferred(record: &'a LogRecord) -> Option<Result<Self, String>> {
+        record
+            .get(FIELD)
+            .map(|text| serde_json::from_str(text).map_err(|e| e.to_string()))
+    }
+}
+
+impl TasksChange<&RawValue> {
+    /// The change with its tasks decoded, a long list on every core; `None` when one of them is
+    /// not a task.
+    pub fn decoded(&self) -> Option<TasksChange> {
+        /// Tasks a thread takes at a time, and below which the calling thread decodes them all.
+        const CHUNK: usize = 2048;
+        const ON_ONE_CORE: usize = 8192;
+        let put = crate::parallel::collect_from_both_ends(&self.put, CHUNK, ON_ONE_CORE, |raw| {
+            serde_json::from_str::<Task>(raw.get()).ok()
+        })?;
+        Some(TasksChange {
+            start: self.start.clone(),
+            put,
+            removed: self.removed.clone(),
+            order: self.order.clone(),
+            top: self.top.clone(),
+            put_at: Vec::new(),
+        })
+    }
 }
 
 /// The list a change applies to.
@@ -583,28 +639,41 @@ pub(crate) fn diff_encoded(
     Some((change != TasksChange::default()).then_some(change))
 }
 
-/// Applies `change` to `doc` — for a change that starts from a checkpoint, `doc` is that
-/// checkpoint's list, which the caller reads. Fails (leaving `doc` in an unspecified state) when
-/// the change does not fit the document.
-pub(crate) fn apply(doc: &mut TaskDoc, change: &TasksChange) -> Result<(), String> {
-    if change.start == Start::Empty {
+/// Applies `change` to `doc`, its tasks moved in — for a change that starts from a checkpoint,
+/// `doc` is that checkpoint's list, which the caller reads. Fails (leaving `doc` in an
+/// unspecified state) when the change does not fit the document.
+pub(crate) fn apply(doc: &mut TaskDoc, change: TasksChange) -> Result<(), String> {
+    let TasksChange {
+        start,
+        put,
+        removed,
+        order,
+        top,
+        put_at: _,
+    } = change;
+    if start == Start::Empty {
         // Whole lists may hold duplicate ids: taken as they are, not merged by id.
-        doc.tasks = change.put.clone().into();
+        doc.tasks = put.into();
     } else {
-        merge(doc, change)?;
+        merge(doc, put, &removed, order.as_deref())?;
     }
-    if let Some(top) = &change.top {
+    if let Some(top) = top {
         doc.version = top.version;
-        doc.project_id = top.project_id.clone();
+        doc.project_id = top.project_id;
         doc.completions_since_checkpoint = top.completions_since_checkpoint;
-        doc.extra = top.extra.clone();
+        doc.extra = top.extra;
     }
     Ok(())
 }
 
-fn merge(doc: &mut TaskDoc, change: &TasksChange) -> Result<(), String> {
-    if !change.removed.is_empty() {
-        let removed: FxHashSet<&TaskId> = change.removed.iter().collect();
+fn merge(
+    doc: &mut TaskDoc,
+    put: Vec<Task>,
+    removed: &[TaskId],
+    order: Option<&[TaskId]>,
+) -> Result<(), String> {
+    if !removed.is_empty() {
+        let removed: FxHashSet<&TaskId> = removed.iter().collect();
         doc.tasks.retain(|t| !removed.contains(&t.id));
     }
     let mut index: FxHashMap<TaskId, usize> = doc
@@ -613,16 +682,16 @@ fn merge(doc: &mut TaskDoc, change: &TasksChange) -> Result<(), String> {
         .enumerate()
         .map(|(i, t)| (t.id.clone(), i))
         .collect();
-    for task in &change.put {
+    for task in put {
         match index.get(&task.id) {
-            Some(&i) => doc.tasks[i] = task.clone(),
+            Some(&i) => doc.tasks[i] = task,
             None => {
                 index.insert(task.id.clone(), doc.tasks.len());
-                doc.tasks.push(task.clone());
+                doc.tasks.push(task);
             }
         }
     }
-    if let Some(order) = &change.order {
+    if let Some(order) = order {
         if order.len() != doc.tasks.len() {
             return Err("the logged order does not name every task".into());
         }
@@ -770,7 +839,7 @@ mod tests {
             }
             .encode();
             let payload: Payload = serde_json::from_str(&text).expect("decodes");
-            apply(&mut replayed, &payload.tasks.expect("tasks")).expect("applies");
+            apply(&mut replayed, payload.tasks.expect("tasks")).expect("applies");
         }
         assert_eq!(&replayed, after);
     }

@@ -51,7 +51,7 @@ use serde_json::Value;
 
 use crate::layout::{self, ProjectLayout};
 use crate::progress_log::Fields;
-use crate::project_journal::{self as journal, Base, Commit, Payload};
+use crate::project_journal::{self as journal, Base, Commit, Deferred, Payload};
 use crate::schema::{self, SchemaKind};
 use crate::verdicts::Verdicts;
 use crate::{atomic, checkpoints, failpoint, io_error, lock, parallel, progress_log, task_cache};
@@ -196,7 +196,7 @@ impl FsProjectStore {
         let damaged = read.and_then(|bytes| Salvaged::parse(&bytes));
         let damaged = damaged.filter(Salvaged::has_valid_task);
         let damaged_marker = damaged.as_ref().and_then(|d| d.marker);
-        let log = progress_log::read_all(&layout.log_md())?;
+        let log = read_commits(layout)?;
         // A merge git holds that the log's numbers do not show (see `unlogged_merge`) is taken
         // before a replay, which would take one branch's base and drop the other's commits.
         let unlogged = damaged
@@ -296,7 +296,7 @@ impl FsProjectStore {
         let target = layout.project_json();
         unmerged(&target, std::fs::read(&target).ok().as_deref())?;
         refuse_unmerged_log(layout)?;
-        let log = progress_log::read_all(&layout.log_md())?;
+        let log = read_commits(layout)?;
         let from_log = || {
             let (project, seq) = log
                 .records
@@ -429,7 +429,7 @@ impl FsProjectStore {
         };
         // An unreadable payload is not a commit anyone can apply; the writer after it numbers
         // from its head, so nothing is numbered twice.
-        let Ok(last) = last.payload() else {
+        let Ok(mut last) = last.payload() else {
             return Ok((Loaded { state, recovered }, marks, head.seq, as_read));
         };
         // A file without a marker was written by another tool (or before markers existed): its
@@ -457,7 +457,7 @@ impl FsProjectStore {
             }
             return Ok((Loaded { state, recovered }, marks, last.seq, as_read));
         }
-        if let (true, Some(change)) = (tasks_behind, &last.tasks) {
+        if let (true, Some(change)) = (tasks_behind, last.tasks.take()) {
             let mut doc = match &change.start {
                 // The commit kept this very file as the checkpoint it starts from; if that
                 // checkpoint no longer holds the bytes it named, the file (the same inode until
@@ -900,6 +900,11 @@ impl Replayed {
 /// (a new project, a restore, a salvage), or a checkpoint that is valid throughout and names the
 /// commit it was taken at. Every commit after the base must be there, numbered without a gap, or
 /// the replay is refused: a list missing one change is not "the state before the damage".
+/// The whole log, each entry with its commit's payload only: all a recovery reads of it.
+fn read_commits(layout: &ProjectLayout) -> Result<progress_log::LogRead, StoreError> {
+    progress_log::read_all_fields(&layout.log_md(), progress_log::Fields::Only(journal::FIELD))
+}
+
 fn replay_tasks(layout: &ProjectLayout, records: &[LogRecord]) -> Option<Replayed> {
     replay(layout, records, false)
 }
@@ -912,9 +917,9 @@ fn replay_tasks_partly(layout: &ProjectLayout, records: &[LogRecord]) -> Option<
 }
 
 fn replay(layout: &ProjectLayout, records: &[LogRecord], partly: bool) -> Option<Replayed> {
-    let payloads: Vec<Option<Payload>> = records
+    let payloads: Vec<Option<Deferred<'_>>> = records
         .iter()
-        .filter_map(|r| Payload::of(r).map(Result::ok))
+        .filter_map(|r| Deferred::deferred(r).map(Result::ok))
         .collect();
     let last = payloads.iter().rev().flatten().next()?.seq;
     // A checkpoint has no place in the log, so the commits that continue it are found by number
@@ -1193,7 +1198,7 @@ fn project_in_git(layout: &ProjectLayout) -> Option<(Vec<u8>, Project, u64)> {
 /// commit numbered `from + 1` may be one of the other branch's, built on another list.
 fn replay_from(
     layout: &ProjectLayout,
-    payloads: &[Option<Payload>],
+    payloads: &[Option<Deferred<'_>>],
     (from, base): (u64, Option<(u32, TaskDoc)>),
     until: u64,
     partly: bool,
@@ -1227,6 +1232,8 @@ fn replay_from(
         };
         started = true;
         if let Some(change) = &payload.tasks {
+            // A commit whose tasks do not decode is a gap, as a torn one is.
+            let change = change.decoded().ok_or(reached)?;
             match &change.start {
                 journal::Start::Previous => {}
                 journal::Start::Empty => from_log.clear(),
@@ -1235,8 +1242,8 @@ fn replay_from(
                     checkpoint = u32::try_from(named.checkpoint).ok();
                 }
             }
-            apply_logged(layout, &mut doc, change).map_err(|_| reached)?;
             from_log.extend(change.put.iter().map(|t| t.id.clone()));
+            apply_logged(layout, &mut doc, change).map_err(|_| reached)?;
         }
         expected += 1;
     }
@@ -1256,7 +1263,7 @@ fn replay_from(
 fn apply_logged(
     layout: &ProjectLayout,
     doc: &mut TaskDoc,
-    change: &journal::TasksChange,
+    change: journal::TasksChange,
 ) -> Result<(), String> {
     if let journal::Start::Checkpoint(named) = &change.start {
         *doc = named_checkpoint(layout, named)?;
@@ -4368,6 +4375,16 @@ mod tests {
         assert_eq!(validated_versions(&backwards, None), alone);
     }
 
+    /// A PENDING task with this id and title.
+    fn task(id: &str, title: &str) -> Task {
+        serde_json::from_value(serde_json::json!({
+            "id": id, "title": title, "level": "task", "status": "PENDING",
+            "priority": "LOW", "dependencies": [], "completion_criteria": ["a"],
+            "created_at": "2026-05-06T08:00:00Z"
+        }))
+        .expect("a task")
+    }
+
     /// After a git merge of the log, commit numbers repeat. A base of no list (a commit that
     /// starts its list anew) begins at that commit, not at the other branch's commit of the same
     /// number: here theirs' 3 starts from a checkpoint that is gone, and the rebuild as far as
@@ -4376,14 +4393,6 @@ mod tests {
     fn a_partial_replay_after_a_merge_starts_each_base_at_its_own_commit() {
         let dir = tempfile::tempdir().expect("temp dir");
         let layout = ProjectLayout::new(dir.path(), "demo").expect("layout");
-        let task = |id: &str, title: &str| -> Task {
-            serde_json::from_value(serde_json::json!({
-                "id": id, "title": title, "level": "task", "status": "PENDING",
-                "priority": "LOW", "dependencies": [], "completion_criteria": ["a"],
-                "created_at": "2026-05-06T08:00:00Z"
-            }))
-            .expect("a task")
-        };
         let put = |start, tasks: Vec<Task>| journal::TasksChange {
             start,
             put: tasks,
@@ -4417,6 +4426,85 @@ mod tests {
         let partly = replay_tasks_partly(&layout, &records).expect("a partial replay");
         let titles: Vec<&str> = partly.doc.tasks.iter().map(|t| t.title.as_str()).collect();
         assert_eq!(titles, ["one again", "ours' 3", "three"]);
+    }
+
+    /// A commit whose JSON holds a task that is not one (a status no cairn knows) is a gap, as a
+    /// torn one is, though a replay decodes a commit's tasks only when it applies it: the rebuild
+    /// goes exactly as it goes with that commit torn, wherever it is — a partial replay goes up
+    /// to it, a whole one finds no way past it.
+    #[test]
+    fn a_commit_whose_task_does_not_decode_replays_as_a_torn_one() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let layout = ProjectLayout::new(dir.path(), "demo").expect("layout");
+        let commits = [
+            (1, journal::Start::Empty, vec![task("T-1", "one")]),
+            (2, journal::Start::Previous, vec![task("T-2", "two")]),
+            (
+                3,
+                journal::Start::Empty,
+                vec![task("T-1", "one"), task("T-3", "three")],
+            ),
+            (4, journal::Start::Previous, vec![task("T-1", "one at 4")]),
+            (5, journal::Start::Previous, vec![task("T-3", "three at 5")]),
+        ];
+        // The log with commit `spoilt` spoilt by `spoil`.
+        let log = |spoilt: u64, spoil: &dyn Fn(String) -> String| -> Vec<LogRecord> {
+            (commits.iter())
+                .map(|(seq, start, tasks)| {
+                    let payload = Payload {
+                        seq: *seq,
+                        base: Base::default(),
+                        tasks: Some(journal::TasksChange {
+                            start: start.clone(),
+                            put: tasks.clone(),
+                            ..journal::TasksChange::default()
+                        }),
+                        project: None,
+                    };
+                    let text = payload.encode();
+                    let text = if *seq == spoilt { spoil(text) } else { text };
+                    LogRecord::new(chrono::Utc::now(), journal::STATE_ENTRY)
+                        .with(journal::FIELD, text)
+                })
+                .collect()
+        };
+        let unknown_status = |text: String| text.replacen("\"PENDING\"", "\"PONDERING\"", 1);
+        let torn = |text: String| text[..text.len() / 2].to_owned();
+        let outcome = |replayed: Option<Replayed>| {
+            replayed.map(|r| {
+                let titles: Vec<String> = titles(&r).into_iter().map(str::to_owned).collect();
+                (titles, r.seq, r.checkpoint)
+            })
+        };
+        for spoilt in 1..=5 {
+            let ill = log(spoilt, &unknown_status);
+            assert!(
+                Payload::of(&ill[spoilt as usize - 1]).is_some_and(|p| p.is_err()),
+                "commit {spoilt} does not decode"
+            );
+            let torn = log(spoilt, &torn);
+            assert_eq!(
+                outcome(replay_tasks(&layout, &ill)),
+                outcome(replay_tasks(&layout, &torn)),
+                "commit {spoilt} spoilt"
+            );
+            assert_eq!(
+                outcome(replay_tasks_partly(&layout, &ill)),
+                outcome(replay_tasks_partly(&layout, &torn)),
+                "commit {spoilt} spoilt, a partial replay"
+            );
+        }
+        assert_eq!(
+            outcome(replay_tasks(&layout, &log(5, &unknown_status))),
+            None
+        );
+        let last = outcome(replay_tasks_partly(&layout, &log(5, &unknown_status)));
+        assert_eq!(
+            last,
+            Some((vec!["one at 4".into(), "three".into()], 4, None))
+        );
+        let middle = outcome(replay_tasks_partly(&layout, &log(4, &unknown_status)));
+        assert_eq!(middle, Some((vec!["one".into(), "three".into()], 3, None)));
     }
 
     /// A log whose commit 2 is gone (a gap), and checkpoint 1 — its text `checkpoint`, the
