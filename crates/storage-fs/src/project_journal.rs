@@ -101,8 +101,8 @@ impl<P> Default for TasksChange<P> {
 }
 
 /// A payload as a replay reads the log: each task it puts checked as JSON only, and decoded when
-/// the replay applies the commit ([`TasksChange::decoded`]; one that does not decode is a gap
-/// there, as a torn payload is anywhere). An import logs every task it made
+/// the replay applies the commit ([`TasksChange::decoded`]; a replay that meets one that does
+/// not decode starts over without it). An import logs every task it made
 /// in one payload; a replay from a later base never decodes it, and one that applies it decodes
 /// it on every core and moves the tasks into its list — decoding 100,000 tasks on one core up
 /// front, then copying them out of the payload, was half of a rebuild.

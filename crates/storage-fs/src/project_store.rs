@@ -896,15 +896,15 @@ impl Replayed {
     }
 }
 
-/// Replays the log's commits onto the newest base it can trust: a whole list logged by a commit
-/// (a new project, a restore, a salvage), or a checkpoint that is valid throughout and names the
-/// commit it was taken at. Every commit after the base must be there, numbered without a gap, or
-/// the replay is refused: a list missing one change is not "the state before the damage".
 /// The whole log, each entry with its commit's payload only: all a recovery reads of it.
 fn read_commits(layout: &ProjectLayout) -> Result<progress_log::LogRead, StoreError> {
     progress_log::read_all_fields(&layout.log_md(), progress_log::Fields::Only(journal::FIELD))
 }
 
+/// Replays the log's commits onto the newest base it can trust: a whole list logged by a commit
+/// (a new project, a restore, a salvage), or a checkpoint that is valid throughout and names the
+/// commit it was taken at. Every commit after the base must be there, numbered without a gap, or
+/// the replay is refused: a list missing one change is not "the state before the damage".
 fn replay_tasks(layout: &ProjectLayout, records: &[LogRecord]) -> Option<Replayed> {
     replay(layout, records, false)
 }
@@ -917,11 +917,41 @@ fn replay_tasks_partly(layout: &ProjectLayout, records: &[LogRecord]) -> Option<
 }
 
 fn replay(layout: &ProjectLayout, records: &[LogRecord], partly: bool) -> Option<Replayed> {
-    let payloads: Vec<Option<Deferred<'_>>> = records
+    let mut payloads: Vec<Option<Deferred<'_>>> = records
         .iter()
         .filter_map(|r| Deferred::deferred(r).map(Result::ok))
         .collect();
-    let last = payloads.iter().rev().flatten().next()?.seq;
+    // A commit whose tasks do not decode is unreadable, as a torn one is; found only when a
+    // replay reaches it, it is dropped and the replay starts over, as it would have gone had it
+    // been known from the start. (One no replay reaches still counts as a commit: a checkpoint
+    // taken at it or after it is a base, which for a torn one it is not.)
+    loop {
+        match replay_readable(layout, &payloads, partly) {
+            Ok(replayed) => return replayed,
+            Err(Undecodable(at)) => payloads[at] = None,
+        }
+    }
+}
+
+/// A logged commit, by its place among the payloads, whose tasks do not decode.
+struct Undecodable(usize);
+
+/// Why a replay stopped short of the commit it was to reach.
+enum Stop {
+    /// After this commit: the next one is missing, out of turn, or does not apply.
+    After(u64),
+    Undecodable(usize),
+}
+
+/// [`replay`] over `payloads`, while every commit it applies decodes.
+fn replay_readable(
+    layout: &ProjectLayout,
+    payloads: &[Option<Deferred<'_>>],
+    partly: bool,
+) -> Result<Option<Replayed>, Undecodable> {
+    let Some(last) = payloads.iter().rev().flatten().next().map(|p| p.seq) else {
+        return Ok(None);
+    };
     // A checkpoint has no place in the log, so the commits that continue it are found by number
     // alone: when its own number or a later one is held twice, they could be the other branch's,
     // applied to this branch's list — such a checkpoint is no base.
@@ -972,26 +1002,33 @@ fn replay(layout: &ProjectLayout, records: &[LogRecord], partly: bool) -> Option
     };
     // The base that went furthest, by its place among the bases, and the last commit it applied.
     let mut furthest: Option<(usize, u64)> = None;
-    for (i, base) in bases()?.into_iter().enumerate() {
+    for (i, base) in bases().unwrap_or_default().into_iter().enumerate() {
         let Some((from, base)) = base_of(base) else {
             continue;
         };
         let useful = base.is_some();
-        match replay_from(layout, &payloads, (from, base), last, false) {
-            Ok(replayed) => return Some(replayed),
-            Err(reached)
+        match replay_from(layout, payloads, (from, base), last, false) {
+            Ok(replayed) => return Ok(Some(replayed)),
+            Err(Stop::Undecodable(at)) => return Err(Undecodable(at)),
+            Err(Stop::After(reached))
                 if (useful || reached > from) && furthest.is_none_or(|(_, r)| reached > r) =>
             {
                 furthest = Some((i, reached));
             }
-            Err(_) => {}
+            Err(Stop::After(_)) => {}
         }
     }
-    let (i, reached) = furthest.filter(|_| partly)?;
-    let (from, base) = base_of(bases()?.into_iter().nth(i)?)?;
-    replay_from(layout, &payloads, (from, base), reached, true)
-        .ok()
-        .filter(|replayed| !replayed.doc.tasks.is_empty())
+    let base = furthest
+        .filter(|_| partly)
+        .and_then(|(i, reached)| Some((base_of(bases()?.into_iter().nth(i)?)?, reached)));
+    let Some(((from, base), reached)) = base else {
+        return Ok(None);
+    };
+    match replay_from(layout, payloads, (from, base), reached, true) {
+        Ok(replayed) => Ok(Some(replayed).filter(|replayed| !replayed.doc.tasks.is_empty())),
+        Err(Stop::Undecodable(at)) => Err(Undecodable(at)),
+        Err(Stop::After(_)) => Ok(None),
+    }
 }
 
 /// The highest of the commit numbers `seqs` that comes twice: after a git merge of the log, each
@@ -1202,7 +1239,7 @@ fn replay_from(
     (from, base): (u64, Option<(u32, TaskDoc)>),
     until: u64,
     partly: bool,
-) -> Result<Replayed, u64> {
+) -> Result<Replayed, Stop> {
     let anew = base.is_none();
     let (mut checkpoint, mut doc) = match base {
         Some((n, doc)) => (Some(n), doc),
@@ -1211,7 +1248,7 @@ fn replay_from(
     let mut from_log = std::collections::HashSet::new();
     let mut expected = from + 1;
     let mut started = false;
-    for payload in payloads {
+    for (at, payload) in payloads.iter().enumerate() {
         let reached = expected - 1;
         let payload = match payload {
             // An unreadable commit before the base does not matter; after it, it is a gap.
@@ -1219,12 +1256,12 @@ fn replay_from(
             Some(p) if !started && p.seq <= from => continue,
             // A partial replay ends where it was told to.
             _ if partly && reached == until => break,
-            None => return Err(reached),
-            Some(p) if p.seq != expected => return Err(reached),
+            None => return Err(Stop::After(reached)),
+            Some(p) if p.seq != expected => return Err(Stop::After(reached)),
             Some(p) if !started && anew => {
                 let starts = p.tasks.as_ref().map(|t| &t.start);
                 if starts.is_none_or(|start| *start == journal::Start::Previous) {
-                    return Err(reached);
+                    return Err(Stop::After(reached));
                 }
                 p
             }
@@ -1232,8 +1269,7 @@ fn replay_from(
         };
         started = true;
         if let Some(change) = &payload.tasks {
-            // A commit whose tasks do not decode is a gap, as a torn one is.
-            let change = change.decoded().ok_or(reached)?;
+            let change = change.decoded().ok_or(Stop::Undecodable(at))?;
             match &change.start {
                 journal::Start::Previous => {}
                 journal::Start::Empty => from_log.clear(),
@@ -1243,12 +1279,12 @@ fn replay_from(
                 }
             }
             from_log.extend(change.put.iter().map(|t| t.id.clone()));
-            apply_logged(layout, &mut doc, change).map_err(|_| reached)?;
+            apply_logged(layout, &mut doc, change).map_err(|_| Stop::After(reached))?;
         }
         expected += 1;
     }
     if expected != until + 1 {
-        return Err(expected - 1);
+        return Err(Stop::After(expected - 1));
     }
     Ok(Replayed {
         doc,
@@ -4447,35 +4483,10 @@ mod tests {
             (4, journal::Start::Previous, vec![task("T-1", "one at 4")]),
             (5, journal::Start::Previous, vec![task("T-3", "three at 5")]),
         ];
-        // The log with commit `spoilt` spoilt by `spoil`.
-        let log = |spoilt: u64, spoil: &dyn Fn(String) -> String| -> Vec<LogRecord> {
-            (commits.iter())
-                .map(|(seq, start, tasks)| {
-                    let payload = Payload {
-                        seq: *seq,
-                        base: Base::default(),
-                        tasks: Some(journal::TasksChange {
-                            start: start.clone(),
-                            put: tasks.clone(),
-                            ..journal::TasksChange::default()
-                        }),
-                        project: None,
-                    };
-                    let text = payload.encode();
-                    let text = if *seq == spoilt { spoil(text) } else { text };
-                    LogRecord::new(chrono::Utc::now(), journal::STATE_ENTRY)
-                        .with(journal::FIELD, text)
-                })
-                .collect()
+        let log = |spoilt: u64, spoil: &dyn Fn(String) -> String| {
+            spoilt_log(&commits, spoilt as usize - 1, spoil)
         };
-        let unknown_status = |text: String| text.replacen("\"PENDING\"", "\"PONDERING\"", 1);
-        let torn = |text: String| text[..text.len() / 2].to_owned();
-        let outcome = |replayed: Option<Replayed>| {
-            replayed.map(|r| {
-                let titles: Vec<String> = titles(&r).into_iter().map(str::to_owned).collect();
-                (titles, r.seq, r.checkpoint)
-            })
-        };
+        let outcome = replay_outcome;
         for spoilt in 1..=5 {
             let ill = log(spoilt, &unknown_status);
             assert!(
@@ -4505,6 +4516,126 @@ mod tests {
         );
         let middle = outcome(replay_tasks_partly(&layout, &log(4, &unknown_status)));
         assert_eq!(middle, Some((vec!["one".into(), "three".into()], 3, None)));
+    }
+
+    /// The log of `commits` (number, start, tasks put), the `spoilt`-th (from 0) spoilt by `spoil`
+    /// (see `a_commit_whose_task_does_not_decode_replays_as_a_torn_one`).
+    fn spoilt_log(
+        commits: &[(u64, journal::Start, Vec<Task>)],
+        spoilt: usize,
+        spoil: &dyn Fn(String) -> String,
+    ) -> Vec<LogRecord> {
+        (commits.iter().enumerate())
+            .map(|(i, (seq, start, tasks))| {
+                let payload = Payload {
+                    seq: *seq,
+                    base: Base::default(),
+                    tasks: Some(journal::TasksChange {
+                        start: start.clone(),
+                        put: tasks.clone(),
+                        ..journal::TasksChange::default()
+                    }),
+                    project: None,
+                };
+                let text = payload.encode();
+                let text = if i == spoilt { spoil(text) } else { text };
+                LogRecord::new(chrono::Utc::now(), journal::STATE_ENTRY).with(journal::FIELD, text)
+            })
+            .collect()
+    }
+
+    fn unknown_status(text: String) -> String {
+        text.replacen("\"PENDING\"", "\"PONDERING\"", 1)
+    }
+
+    fn torn(text: String) -> String {
+        text[..text.len() / 2].to_owned()
+    }
+
+    fn replay_outcome(replayed: Option<Replayed>) -> Option<(Vec<String>, u64, Option<u32>)> {
+        replayed.map(|r| {
+            let titles: Vec<String> = titles(&r).into_iter().map(str::to_owned).collect();
+            (titles, r.seq, r.checkpoint)
+        })
+    }
+
+    /// The last commit (3) does not decode. With a checkpoint valid throughout taken at commit 2,
+    /// the rebuild goes as it goes with commit 3 torn: the checkpoint and nothing after it. One
+    /// taken at commit 3 is that commit's list, valid throughout, and the rebuild takes it — for
+    /// a torn commit 3 it is no base, as the log holds no commit 3 that could have made it.
+    #[test]
+    fn an_undecodable_last_commit_over_a_checkpoint_replays_as_a_torn_one() {
+        // Valid throughout, as a checkpoint's tasks must be.
+        let task = |id: &str, title: &str| Task {
+            completion_criteria: vec!["it reads".into()],
+            ..task(id, title)
+        };
+        let commits = [
+            (
+                1,
+                journal::Start::Empty,
+                vec![task("T-1", "one"), task("T-2", "two")],
+            ),
+            (2, journal::Start::Previous, vec![task("T-1", "one at 2")]),
+            (3, journal::Start::Previous, vec![task("T-2", "two at 3")]),
+        ];
+        for (marker, kept) in [
+            (2, [task("T-1", "one at 2"), task("T-2", "two")]),
+            (3, [task("T-1", "one at 2"), task("T-2", "two at 3")]),
+        ] {
+            let dir = tempfile::tempdir().expect("temp dir");
+            let layout = ProjectLayout::new(dir.path(), "demo").expect("layout");
+            let checkpoints = layout.checkpoints_dir();
+            std::fs::create_dir_all(&checkpoints).expect("checkpoints dir");
+            let text = format!(
+                "{{\"version\":1,\"tasks\":{},\"log_seq\":{marker}}}\n",
+                serde_json::to_string(&kept).expect("tasks")
+            );
+            std::fs::write(checkpoints.join(checkpoints::file_name(1)), text).expect("checkpoint");
+            let ill = spoilt_log(&commits, 2, &unknown_status);
+            let torn = spoilt_log(&commits, 2, &torn);
+            if marker == 3 {
+                let at_3 = Some((vec!["one at 2".into(), "two at 3".into()], 3, Some(1)));
+                assert_eq!(replay_outcome(replay_tasks(&layout, &ill)), at_3);
+                assert_eq!(replay_outcome(replay_tasks_partly(&layout, &ill)), at_3);
+                continue;
+            }
+            assert_eq!(
+                replay_outcome(replay_tasks(&layout, &ill)),
+                replay_outcome(replay_tasks(&layout, &torn)),
+                "checkpoint taken at {marker}"
+            );
+            assert_eq!(
+                replay_outcome(replay_tasks_partly(&layout, &ill)),
+                replay_outcome(replay_tasks_partly(&layout, &torn)),
+                "checkpoint taken at {marker}, a partial replay"
+            );
+        }
+    }
+
+    /// After a git merge of the log, theirs' commit 2 (which does not decode) comes before ours'
+    /// 2, which starts its list anew: with theirs' 2 torn, the replay skips it before its base
+    /// and takes ours' 2 and 3; counted as readable, it is the first commit 2 the base meets.
+    #[test]
+    fn an_undecodable_commit_of_another_branch_replays_as_a_torn_one() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let layout = ProjectLayout::new(dir.path(), "demo").expect("layout");
+        let commits = [
+            (1, journal::Start::Empty, vec![task("T-1", "one")]),
+            (2, journal::Start::Previous, vec![task("T-1", "theirs' 2")]),
+            (2, journal::Start::Empty, vec![task("T-1", "ours' 2")]),
+            (3, journal::Start::Previous, vec![task("T-2", "ours' 3")]),
+        ];
+        let ill = spoilt_log(&commits, 1, &unknown_status);
+        let torn = spoilt_log(&commits, 1, &torn);
+        assert_eq!(
+            replay_outcome(replay_tasks(&layout, &ill)),
+            replay_outcome(replay_tasks(&layout, &torn)),
+        );
+        assert_eq!(
+            replay_outcome(replay_tasks_partly(&layout, &ill)),
+            replay_outcome(replay_tasks_partly(&layout, &torn)),
+        );
     }
 
     /// A log whose commit 2 is gone (a gap), and checkpoint 1 — its text `checkpoint`, the
