@@ -336,6 +336,34 @@ fn edit_as_another_tool(path: &std::path::Path, from: &str, to: &str) {
     std::fs::write(path, edited).expect("write");
 }
 
+/// A rebuild from a checkpoint does not validate again the tasks the checkpoint kept (they were
+/// validated as it was read), but always the ones the log put after it: a commit whose task
+/// breaks the schema (its title cut to two characters in the log by hand) is refused, and
+/// tasks.json is left as it was.
+#[test]
+fn a_rebuild_from_a_checkpoint_still_validates_what_the_log_put_after_it() {
+    let store = Store::new();
+    run(&store, &[Step::Add(1), Step::Add(2)]);
+    block_on(store.service.write_checkpoint(&store.id)).expect("checkpoint");
+    run(&store, &[Step::Add(3)]);
+    let title = format!("\"title\":\"{}\"", store.load().tasks.tasks[2].title);
+    let log = store.path("progress/log.md");
+    let text = std::fs::read_to_string(&log).expect("log");
+    let at = text.rfind(&title).expect("the last commit puts the task");
+    let edited = format!(
+        "{}\"title\":\"ab\"{}",
+        &text[..at],
+        &text[at + title.len()..]
+    );
+    std::fs::write(&log, edited).expect("edit the log");
+    std::fs::write(store.path("tasks.json"), b"").expect("destroy");
+    let refused = store
+        .load_fresh()
+        .expect_err("a task the schema refuses is not written");
+    assert!(refused.to_string().contains("title"), "{refused}");
+    assert_eq!(std::fs::read(store.path("tasks.json")).expect("read"), b"");
+}
+
 /// An edit another tool made to tasks.json, keeping its `log_seq`, that a cairn write then built
 /// on is not lost when tasks.json is destroyed: that write kept the file it saw as a checkpoint
 /// and logged its change from there, so the replay arrives at the edit too.
