@@ -1,6 +1,6 @@
 //! Timestamps as cairn writes them: RFC 3339, UTC, `Z` suffix.
 
-use chrono::{DateTime, SecondsFormat, Utc};
+use chrono::{DateTime, Datelike, SecondsFormat, Utc};
 
 /// Every instant cairn stores. Always UTC.
 pub type Timestamp = DateTime<Utc>;
@@ -10,11 +10,15 @@ pub fn format_rfc3339(at: &Timestamp) -> String {
     at.to_rfc3339_opts(SecondsFormat::AutoSi, true)
 }
 
-/// Parses any RFC 3339 timestamp and converts it to UTC.
+/// Parses an RFC 3339 timestamp and converts it to UTC — one whose UTC time RFC 3339 can write
+/// too, in years 0000–9999. An offset can carry a time out of them (`0000-01-01T00:30:00+01:00`
+/// is year −1 in UTC), and [`format_rfc3339`] would then write a signed year that no reader of
+/// the files accepts: read, such a task passed its schema; written back, it failed it.
 pub fn parse_rfc3339(text: &str) -> Option<Timestamp> {
     DateTime::parse_from_rfc3339(text.trim())
         .ok()
         .map(|t| t.with_timezone(&Utc))
+        .filter(|t| (0..=9999).contains(&t.year()))
 }
 
 /// serde helpers for `Timestamp` fields so the written form is always [`format_rfc3339`].
@@ -50,6 +54,29 @@ pub mod rfc3339 {
                     D::Error::custom(format!("not an RFC 3339 timestamp: {text:?}"))
                 }),
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What is read is what can be written: a time an offset carries out of the four-digit
+    /// years is refused, and the edges of the years RFC 3339 can write are kept as written.
+    #[test]
+    fn a_timestamp_is_read_only_when_its_utc_time_can_be_written() {
+        for outside in ["0000-01-01T00:30:00+01:00", "9999-12-31T23:30:00-01:00"] {
+            assert_eq!(parse_rfc3339(outside), None, "{outside}");
+        }
+        for (inside, written) in [
+            ("0000-01-01T01:00:00+01:00", "0000-01-01T00:00:00Z"),
+            ("9999-12-31T23:59:59Z", "9999-12-31T23:59:59Z"),
+            ("2026-11-22T03:20:44+01:00", "2026-11-22T02:20:44Z"),
+        ] {
+            let read = parse_rfc3339(inside).unwrap_or_else(|| panic!("{inside} reads"));
+            assert_eq!(format_rfc3339(&read), written);
+            assert_eq!(parse_rfc3339(written), Some(read));
         }
     }
 }

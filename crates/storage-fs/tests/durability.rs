@@ -364,6 +364,70 @@ fn a_rebuild_from_a_checkpoint_still_validates_what_the_log_put_after_it() {
     assert_eq!(std::fs::read(store.path("tasks.json")).expect("read"), b"");
 }
 
+/// `0000-01-01T00:30:00+01:00`: valid RFC 3339 as written, but year −1 in UTC, which RFC 3339
+/// cannot write — read and written back it became `-0001-12-31T23:30:00Z`, which the schema
+/// refuses (found by a review of the rebuild that trusts a checkpoint's validation).
+const OUT_OF_YEARS: &str = "0000-01-01T00:30:00+01:00";
+
+/// Every task's `created_at` in `path` (the store's clock: 2026-05-06T07:08:09Z) made
+/// [`OUT_OF_YEARS`], as another tool would, whether it writes JSON compact or pretty.
+fn date_out_of_years(path: &std::path::Path) {
+    let text = std::fs::read_to_string(path).expect("read");
+    let at = "\"2026-05-06T07:08:09Z\"";
+    let from = [
+        format!("\"created_at\":{at}"),
+        format!("\"created_at\": {at}"),
+    ]
+    .into_iter()
+    .find(|from| text.contains(from.as_str()))
+    .unwrap_or_else(|| panic!("{} holds no task made by the store's clock", path.display()));
+    edit_as_another_tool(path, &from, &format!("\"created_at\":\"{OUT_OF_YEARS}\""));
+}
+
+/// A checkpoint holding such a task is not valid throughout, so it is no base: a destroyed
+/// tasks.json comes back from the log, and what the rebuild wrote reads back.
+#[test]
+fn a_checkpoint_whose_time_utc_cannot_write_is_no_base() {
+    let store = Store::new();
+    run(&store, &[Step::Add(1), Step::Add(2)]);
+    block_on(store.service.write_checkpoint(&store.id)).expect("checkpoint");
+    run(&store, &[Step::Add(3)]);
+    let before = store.load();
+    let checkpoints =
+        cairn_storage_fs::checkpoints::list(&store.path("checkpoints")).expect("list");
+    date_out_of_years(&checkpoints.last().expect("a checkpoint").path);
+    std::fs::write(store.path("tasks.json"), b"").expect("destroy");
+    assert_eq!(store.load_fresh().expect("rebuilt from the log"), before);
+    assert_eq!(
+        store.load_fresh().expect("what was written reads back"),
+        before
+    );
+}
+
+/// Another tool's tasks.json holding such tasks is damaged, not a list to build on: it is
+/// rebuilt from the log, and the next write does not carry them into a file that no longer reads.
+#[test]
+fn another_tools_time_utc_cannot_write_never_reaches_a_write() {
+    let store = Store::new();
+    run(&store, &[Step::Add(1), Step::Add(2)]);
+    date_out_of_years(&store.path("tasks.json"));
+    run(&store, &[Step::Add(3)]);
+    let after = store.load_fresh().expect("what the write left reads");
+    let titles: Vec<&str> = (after.tasks.tasks.iter())
+        .map(|t| t.title.as_str())
+        .collect();
+    assert_eq!(
+        titles,
+        [
+            "task made at step 1",
+            "task made at step 2",
+            "task made at step 3"
+        ]
+    );
+    let written = std::fs::read_to_string(store.path("tasks.json")).expect("read");
+    assert!(!written.contains("-0001-"), "{written}");
+}
+
 /// An edit another tool made to tasks.json, keeping its `log_seq`, that a cairn write then built
 /// on is not lost when tasks.json is destroyed: that write kept the file it saw as a checkpoint
 /// and logged its change from there, so the replay arrives at the edit too.
