@@ -512,14 +512,20 @@ fn the_recovery_notice_names_each_dropped_task_and_why() {
 
     let run = repo.run(&["task", "list"]);
     assert_eq!(run.code, code::OK, "{}", run.stderr);
+    // The broken entry comes back as the last commit left it.
     assert!(
-        run.stderr.contains("kept 1 task (1 from the damaged file)")
+        run.stderr
+            .contains("kept 2 tasks (1 from the damaged file, 1 replayed from the progress log)")
             && run
                 .stderr
-                .contains("dropped 1: T-002 of the damaged file (fails its schema: /priority"),
+                .contains("dropped 1: T-002 of the damaged file (fails its schema: /priority")
+            && run
+                .stderr
+                .contains("its copy from the progress log was kept"),
         "{}",
         run.stderr
     );
+    assert!(run.stdout.contains("Ship it"), "{}", run.stdout);
     assert!(
         run.stderr.contains("the damaged file is kept at"),
         "{}",

@@ -226,17 +226,29 @@ impl FsProjectStore {
                         .flatten()
                 });
                 // With nothing else left, what the log can still replay.
-                let rebuilt = merged
-                    .or_else(|| rebuild(damaged, || newest_valid_checkpoint(layout)))
-                    .or_else(|| {
-                        unreadable
-                            .then(|| replay_tasks_partly(layout, &log.records))
-                            .flatten()
-                            .map(|replayed| {
-                                let recovery = replayed.recovery();
-                                (replayed.doc, recovery)
-                            })
-                    });
+                // An entry of the damaged file that is not a task comes back as the last commit
+                // left it, when the log replays (a file with no valid task had that tried
+                // already), else as the newest valid checkpoint holds it: older, it would undo
+                // changes acknowledged since.
+                let fallback = || {
+                    let logged = (!unreadable)
+                        .then(|| replay_tasks(layout, &log.records))
+                        .flatten()
+                        .map(|replayed| (TaskSource::Log, Salvaged::whole(replayed.doc)));
+                    logged.or_else(|| {
+                        newest_valid_checkpoint(layout)
+                            .map(|(number, kept)| (TaskSource::Checkpoint(number), kept))
+                    })
+                };
+                let rebuilt = merged.or_else(|| rebuild(damaged, fallback)).or_else(|| {
+                    unreadable
+                        .then(|| replay_tasks_partly(layout, &log.records))
+                        .flatten()
+                        .map(|replayed| {
+                            let recovery = replayed.recovery();
+                            (replayed.doc, recovery)
+                        })
+                });
                 let Some((doc, recovery)) = rebuilt else {
                     return Err(StoreError::Corrupt {
                         path: target.display().to_string(),
@@ -2567,6 +2579,22 @@ struct Entry {
 }
 
 impl Salvaged {
+    /// A list valid throughout, as a salvage of it reads.
+    fn whole(doc: TaskDoc) -> Self {
+        let shell = doc.without_tasks();
+        let entries = (doc.tasks.into_vec().into_iter())
+            .map(|task| Entry {
+                id: Some(task.id.to_string()),
+                task: Ok(task),
+            })
+            .collect();
+        Self {
+            shell: Some(shell),
+            marker: None,
+            entries,
+        }
+    }
+
     /// `None` unless the bytes are a JSON object with a `tasks` array.
     fn parse(bytes: &[u8]) -> Option<Self> {
         let Value::Object(mut fields) = serde_json::from_slice(bytes).ok()? else {
@@ -2640,29 +2668,30 @@ fn newest_valid_checkpoint(layout: &ProjectLayout) -> Option<(u32, Salvaged)> {
 
 /// The merge rule of recovery. A damaged file that parses and holds at least one valid task is
 /// the source of truth: it is what the last writer meant, so its valid entries are all kept, in
-/// place, and a task it omits is not brought back. Each invalid entry is replaced by the newest
-/// valid checkpoint's copy of the same id when there is one (and that id is not taken), else
-/// dropped. A damaged file that does not parse, or holds no valid task, is replaced by that
-/// checkpoint's valid tasks. Top-level fields come from the damaged file when they read, else
-/// the checkpoint. `None` when the result would drop tasks and keep none: there is nothing to
-/// recover, and the damage is left for a person.
+/// place, and a task it omits is not brought back. Each invalid entry is replaced by the
+/// fallback's copy of the same id when there is one (and that id is not taken), else dropped —
+/// the fallback is the list the log replays to, or the newest valid checkpoint (see `recover`).
+/// A damaged file that does not parse, or holds no valid task, is replaced by the fallback's
+/// valid tasks. Top-level fields come from the damaged file when they read, else the fallback.
+/// `None` when the result would drop tasks and keep none: there is nothing to recover, and the
+/// damage is left for a person.
 fn rebuild(
     damaged: Option<Salvaged>,
-    checkpoint: impl FnOnce() -> Option<(u32, Salvaged)>,
+    fallback: impl FnOnce() -> Option<(TaskSource, Salvaged)>,
 ) -> Option<(TaskDoc, Recovery)> {
     let damaged = damaged.filter(Salvaged::has_valid_task);
-    let needs_checkpoint = damaged
+    let needs_fallback = damaged
         .as_ref()
         .is_none_or(|d| d.shell.is_none() || !d.entries.iter().all(|e| e.task.is_ok()));
-    let checkpoint = if needs_checkpoint { checkpoint() } else { None };
+    let fallback = if needs_fallback { fallback() } else { None };
     let mut recovery = Recovery {
         checkpoint: None,
         kept: Vec::new(),
         dropped: Vec::new(),
         damaged_copy: String::new(),
     };
-    let doc = match (damaged, checkpoint) {
-        (Some(damaged), checkpoint) => {
+    let doc = match (damaged, fallback) {
+        (Some(damaged), fallback) => {
             let taken: std::collections::HashSet<TaskId> = damaged
                 .entries
                 .iter()
@@ -2671,7 +2700,7 @@ fn rebuild(
             let mut doc = damaged
                 .shell
                 .clone()
-                .or_else(|| checkpoint.as_ref().and_then(|(_, c)| c.shell.clone()))
+                .or_else(|| fallback.as_ref().and_then(|(_, f)| f.shell.clone()))
                 .unwrap_or_else(empty_doc);
             let mut replaced = std::collections::HashSet::new();
             for (index, entry) in damaged.entries.into_iter().enumerate() {
@@ -2692,19 +2721,21 @@ fn rebuild(
                     .and_then(|id| TaskId::try_from(id.to_owned()).ok())
                     .filter(|id| !taken.contains(id) && !replaced.contains(id));
                 let copy = wanted.and_then(|id| {
-                    let (number, c) = checkpoint.as_ref()?;
-                    let task = c
+                    let (source, f) = fallback.as_ref()?;
+                    let task = f
                         .entries
                         .iter()
                         .find_map(|e| e.task.as_ref().ok().filter(|t| t.id == id))?;
-                    Some((*number, task.clone()))
+                    Some((*source, task.clone()))
                 });
-                if let Some((number, task)) = &copy {
+                if let Some((source, task)) = &copy {
                     replaced.insert(task.id.clone());
-                    recovery.checkpoint = Some(*number);
+                    if let TaskSource::Checkpoint(number) = source {
+                        recovery.checkpoint = Some(*number);
+                    }
                     recovery.kept.push(KeptTask {
                         id: task.id.clone(),
-                        source: TaskSource::Checkpoint(*number),
+                        source: *source,
                     });
                     doc.tasks.push(task.clone());
                 }
@@ -2713,24 +2744,26 @@ fn rebuild(
                     index,
                     source: TaskSource::DamagedFile,
                     reason,
-                    replaced_from: copy.map(|(number, _)| number),
+                    replaced_from: copy.map(|(source, _)| source),
                 });
             }
             doc
         }
-        (None, Some((number, checkpoint))) => {
-            recovery.checkpoint = Some(number);
-            let doc = checkpoint.valid_doc();
-            for (index, entry) in checkpoint.entries.into_iter().enumerate() {
+        (None, Some((source, fallback))) => {
+            if let TaskSource::Checkpoint(number) = source {
+                recovery.checkpoint = Some(number);
+            }
+            let doc = fallback.valid_doc();
+            for (index, entry) in fallback.entries.into_iter().enumerate() {
                 match entry.task {
                     Ok(task) => recovery.kept.push(KeptTask {
                         id: task.id,
-                        source: TaskSource::Checkpoint(number),
+                        source,
                     }),
                     Err(reason) => recovery.dropped.push(DroppedTask {
                         id: entry.id,
                         index,
-                        source: TaskSource::Checkpoint(number),
+                        source,
                         reason,
                         replaced_from: None,
                     }),

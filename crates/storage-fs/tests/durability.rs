@@ -428,6 +428,25 @@ fn another_tools_time_utc_cannot_write_never_reaches_a_write() {
     assert!(!written.contains("-0001-"), "{written}");
 }
 
+/// A task garbled in tasks.json (a status no reader knows) while the file's other tasks still
+/// read comes back as the last commit left it, not as the older checkpoint holds it: its
+/// completion, acknowledged after the checkpoint, is kept.
+#[test]
+fn a_garbled_task_comes_back_as_the_last_commit_left_it() {
+    let store = Store::new();
+    run(&store, &[Step::Add(1), Step::Add(2)]);
+    block_on(store.service.write_checkpoint(&store.id)).expect("checkpoint");
+    run(&store, &[Step::Start(0), Step::Complete(0)]);
+    let before = store.load();
+    assert_eq!(before.tasks.tasks[0].status, TaskStatus::Complete);
+    edit_as_another_tool(
+        &store.path("tasks.json"),
+        "\"status\":\"COMPLETE\"",
+        "\"status\":\"FINISHED\"",
+    );
+    assert_eq!(store.load_fresh().expect("recovered"), before);
+}
+
 /// An edit another tool made to tasks.json, keeping its `log_seq`, that a cairn write then built
 /// on is not lost when tasks.json is destroyed: that write kept the file it saw as a checkpoint
 /// and logged its change from there, so the replay arrives at the edit too.

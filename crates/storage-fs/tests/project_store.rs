@@ -6,7 +6,7 @@ use std::sync::Arc;
 use cairn_domain::ports::{Clock, FixedClock, Fresh};
 use cairn_domain::project::contract;
 use cairn_domain::project::service::{InitProject, ProjectService};
-use cairn_domain::project::store::{Changes, ProjectStore};
+use cairn_domain::project::store::{Changes, ProjectStore, TaskSource};
 use cairn_domain::project::{
     MoveDetail, NewTask, ProjectId, ProjectState, ProjectType, TaskStatus,
 };
@@ -809,7 +809,9 @@ async fn another_tools_valid_edit_with_fractional_minutes_is_read_as_written() {
 }
 
 /// Recovery keeps every entry of the damaged file that is valid on its own — including changes
-/// and tasks the checkpoint never saw — and takes only the broken entry from the checkpoint.
+/// and tasks the checkpoint never saw — and takes only the broken entry from the checkpoint,
+/// when the log cannot replay (here it is gone; a store from before the log held its commits);
+/// when it can, from the log (see `a_damaged_file_with_valid_tasks_recovers_without_any_checkpoint`).
 #[tokio::test]
 async fn recovery_salvages_the_damaged_file_task_by_task_before_the_checkpoint() {
     let f = Fixture::new(3).await;
@@ -823,6 +825,7 @@ async fn recovery_salvages_the_damaged_file_task_by_task_before_the_checkpoint()
         tasks.push(new_task_json("T-004", "new since the checkpoint"));
         tasks.push(serde_json::json!("not a task at all"));
     });
+    std::fs::remove_file(f.path("progress/log.md")).expect("no log to replay");
 
     let state = f.service.load(&f.id).await.expect("recovers");
     let ids: Vec<&str> = state.tasks.tasks.iter().map(|t| t.id.as_str()).collect();
@@ -860,7 +863,7 @@ async fn recovery_salvages_the_damaged_file_task_by_task_before_the_checkpoint()
     assert_eq!(
         dropped,
         [
-            (Some("T-002"), 1, Some(1)),
+            (Some("T-002"), 1, Some(Checkpoint(1))),
             (Some("T-009"), 2, None),
             (None, 4, None)
         ]
@@ -879,17 +882,28 @@ async fn recovery_salvages_the_damaged_file_task_by_task_before_the_checkpoint()
     );
 }
 
+/// Without a checkpoint, a broken entry comes back as the last commit left it: the log replays
+/// to the list before the damage, and holds every task (before it could, the entry was dropped).
 #[tokio::test]
 async fn a_damaged_file_with_valid_tasks_recovers_without_any_checkpoint() {
     let f = Fixture::new(2).await;
+    let before = f.service.load(&f.id).await.expect("load");
     edit_tasks(&f, |doc| {
         doc["tasks"][1]["level"] = serde_json::json!("galaxy")
     });
     let state = f.service.load(&f.id).await.expect("recovers");
-    assert_eq!(state.tasks.tasks.len(), 1);
+    assert_eq!(state.tasks, before.tasks);
     let recovery = f.service.take_recoveries().pop().expect("reported");
     assert_eq!(recovery.checkpoint, None);
     assert_eq!(recovery.dropped[0].id.as_deref(), Some("T-002"));
+    assert_eq!(recovery.dropped[0].replaced_from, Some(TaskSource::Log));
+    assert!(
+        recovery
+            .summary()
+            .contains("its copy from the progress log was kept"),
+        "{}",
+        recovery.summary()
+    );
     assert!(
         std::fs::read(&recovery.damaged_copy).is_ok(),
         "the damaged file is kept"

@@ -82,8 +82,9 @@ pub struct DroppedTask {
     pub source: TaskSource,
     /// Why it was not kept.
     pub reason: String,
-    /// The checkpoint whose copy of the same task was kept in its place, if any.
-    pub replaced_from: Option<u32>,
+    /// Where the copy of the same task kept in its place came from, if one was: the progress
+    /// log (the task as the last commit left it) or a checkpoint.
+    pub replaced_from: Option<TaskSource>,
 }
 
 /// tasks.json was damaged and rebuilt while reading it: task by task from the damaged file where
@@ -138,7 +139,7 @@ impl Recovery {
                             .unwrap_or_else(|| format!("entry #{}", d.index));
                     let instead = d
                         .replaced_from
-                        .map(|n| format!("; its copy from checkpoint {n} was kept"))
+                        .map(|source| format!("; its copy from {source} was kept"))
                         .unwrap_or_default();
                     format!("{what} of {} ({}{instead})", d.source, d.reason)
                 })
