@@ -1152,3 +1152,76 @@ proptest::proptest! {
         proptest::prop_assert_eq!(tasks(&repo), tasks(&sequential));
     }
 }
+
+/// Breaks task `index` of tasks.json as another tool would (a priority no reader knows), in a new
+/// inode, pretty-printed.
+fn break_task(repo: &Repo, index: usize) {
+    let mut doc = repo.tasks_json();
+    doc["tasks"][index]["priority"] = "URGENT".into();
+    std::fs::remove_file(repo.tasks_file()).expect("remove");
+    std::fs::write(
+        repo.tasks_file(),
+        serde_json::to_vec_pretty(&doc).expect("JSON"),
+    )
+    .expect("write");
+}
+
+/// Each task of tasks.json as `ID title`.
+fn ids_and_titles(repo: &Repo) -> Vec<String> {
+    repo.tasks_json()["tasks"]
+        .as_array()
+        .expect("tasks")
+        .iter()
+        .map(|t| {
+            format!(
+                "{} {}",
+                t["id"].as_str().unwrap_or("?"),
+                t["title"].as_str().unwrap_or("?")
+            )
+        })
+        .collect()
+}
+
+/// Main merges branch `b`, whose newest base (a whole list it logged, here by a salvage) is
+/// numbered above every commit the two branches share a number with, and whose commits since
+/// the fork are all later than main's: the merged log replays to b's list alone. The merge
+/// renumbered b's new tasks (T-002 of b is T-003 in the merged list). Another tool then breaks
+/// main's T-002 in the merged tasks.json: its copy must be main's T-002, which main's checkpoint
+/// holds — not b's T-002, a different task (found by review: the merged file carries no commit
+/// marker, so the log's replay is not the list it was written from).
+#[test]
+fn a_task_broken_after_a_merge_is_not_replaced_by_the_other_branchs_task_of_that_id() {
+    let repo = git_repo();
+    ok_at(&repo, "09:00:00", &["task", "add", "base one"]);
+    commit(&repo, "base");
+    git(&repo, &["checkout", "-q", "-b", "b"]);
+    ok_at(&repo, "10:00:00", &["task", "add", "b two"]);
+    ok_at(&repo, "10:00:01", &["task", "add", "b three"]);
+    // On b, another tool breaks the file's top level (every task still valid); the salvage logs
+    // b's whole list.
+    let mut doc = repo.tasks_json();
+    doc["version"] = "one".into();
+    std::fs::remove_file(repo.tasks_file()).expect("remove");
+    std::fs::write(
+        repo.tasks_file(),
+        serde_json::to_vec_pretty(&doc).expect("JSON"),
+    )
+    .expect("write");
+    let run = repo.run_env(&["task", "list"], &[("CAIRN_NOW", "2026-11-22T10:01:00Z")]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    commit(&repo, "b");
+    git(&repo, &["checkout", "-q", "main"]);
+    ok_at(&repo, "09:30:00", &["task", "add", "main two"]);
+    ok_at(&repo, "09:31:00", &["checkpoint", "write"]);
+    commit(&repo, "main");
+    let (ok, text) = git(&repo, &["merge", "b", "-m", "merge b"]);
+    assert!(ok, "{text}");
+    let merged = ids_and_titles(&repo);
+    assert_eq!(merged[1], "T-002 main two");
+
+    break_task(&repo, 1);
+    let run = repo.run_env(&["task", "list"], &[("CAIRN_NOW", "2026-11-22T12:00:00Z")]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let after = ids_and_titles(&repo);
+    assert_eq!(after[1], "T-002 main two", "{after:?}");
+}

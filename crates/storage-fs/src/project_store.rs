@@ -227,13 +227,16 @@ impl FsProjectStore {
                 });
                 // With nothing else left, what the log can still replay.
                 // An entry of the damaged file that is not a task comes back as the last commit
-                // left it, when the log replays (a file with no valid task had that tried
-                // already), else as the newest valid checkpoint holds it: older, it would undo
-                // changes acknowledged since.
+                // left it, when the log replays to the very list the file was written from (its
+                // marker is the log's last commit: not after a git merge, whose file carries none
+                // and whose replay can follow one branch, nor with the log put back behind the
+                // file), else as the newest valid checkpoint holds it: older, it would undo
+                // changes acknowledged since. (A file with no valid task had the replay tried.)
                 let fallback = || {
-                    let logged = (!unreadable)
+                    let logged = (!unreadable && damaged_marker.is_some())
                         .then(|| replay_tasks(layout, &log.records))
                         .flatten()
+                        .filter(|replayed| damaged_marker == Some(replayed.seq))
                         .map(|replayed| (TaskSource::Log, Salvaged::whole(replayed.doc)));
                     logged.or_else(|| {
                         newest_valid_checkpoint(layout)
@@ -2579,13 +2582,22 @@ struct Entry {
 }
 
 impl Salvaged {
-    /// A list valid throughout, as a salvage of it reads.
+    /// A decoded list as a salvage reads it: each task judged by the schema, as a task read from
+    /// a file is (the log's copy of a task is decoded, not validated, as it is replayed).
     fn whole(doc: TaskDoc) -> Self {
         let shell = doc.without_tasks();
         let entries = (doc.tasks.into_vec().into_iter())
-            .map(|task| Entry {
-                id: Some(task.id.to_string()),
-                task: Ok(task),
+            .map(|task| {
+                let id = Some(task.id.to_string());
+                let judged = serde_json::to_value(&task)
+                    .map_err(|e| e.to_string())
+                    .and_then(|value| {
+                        schema::validate(SchemaKind::Task, &value).map_err(|e| e.join("; "))
+                    });
+                Entry {
+                    id,
+                    task: judged.map(|()| task),
+                }
             })
             .collect();
         Self {
