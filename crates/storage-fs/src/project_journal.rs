@@ -85,6 +85,12 @@ pub(crate) struct TasksChange<P = Task> {
     /// holds all its tasks in `put`.
     #[serde(skip)]
     pub put_at: Vec<usize>,
+    /// Whether `put` is as cairn logged it: the bytes of its array are the ones whose sum the
+    /// payload carries right after it (see [`seal_onto`]), so its tasks passed the schema before
+    /// they were logged, as every logged task does. Found by [`Deferred::deferred`], never
+    /// written as such; a list edited by hand, or logged by a cairn that did not seal, is not.
+    #[serde(skip)]
+    pub sealed: bool,
 }
 
 impl<P> Default for TasksChange<P> {
@@ -96,6 +102,7 @@ impl<P> Default for TasksChange<P> {
             order: None,
             top: None,
             put_at: Vec::new(),
+            sealed: false,
         }
     }
 }
@@ -111,10 +118,69 @@ pub(crate) type Deferred<'a> = Payload<&'a RawValue>;
 impl<'a> Deferred<'a> {
     /// [`Payload::of`], the tasks deferred.
     pub fn deferred(record: &'a LogRecord) -> Option<Result<Self, String>> {
-        record
-            .get(FIELD)
-            .map(|text| serde_json::from_str(text).map_err(|e| e.to_string()))
+        let text = record.get(FIELD)?;
+        Some(
+            serde_json::from_str::<Self>(text)
+                .map(|mut payload| {
+                    if let Some(tasks) = &mut payload.tasks {
+                        tasks.sealed = is_sealed(text, &tasks.put);
+                    }
+                    payload
+                })
+                .map_err(|e| e.to_string()),
+        )
     }
+}
+
+/// What opens the sum of a payload's `put`, right after the array's `]`; 16 hex digits and a
+/// closing quote follow.
+const SEAL_OPENING: &[u8] = b",\"put_sum\":\"";
+
+/// The key of the sum of a payload's `put` ([`crate::task_cache::checksum`]).
+const SEAL_KEY: &str = "put";
+
+/// Writes the sum of the bytes of `put`'s array (`out[array..]`, just written) after it: what
+/// tells a rebuild that those tasks are as cairn logged them, and so need no validation again
+/// (see [`TasksChange::sealed`]). Other readers see one more field they do not know.
+fn seal_onto(out: &mut Vec<u8>, array: usize) {
+    let sum = crate::task_cache::checksum(SEAL_KEY, &out[array..]);
+    out.extend_from_slice(SEAL_OPENING);
+    out.extend_from_slice(format!("{sum:016x}\"").as_bytes());
+}
+
+/// Whether `put`, the tasks of the payload `text` deferred as they lie in it, is sealed: the
+/// array they make up is followed by the sum of its bytes (see [`seal_onto`]). Anything else —
+/// no sum, another sum, the array spread out or moved by a hand edit — is not.
+fn is_sealed(text: &str, put: &[&RawValue]) -> bool {
+    let bytes = text.as_bytes();
+    // Where a task's JSON lies in `text`: each borrows its bytes from there.
+    let span = |raw: &RawValue| {
+        let at = raw
+            .get()
+            .as_ptr()
+            .addr()
+            .checked_sub(text.as_ptr().addr())?;
+        (at + raw.get().len() <= bytes.len()).then_some((at, at + raw.get().len()))
+    };
+    let (Some(first), Some(last)) = (put.first(), put.last()) else {
+        return false;
+    };
+    let (Some((start, _)), Some((_, end))) = (span(first), span(last)) else {
+        return false;
+    };
+    let Some(open) = start.checked_sub(1) else {
+        return false;
+    };
+    if bytes[open] != b'[' || bytes.get(end) != Some(&b']') {
+        return false;
+    }
+    let logged = bytes[end + 1..]
+        .strip_prefix(SEAL_OPENING)
+        .and_then(|rest| rest.get(..17))
+        .filter(|sum| sum[16] == b'"')
+        .and_then(|sum| std::str::from_utf8(&sum[..16]).ok())
+        .and_then(|hex| u64::from_str_radix(hex, 16).ok());
+    logged == Some(crate::task_cache::checksum(SEAL_KEY, &bytes[open..=end]))
 }
 
 impl TasksChange<&RawValue> {
@@ -134,6 +200,7 @@ impl TasksChange<&RawValue> {
             order: self.order.clone(),
             top: self.top.clone(),
             put_at: Vec::new(),
+            sealed: self.sealed,
         })
     }
 }
@@ -454,9 +521,12 @@ impl TasksChange {
         }
         if self.put_at.is_empty() && !self.put.is_empty() {
             key(out, b"\"put\":");
+            let array = out.len();
             tasks_in_parts(&self.put, out)?;
+            seal_onto(out, array);
         } else if !self.put_at.is_empty() {
             key(out, b"\"put\":");
+            let array = out.len();
             // serde's compact array: the elements' JSON, separated by commas.
             let mut before = b'[';
             let mut element = |out: &mut Vec<u8>| out.push(std::mem::replace(&mut before, b','));
@@ -477,6 +547,7 @@ impl TasksChange {
                 }
             }
             out.push(b']');
+            seal_onto(out, array);
         }
         if !self.removed.is_empty() {
             key(out, b"\"removed\":");
@@ -650,6 +721,7 @@ pub(crate) fn apply(doc: &mut TaskDoc, change: TasksChange) -> Result<(), String
         order,
         top,
         put_at: _,
+        sealed: _,
     } = change;
     if start == Start::Empty {
         // Whole lists may hold duplicate ids: taken as they are, not merged by id.
@@ -930,7 +1002,10 @@ mod tests {
                 };
                 let text = payload.encode();
                 let serde = serde_json::to_string(&payload).expect("serializes");
-                assert!(text == serde, "{n} tasks: encode and serde differ");
+                assert!(
+                    unsealed(&text) == serde,
+                    "{n} tasks: encode and serde differ"
+                );
                 let back: Payload = serde_json::from_str(&text).expect("decodes");
                 assert_eq!(back, payload, "{n} tasks");
             }
@@ -958,6 +1033,79 @@ mod tests {
                 "{n} tasks: by position differs"
             );
         }
+    }
+
+    /// `text` without the sum of its `put` (see [`seal_onto`]), which serde does not write.
+    fn unsealed(text: &str) -> String {
+        let opening = std::str::from_utf8(SEAL_OPENING).expect("ascii");
+        match text.find(opening) {
+            Some(at) => format!("{}{}", &text[..at], &text[at + opening.len() + 17..]),
+            None => text.to_owned(),
+        }
+    }
+
+    /// The tasks of `text`'s payload, as a replay reads them: whether they are sealed.
+    fn sealed(text: &str) -> bool {
+        let record = LogRecord::new(chrono::Utc::now(), STATE_ENTRY).with(FIELD, text);
+        let payload = Deferred::deferred(&record)
+            .expect("a payload")
+            .expect("reads");
+        let tasks = payload.tasks.expect("a change");
+        assert_eq!(tasks.decoded().expect("decodes").sealed, tasks.sealed);
+        tasks.sealed
+    }
+
+    /// A payload's tasks are sealed as logged, by either way of logging them (serialized, or the
+    /// lines tasks.json was rendered with) and however long the list; any change to the bytes
+    /// of the array, or to the sum, or a sum away from the array's end, unseals them.
+    #[test]
+    fn a_payloads_tasks_are_sealed_as_logged_and_unsealed_by_any_edit() {
+        for n in [1, 3, 8192, 20_001] {
+            let doc = doc((1..=n).map(|i| task(i, "Task")).collect());
+            let lines: Vec<Vec<u8>> = doc
+                .tasks
+                .iter()
+                .map(|t| serde_json::to_vec(t).expect("serializes"))
+                .collect();
+            let copied = Payload {
+                seq: 7,
+                base: Base::default(),
+                tasks: Some(whole(&doc)),
+                project: None,
+            };
+            let by_position = Payload {
+                tasks: Some(whole_at(&doc)),
+                ..copied.clone()
+            };
+            let logged =
+                String::from_utf8(by_position.encoded_with(&doc.tasks, |i| Some(&lines[i])))
+                    .expect("utf-8");
+            for text in [copied.encode(), logged] {
+                assert!(sealed(&text), "{n} tasks: logged, sealed");
+                let last = text.rfind("\"Task\"").expect("a title");
+                let edited = format!("{}\"Tusk\"{}", &text[..last], &text[last + 6..]);
+                assert!(!sealed(&edited), "{n} tasks: a title edited");
+                let spread = text.replacen("[{", "[ {", 1);
+                assert!(!sealed(&spread), "{n} tasks: the array spread out");
+                let opening = std::str::from_utf8(SEAL_OPENING).expect("ascii");
+                let at = text.find(opening).expect("a seal") + opening.len();
+                let digit = if &text[at..=at] == "0" { "1" } else { "0" };
+                let other = format!("{}{digit}{}", &text[..at], &text[at + 1..]);
+                assert!(!sealed(&other), "{n} tasks: another sum");
+                assert!(!sealed(&unsealed(&text)), "{n} tasks: no sum");
+            }
+        }
+        // A change that puts nothing is not sealed: there is nothing to vouch for.
+        let removal = Payload {
+            seq: 2,
+            base: Base::default(),
+            tasks: Some(TasksChange {
+                removed: vec![TaskId::from_number(1)],
+                ..TasksChange::default()
+            }),
+            project: None,
+        };
+        assert!(!sealed(&removal.encode()));
     }
 
     #[test]

@@ -211,9 +211,14 @@ impl FsProjectStore {
             Some(replayed) => {
                 let recovery = replayed.recovery();
                 // The tasks a checkpoint kept were validated as it was read; a rebuild from one
-                // validated all 100,000 a second time.
+                // validated all 100,000 a second time. Those the log put passed the schema before
+                // they were logged, which their seal vouches for.
                 let validated = (recovery.kept.iter())
-                    .map(|kept| matches!(kept.source, TaskSource::Checkpoint(_)))
+                    .map(|kept| match kept.source {
+                        TaskSource::Checkpoint(_) => true,
+                        TaskSource::Log => replayed.sealed,
+                        _ => false,
+                    })
                     .collect();
                 // The rebuilt list is what the log already says: nothing new to log as a commit.
                 (replayed.doc, replayed.seq, recovery, None, validated)
@@ -892,6 +897,10 @@ struct Replayed {
     checkpoint: Option<u32>,
     /// Tasks whose content came from the log rather than the checkpoint.
     from_log: std::collections::HashSet<TaskId>,
+    /// Whether every commit applied logged its tasks sealed (see
+    /// [`journal::TasksChange::sealed`]): then the tasks from the log passed the schema as they
+    /// were logged, and the rebuilt list validates only what the log cannot vouch for.
+    sealed: bool,
 }
 
 impl Replayed {
@@ -1266,6 +1275,7 @@ fn replay_from(
         None => (None, empty_doc()),
     };
     let mut from_log = std::collections::HashSet::new();
+    let mut sealed = true;
     let mut expected = from + 1;
     let mut started = false;
     for (at, payload) in payloads.iter().enumerate() {
@@ -1298,6 +1308,7 @@ fn replay_from(
                     checkpoint = u32::try_from(named.checkpoint).ok();
                 }
             }
+            sealed &= change.sealed || change.put.is_empty();
             from_log.extend(change.put.iter().map(|t| t.id.clone()));
             apply_logged(layout, &mut doc, change).map_err(|_| Stop::After(reached))?;
         }
@@ -1311,6 +1322,7 @@ fn replay_from(
         seq: until,
         checkpoint,
         from_log,
+        sealed,
     })
 }
 
