@@ -624,8 +624,13 @@ pub(crate) fn whole_at(doc: &TaskDoc) -> TasksChange {
 
 /// Whether the ids of `doc` are all different.
 fn unique(doc: &TaskDoc) -> bool {
-    let mut seen = FxHashSet::with_capacity_and_hasher(doc.tasks.len(), Default::default());
-    doc.tasks.iter().all(|t| seen.insert(&t.id))
+    unique_ids(&doc.tasks)
+}
+
+/// Whether the ids of `tasks` are all different.
+fn unique_ids(tasks: &[Task]) -> bool {
+    let mut seen = FxHashSet::with_capacity_and_hasher(tasks.len(), Default::default());
+    tasks.iter().all(|t| seen.insert(&t.id))
 }
 
 /// What turns `before` into `after`; `None` when nothing changed.
@@ -748,12 +753,20 @@ fn merge(
         let removed: FxHashSet<&TaskId> = removed.iter().collect();
         doc.tasks.retain(|t| !removed.contains(&t.id));
     }
+    // Onto an empty list (the first commit after a new project's: an import), tasks that are all
+    // new are the list: moved in whole. Pushed one by one they were copied into fresh memory,
+    // the list grown by doubling, a tenth of a rebuild of 100,000 imported tasks.
+    if doc.tasks.is_empty() && order.is_none() && unique_ids(&put) {
+        doc.tasks = put.into();
+        return Ok(());
+    }
     let mut index: FxHashMap<TaskId, usize> = doc
         .tasks
         .iter()
         .enumerate()
         .map(|(i, t)| (t.id.clone(), i))
         .collect();
+    doc.tasks.reserve(put.len());
     for task in put {
         match index.get(&task.id) {
             Some(&i) => doc.tasks[i] = task,

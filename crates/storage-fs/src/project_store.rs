@@ -282,8 +282,9 @@ impl FsProjectStore {
                 (doc, seq, recovery, Some(payload), Vec::new())
             }
         };
-        let bytes = changed_tasks(layout, &doc, seq, &validated, None).map(Rendered::into_bytes)?;
-        let staged = atomic::stage(&layout.temp_dir(), &bytes)?;
+        // Written from its parts: joined first, the 36 MB of 100,000 tasks were copied once more.
+        let rendered = changed_tasks(layout, &doc, seq, &validated, None)?;
+        let staged = atomic::stage_parts(&layout.temp_dir(), &rendered.parts())?;
         let damaged_copy = set_aside(&target, now)?;
         recovery.damaged_copy = damaged_copy.as_deref().map_or_else(
             || "(tasks.json was missing)".to_owned(),
@@ -896,7 +897,7 @@ struct Replayed {
     /// The checkpoint the replay started from, if it did not start from a whole list in the log.
     checkpoint: Option<u32>,
     /// Tasks whose content came from the log rather than the checkpoint.
-    from_log: std::collections::HashSet<TaskId>,
+    from_log: FxHashSet<TaskId>,
     /// Whether every commit applied logged its tasks sealed (see
     /// [`journal::TasksChange::sealed`]): then the tasks from the log passed the schema as they
     /// were logged, and the rebuilt list validates only what the log cannot vouch for.
@@ -1274,7 +1275,7 @@ fn replay_from(
         Some((n, doc)) => (Some(n), doc),
         None => (None, empty_doc()),
     };
-    let mut from_log = std::collections::HashSet::new();
+    let mut from_log = FxHashSet::default();
     let mut sealed = true;
     let mut expected = from + 1;
     let mut started = false;
