@@ -547,3 +547,71 @@ fn a_status_refused_half_way_leaves_the_task_as_it_was() {
         "Lay the foundation first"
     );
 }
+
+/// An import of thousands of tasks — more events than a commit renders as it appends; those are
+/// rendered beside the write of tasks.json — logs an entry per event, in order, the commit's
+/// payload sealed on the last; and the list comes back byte for byte from that log when
+/// tasks.json is destroyed, its sealed tasks taken without validating them again.
+#[test]
+fn a_large_import_is_logged_entry_by_entry_and_rebuilt_whole_from_the_log() {
+    const TASKS: usize = 2_500;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tasks.json");
+    let tasks: Vec<Value> = (1..=TASKS)
+        .map(|i| {
+            let dependencies: Vec<usize> = (i > 1).then_some(i - 1).into_iter().collect();
+            serde_json::json!({
+                "id": i,
+                "title": format!("Imported task number {i}"),
+                "status": "pending",
+                "dependencies": dependencies,
+            })
+        })
+        .collect();
+    std::fs::write(&path, serde_json::json!({ "tasks": tasks }).to_string()).unwrap();
+    let repo = Repo::with_project();
+    repo.ok(&["import", "taskmaster", path.to_str().unwrap()]);
+
+    let log_path = repo.project_dir("web").join("progress/log.md");
+    let log = std::fs::read_to_string(&log_path).unwrap();
+    let headings: Vec<&str> = log
+        .lines()
+        .filter_map(|l| l.strip_prefix("## "))
+        .filter_map(|l| l.split_once(" — ").map(|(_, event)| event))
+        .collect();
+    let count = |event: &str| headings.iter().filter(|e| **e == event).count();
+    assert_eq!(count("TASK_CREATED"), TASKS);
+    assert_eq!(count("DEPENDENCY_ADDED"), TASKS - 1);
+    let created: Vec<&str> = log
+        .split("TASK_CREATED\n- task: ")
+        .skip(1)
+        .map(|rest| rest.lines().next().unwrap())
+        .collect();
+    assert_eq!(created.first().copied(), Some("T-001"));
+    assert_eq!(created.last().copied(), Some("T-2500"));
+    let payloads: Vec<&str> = log
+        .lines()
+        .filter(|l| l.starts_with("- replay: "))
+        .collect();
+    let import = payloads.last().expect("the import's commit");
+    assert!(
+        import.contains("\"put_sum\":\""),
+        "the import's payload is sealed"
+    );
+    let last_entry = log.trim_end().rsplit("\n\n").next().unwrap();
+    assert!(
+        last_entry.lines().last().unwrap().starts_with("- replay: "),
+        "the payload is on the commit's last entry"
+    );
+
+    let tasks_json = repo.tasks_file();
+    let written = std::fs::read(&tasks_json).unwrap();
+    std::fs::write(&tasks_json, b"").unwrap();
+    let next = repo.ok(&["task", "next"]);
+    assert!(next.starts_with("T-001 "), "{next}");
+    assert_eq!(
+        std::fs::read(&tasks_json).unwrap(),
+        written,
+        "the rebuilt tasks.json is the one the import wrote"
+    );
+}

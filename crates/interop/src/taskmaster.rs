@@ -662,9 +662,35 @@ mod typed {
         }
     }
 
+    /// From this many bytes on, the file is checked ([`Checked`]) on another core while its
+    /// tasks are read: one pass each over the 34 MB of 100,000 tasks, a third of reading them.
+    const CHECKED_BESIDE: usize = 1 << 20;
+
     /// The file's tasks, as [`super::tasks_of_tree`] would give them, or `None`.
     pub(super) fn tasks(text: &str) -> Option<Vec<IncomingTask>> {
-        serde_json::from_str::<Checked>(text).ok()?;
+        let checked = || serde_json::from_str::<Checked>(text).is_ok();
+        if text.len() < CHECKED_BESIDE {
+            return checked().then(|| read(text)).flatten();
+        }
+        let (checked, tasks) = std::thread::scope(|scope| {
+            let beside = std::thread::Builder::new()
+                .spawn_scoped(scope, checked)
+                .ok();
+            let tasks = read(text);
+            let checked = match beside {
+                Some(thread) => thread
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+                None => checked(),
+            };
+            (checked, tasks)
+        });
+        // What the tasks' reading found counts only for a text the tree reads.
+        tasks.filter(|_| checked)
+    }
+
+    /// [`tasks`] of a text that [`Checked`] takes.
+    fn read(text: &str) -> Option<Vec<IncomingTask>> {
         let root = entries(text)?;
         let mut out = Vec::new();
         if let Some((_, items)) = root.iter().find(|(key, _)| key == "tasks") {

@@ -260,32 +260,74 @@ pub fn append_all_then<R: std::borrow::Borrow<LogRecord>>(
     records: impl IntoIterator<Item = R>,
     last: Option<Written<'_>>,
 ) -> Result<(), StoreError> {
-    let invalid = |error: RenderError| StoreError::Invalid {
+    let room = last.map_or(0, |l| l.key.len().saturating_add(l.size_hint));
+    append_entries_then(path, Entries::render(path, records, room)?, last)
+}
+
+/// Records rendered as the block [`append_entries_then`] appends, made apart from the append so
+/// that a writer can render many (an import's 200,000) on another core while it writes a state
+/// file.
+#[derive(Debug)]
+pub struct Entries(Vec<u8>);
+
+impl Entries {
+    /// `records` rendered for the log at `path` (named in errors), with `room` more bytes made
+    /// for a last field's value.
+    pub fn render<R: std::borrow::Borrow<LogRecord>>(
+        path: &Path,
+        records: impl IntoIterator<Item = R>,
+        room: usize,
+    ) -> Result<Self, StoreError> {
+        // Rendered whole before the file is opened, behind the newline a log without a last one
+        // needs (written only then).
+        // Room for what is likely written: a record is rarely over 256 bytes, and room left
+        // unused costs nothing (a big block's pages are only backed where written).
+        let records = records.into_iter();
+        let room = (records.size_hint().0.saturating_mul(RECORD_ROOM))
+            .saturating_add(room)
+            .min(MOST_ROOM);
+        let mut block = Vec::with_capacity(room + 16);
+        block.push(b'\n');
+        let mut time = HeadingTime::default();
+        for record in records {
+            render_into(record.borrow(), &mut block, &mut time)
+                .map_err(|error| render_error(path, error))?;
+        }
+        Ok(Self(block))
+    }
+}
+
+fn render_error(path: &Path, error: RenderError) -> StoreError {
+    StoreError::Invalid {
         path: path.display().to_string(),
         detail: error.to_string(),
-    };
-    // Rendered whole before the file is opened, behind the newline a log without a last one
-    // needs (written only then).
-    // Room for what is likely written: a record is rarely over 256 bytes, and room left unused
-    // costs nothing (a big block's pages are only backed where written).
-    let records = records.into_iter();
-    let room = (records.size_hint().0.saturating_mul(RECORD_ROOM))
-        .saturating_add(last.map_or(0, |l| l.key.len().saturating_add(l.size_hint)))
-        .min(MOST_ROOM);
-    let mut block = Vec::with_capacity(room + 16);
-    block.push(b'\n');
-    let mut time = HeadingTime::default();
-    for record in records {
-        render_into(record.borrow(), &mut block, &mut time).map_err(invalid)?;
     }
+}
+
+/// Appends `entries` to the log at `path` with one write, `last`, when given, as one more field
+/// of the last of them (see [`append_all_then`]), and makes them durable.
+pub fn append_entries_then(
+    path: &Path,
+    entries: Entries,
+    last: Option<Written<'_>>,
+) -> Result<(), StoreError> {
+    let Entries(mut block) = entries;
     if block.len() == 1 {
         // No record: nothing to append.
         return Ok(());
     }
-    if let Some(Written { key, write, .. }) = last {
+    if let Some(Written {
+        key,
+        write,
+        size_hint,
+    }) = last
+    {
         if !is_token(key) {
-            return Err(invalid(RenderError::Key(key.to_owned())));
+            return Err(render_error(path, RenderError::Key(key.to_owned())));
         }
+        // Room made as the entries were rendered, unless they were rendered before the value's
+        // size was known.
+        block.reserve(key.len().saturating_add(size_hint).saturating_add(16));
         // Into the last record: before the blank line that ends it.
         block.pop();
         field_key(&mut block, key);

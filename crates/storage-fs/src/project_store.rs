@@ -2909,15 +2909,58 @@ fn append_commit_with(
     events: &[ProjectEvent],
     encode: Option<(progress_log::WriteValue<'_>, usize)>,
 ) -> Result<(), StoreError> {
-    let records = events.iter().map(|e| e.to_record(at));
-    let state_entry =
-        (encode.is_some() && events.is_empty()).then(|| LogRecord::new(at, journal::STATE_ENTRY));
+    append_rendered_commit(layout, at, events, None, encode)
+}
+
+/// [`append_commit_with`], with `events` rendered already when `rendered` holds them (see
+/// [`render_many_entries`]).
+fn append_rendered_commit(
+    layout: &ProjectLayout,
+    at: Timestamp,
+    events: &[ProjectEvent],
+    rendered: Option<progress_log::Entries>,
+    encode: Option<(progress_log::WriteValue<'_>, usize)>,
+) -> Result<(), StoreError> {
     let last = encode.map(|(write, size_hint)| progress_log::Written {
         key: journal::FIELD,
         size_hint,
         write,
     });
-    progress_log::append_all_then(&layout.log_md(), records.chain(state_entry), last)
+    let path = layout.log_md();
+    let entries = match rendered {
+        Some(entries) if !events.is_empty() => entries,
+        _ => {
+            let records = events.iter().map(|e| e.to_record(at));
+            let state_entry = (last.is_some() && events.is_empty())
+                .then(|| LogRecord::new(at, journal::STATE_ENTRY));
+            let room = last.map_or(0, |l| l.size_hint);
+            progress_log::Entries::render(&path, records.chain(state_entry), room)?
+        }
+    };
+    progress_log::append_entries_then(&path, entries, last)
+}
+
+/// Below this many events a commit renders its log entries as it appends them; from it on (an
+/// import, a bulk change) they are rendered on another core while tasks.json is written.
+const MANY_ENTRIES: usize = 4096;
+
+/// `events`' entries for the log of `layout`, with `room` for the payload, when there are
+/// [`MANY_ENTRIES`] of them: rendered by the caller's other thread (see `transact`).
+fn render_many_entries(
+    layout: &ProjectLayout,
+    at: Timestamp,
+    events: &[ProjectEvent],
+    room: usize,
+) -> Option<progress_log::Entries> {
+    (events.len() >= MANY_ENTRIES)
+        .then(|| {
+            progress_log::Entries::render(
+                &layout.log_md(),
+                events.iter().map(|e| e.to_record(at)),
+                room,
+            )
+        })
+        .and_then(Result::ok)
 }
 
 /// Sets a file's modification time, which is the time this adapter reports for checkpoints
@@ -3145,7 +3188,7 @@ impl ProjectStore for FsProjectStore {
                 .transpose()?;
             Ok::<_, StoreError>((tasks, project))
         };
-        let (validated, written, velocity) = std::thread::scope(|scope| {
+        let (validated, written, velocity, entries) = std::thread::scope(|scope| {
             let beside_thread = changes
                 .velocity
                 .is_some()
@@ -3157,6 +3200,21 @@ impl ProjectStore for FsProjectStore {
                     .join()
                     .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
                 None => beside(),
+            };
+            // The log's entries of a change that makes many (an import's 200,000) are rendered
+            // on the other core while this one writes tasks.json, with room for a payload that
+            // puts every task: an entry that fails to render is rendered again, and its error
+            // reported, as the commit appends.
+            let entries = match &validated {
+                Ok((Some(rendered), _)) if changes.events.len() >= MANY_ENTRIES => {
+                    let room: usize = rendered.parts().iter().map(|part| part.len()).sum();
+                    let room = room + room / 8 + 4096;
+                    let (layout, events) = (&layout, &changes.events);
+                    std::thread::Builder::new()
+                        .spawn_scoped(scope, move || render_many_entries(layout, at, events, room))
+                        .ok()
+                }
+                _ => None,
             };
             // Written, not yet fsynced, into the tasks.json the last write replaced (see
             // `Staged::install_retiring`) when nobody can see it change, else into a fresh file
@@ -3170,7 +3228,12 @@ impl ProjectStore for FsProjectStore {
                 )),
                 _ => None,
             };
-            (validated, written, velocity)
+            let entries = entries.and_then(|thread| {
+                thread
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            });
+            (validated, written, velocity, entries)
         });
         let (tasks_bytes, project_bytes) = match validated {
             Ok(bytes) => bytes,
@@ -3290,10 +3353,13 @@ impl ProjectStore for FsProjectStore {
         let size_hint = payload.as_ref().map_or(0, |payload| {
             payload.size_hint(|i| tasks_bytes.as_ref().and_then(|r| r.fresh_line(i)))
         });
-        append_commit_with(
+        // Rendered for the change's own events: not when a kept checkpoint's entry comes first.
+        let entries = entries.filter(|_| kept.is_none());
+        append_rendered_commit(
             &layout,
             at,
             &events,
+            entries,
             payload.is_some().then_some((&encode, size_hint)),
         )?;
         failpoint("project:after-log-append");

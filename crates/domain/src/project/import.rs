@@ -19,7 +19,9 @@
 //! through the moves instead would rewrite every timestamp, and `export cairn` followed by
 //! `import cairn` must change no byte.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::VecDeque;
+
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -226,8 +228,8 @@ fn invalid(message: String) -> DomainError {
 /// its key; duplicate keys and parent cycles refuse the whole import.
 fn parents_first(
     tasks: &[IncomingTask],
-) -> Result<(Vec<usize>, HashMap<&str, usize>), DomainError> {
-    let mut by_key = HashMap::new();
+) -> Result<(Vec<usize>, FxHashMap<&str, usize>), DomainError> {
+    let mut by_key = FxHashMap::default();
     for (i, t) in tasks.iter().enumerate() {
         if by_key.insert(t.key.as_str(), i).is_some() {
             return Err(invalid(format!(
@@ -241,7 +243,7 @@ fn parents_first(
     for start in 0..tasks.len() {
         // Walk up to the first unplaced ancestor, then place the chain top-down.
         let mut chain = Vec::new();
-        let mut seen = HashSet::new();
+        let mut seen = FxHashSet::default();
         let mut current = Some(start);
         while let Some(i) = current {
             if placed[i] {
@@ -282,7 +284,7 @@ fn apply_foreign(
     // The tasks earlier imports from this source created, by the source's id, with their
     // positions: the first task's with the id, as the rules find a task by its id (a damaged
     // list can hold an id twice).
-    let earlier: HashMap<String, Linked> = (state.tasks.tasks.iter().enumerate())
+    let earlier: FxHashMap<String, Linked> = (state.tasks.tasks.iter().enumerate())
         .filter_map(|(at, t)| match import_link(t) {
             Some((s, key)) if s == source => {
                 let first = state.tasks.tasks.position(&t.id).unwrap_or(at);
@@ -429,7 +431,7 @@ fn apply_foreign(
     // reason), and trying every refused task again once more per round was a fifth of a
     // 100,000-task import whose done tasks wait on pending ones.
     let mut moves: u64 = 0;
-    let mut last_moved: HashMap<TaskId, u64> = HashMap::new();
+    let mut last_moved: FxHashMap<TaskId, u64> = FxHashMap::default();
     let mut pending: Vec<usize> = order.clone();
     let mut last_error: Vec<Option<(u64, DomainError)>> = Vec::new();
     last_error.resize_with(tasks.len(), || None);
@@ -514,7 +516,7 @@ fn apply_foreign(
 
 /// Whether a move refused after `tried` moves of the import could be taken now: it waited on
 /// dependencies, and one of them moved since (`last_moved`: each task's last move, counted).
-fn worth_retrying(refused: &DomainError, tried: u64, last_moved: &HashMap<TaskId, u64>) -> bool {
+fn worth_retrying(refused: &DomainError, tried: u64, last_moved: &FxHashMap<TaskId, u64>) -> bool {
     match refused {
         DomainError::Project(ProjectError::DependenciesUnmet { waiting_on, .. }) => waiting_on
             .iter()
@@ -621,7 +623,7 @@ fn path(from: TaskStatus, to: TaskStatus) -> Option<Vec<TaskStatus>> {
             status::allowed_targets(s).to_vec()
         }
     };
-    let mut came_from: HashMap<TaskStatus, TaskStatus> = HashMap::new();
+    let mut came_from: FxHashMap<TaskStatus, TaskStatus> = FxHashMap::default();
     let mut queue = VecDeque::from([from]);
     while let Some(s) = queue.pop_front() {
         if s == to {
@@ -713,7 +715,7 @@ impl Kept {
     fn of(doc: &TaskDoc, id: &TaskId) -> Self {
         let first = |id: &TaskId| doc.tasks.position(id);
         let mut tasks = Vec::new();
-        let mut seen = HashSet::new();
+        let mut seen = FxHashSet::default();
         let mut current = first(id);
         while let Some(j) = current.filter(|&j| seen.insert(j)) {
             tasks.push((j, doc.tasks[j].clone()));
@@ -741,7 +743,7 @@ fn apply_cairn(
     progress: &mut (dyn FnMut(usize, usize) + Send),
 ) -> Result<(Vec<ProjectEvent>, ImportReport), DomainError> {
     let mut report = ImportReport::new(state.project.id.clone(), CAIRN_SOURCE);
-    let mut seen = HashSet::new();
+    let mut seen = FxHashSet::default();
     for t in &incoming.tasks {
         if !seen.insert(t.id.clone()) {
             return Err(invalid(format!(
@@ -817,7 +819,7 @@ fn changed_fields(old: &Task, new: &Task) -> Vec<String> {
 /// A task list taken as written must still be a tree with a wait graph: every reference names a
 /// task of the list, parents and children agree, and nothing waits on itself.
 fn check_references(doc: &TaskDoc) -> Result<(), DomainError> {
-    let ids: HashSet<&TaskId> = doc.tasks.iter().map(|t| &t.id).collect();
+    let ids: FxHashSet<&TaskId> = doc.tasks.iter().map(|t| &t.id).collect();
     for t in &doc.tasks {
         for d in &t.dependencies {
             if !ids.contains(d) {
