@@ -988,8 +988,10 @@ fn replay_readable(
     let held_twice = highest_held_twice(payloads.iter().flatten().map(|p| p.seq));
     let dir = layout.checkpoints_dir();
     // Checkpoint `number`'s list, when it is valid throughout and its marker is `seq`.
+    let verdicts = Verdicts::read(layout);
     let load = |number: u64, seq: u64| {
-        let (doc, marker) = whole_list(&checkpoints::read(&dir, number).ok()?)?;
+        let bytes = checkpoints::read(&dir, number).ok()?;
+        let (doc, marker) = whole_list_judged(&bytes, verdicts.passed_before(&bytes))?;
         (marker == seq).then(|| (u32::try_from(number).unwrap_or(u32::MAX), doc))
     };
     // Newest first: the commit each base is taken at, and the checkpoint it is, if one — read
@@ -1130,7 +1132,19 @@ fn merged_by_git(layout: &ProjectLayout, records: &[LogRecord]) -> Option<(TaskD
 /// A tasks document valid throughout — read task by task on every core, as another tool's
 /// tasks.json is ([`validated_doc`]) — and its `log_seq` marker (0: none), taken out of it.
 fn whole_list(bytes: &[u8]) -> Option<(TaskDoc, u64)> {
-    let mut doc = validated_doc(bytes).ok()?;
+    whole_list_judged(bytes, false)
+}
+
+/// [`whole_list`], its tasks read without being validated again when `passed`: these very bytes
+/// passed a full validation before (see `verdicts`), as a checkpoint `checkpoint write` or a
+/// commit made from the tasks.json it validated did — a rebuild from such a checkpoint validated
+/// all 100,000 tasks again.
+fn whole_list_judged(bytes: &[u8], passed: bool) -> Option<(TaskDoc, u64)> {
+    let read = passed
+        .then(|| read_one_by_one(bytes, &Known::default(), Keep::PassedTasks))
+        .flatten()
+        .map(|(doc, _)| doc);
+    let mut doc = read.or_else(|| validated_doc(bytes).ok())?;
     let marker = journal::take_marker(&mut doc.extra);
     Some((doc, marker))
 }
@@ -3396,6 +3410,9 @@ impl ProjectStore for FsProjectStore {
                 None => validated_as_read(&next.tasks, marks.tasks, &tasks_path)?,
             };
             let written = checkpoints::create_next(&temp_dir, &layout.checkpoints_dir(), &bytes)?;
+            // Copied from the list this commit validated, as `checkpoint write` copies its own:
+            // a rebuild from it, or a full check, need not validate it again.
+            Verdicts::remember(&layout, &bytes);
             checkpoints::prune(&layout.checkpoints_dir(), CHECKPOINT_RETENTION)?;
             let number = u32::try_from(written.number).unwrap_or(u32::MAX);
             append(
