@@ -1024,21 +1024,7 @@ mod tests {
             }
             // A writer's change names its tasks by position: logged from the lines it has and
             // serialized where it has none, it is the payload that copies them.
-            let lines: Vec<Vec<u8>> = doc
-                .tasks
-                .iter()
-                .map(|t| serde_json::to_vec(t).expect("serializes"))
-                .collect();
-            let by_position = Payload {
-                seq: 7,
-                base: Base::default(),
-                tasks: Some(whole_at(&doc)),
-                project: None,
-            };
-            let copied = Payload {
-                tasks: Some(whole(&doc)),
-                ..by_position.clone()
-            };
+            let (copied, by_position, lines) = whole_both_ways(&doc);
             let logged =
                 by_position.encoded_with(&doc.tasks, |i| (i % 3 != 1).then(|| &lines[i][..]));
             assert!(
@@ -1046,6 +1032,25 @@ mod tests {
                 "{n} tasks: by position differs"
             );
         }
+    }
+
+    /// `doc`'s whole list as a commit's payload, its tasks copied and named by position, and the
+    /// JSON of each task: a writer's lines.
+    fn whole_both_ways(doc: &TaskDoc) -> (Payload, Payload, Vec<Vec<u8>>) {
+        let copied = Payload {
+            seq: 7,
+            base: Base::default(),
+            tasks: Some(whole(doc)),
+            project: None,
+        };
+        let by_position = Payload {
+            tasks: Some(whole_at(doc)),
+            ..copied.clone()
+        };
+        let lines = (doc.tasks.iter())
+            .map(|t| serde_json::to_vec(t).expect("serializes"))
+            .collect();
+        (copied, by_position, lines)
     }
 
     /// `text` without the sum of its `put` (see [`seal_onto`]), which serde does not write.
@@ -1075,21 +1080,7 @@ mod tests {
     fn a_payloads_tasks_are_sealed_as_logged_and_unsealed_by_any_edit() {
         for n in [1, 3, 8192, 20_001] {
             let doc = doc((1..=n).map(|i| task(i, "Task")).collect());
-            let lines: Vec<Vec<u8>> = doc
-                .tasks
-                .iter()
-                .map(|t| serde_json::to_vec(t).expect("serializes"))
-                .collect();
-            let copied = Payload {
-                seq: 7,
-                base: Base::default(),
-                tasks: Some(whole(&doc)),
-                project: None,
-            };
-            let by_position = Payload {
-                tasks: Some(whole_at(&doc)),
-                ..copied.clone()
-            };
+            let (copied, by_position, lines) = whole_both_ways(&doc);
             let logged =
                 String::from_utf8(by_position.encoded_with(&doc.tasks, |i| Some(&lines[i])))
                     .expect("utf-8");
