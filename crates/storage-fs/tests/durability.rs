@@ -376,6 +376,15 @@ fn a_rebuild_from_a_checkpoint_still_validates_what_the_log_put_after_it() {
 /// destroyed tasks.json comes back from the log as it was.
 #[test]
 fn a_checkpoint_edited_after_it_was_written_is_validated_in_a_rebuild() {
+    let (store, before, kept) = checkpointed_between_adds();
+    let title = serde_json::to_string(&before.tasks.tasks[0].title).expect("JSON");
+    edit_field_as_another_tool(&kept, "title", &title, "\"ab\"");
+    std::fs::write(store.path("tasks.json"), b"").expect("destroy");
+    assert_eq!(store.load_fresh().expect("rebuilt from the log"), before);
+}
+
+/// A store with two tasks checkpointed and a third added after: the state, and the checkpoint.
+fn checkpointed_between_adds() -> (Store, ProjectState, PathBuf) {
     let store = Store::new();
     run(&store, &[Step::Add(1), Step::Add(2)]);
     block_on(store.service.write_checkpoint(&store.id)).expect("checkpoint");
@@ -383,19 +392,22 @@ fn a_checkpoint_edited_after_it_was_written_is_validated_in_a_rebuild() {
     let before = store.load();
     let checkpoints =
         cairn_storage_fs::checkpoints::list(&store.path("checkpoints")).expect("list");
-    let kept = &checkpoints.last().expect("a checkpoint").path;
-    let title = &before.tasks.tasks[0].title;
-    let text = std::fs::read_to_string(kept).expect("read the checkpoint");
+    let kept = checkpoints.last().expect("a checkpoint").path.clone();
+    (store, before, kept)
+}
+
+/// The first `"field": value` in `path` (both JSON values as written) made `"field":to`, as
+/// another tool would, whether the file is compact or pretty.
+fn edit_field_as_another_tool(path: &std::path::Path, field: &str, value: &str, to: &str) {
+    let text = std::fs::read_to_string(path).expect("read");
     let from = [
-        format!("\"title\":\"{title}\""),
-        format!("\"title\": \"{title}\""),
+        format!("\"{field}\":{value}"),
+        format!("\"{field}\": {value}"),
     ]
     .into_iter()
     .find(|from| text.contains(from.as_str()))
-    .expect("the checkpoint holds the first task");
-    edit_as_another_tool(kept, &from, "\"title\":\"ab\"");
-    std::fs::write(store.path("tasks.json"), b"").expect("destroy");
-    assert_eq!(store.load_fresh().expect("rebuilt from the log"), before);
+    .unwrap_or_else(|| panic!("{} holds no {field} {value}", path.display()));
+    edit_as_another_tool(path, &from, &format!("\"{field}\":{to}"));
 }
 
 /// `0000-01-01T00:30:00+01:00`: valid RFC 3339 as written, but year −1 in UTC, which RFC 3339
@@ -406,30 +418,16 @@ const OUT_OF_YEARS: &str = "0000-01-01T00:30:00+01:00";
 /// Every task's `created_at` in `path` (the store's clock: 2026-05-06T07:08:09Z) made
 /// [`OUT_OF_YEARS`], as another tool would, whether it writes JSON compact or pretty.
 fn date_out_of_years(path: &std::path::Path) {
-    let text = std::fs::read_to_string(path).expect("read");
     let at = "\"2026-05-06T07:08:09Z\"";
-    let from = [
-        format!("\"created_at\":{at}"),
-        format!("\"created_at\": {at}"),
-    ]
-    .into_iter()
-    .find(|from| text.contains(from.as_str()))
-    .unwrap_or_else(|| panic!("{} holds no task made by the store's clock", path.display()));
-    edit_as_another_tool(path, &from, &format!("\"created_at\":\"{OUT_OF_YEARS}\""));
+    edit_field_as_another_tool(path, "created_at", at, &format!("\"{OUT_OF_YEARS}\""));
 }
 
 /// A checkpoint holding such a task is not valid throughout, so it is no base: a destroyed
 /// tasks.json comes back from the log, and what the rebuild wrote reads back.
 #[test]
 fn a_checkpoint_whose_time_utc_cannot_write_is_no_base() {
-    let store = Store::new();
-    run(&store, &[Step::Add(1), Step::Add(2)]);
-    block_on(store.service.write_checkpoint(&store.id)).expect("checkpoint");
-    run(&store, &[Step::Add(3)]);
-    let before = store.load();
-    let checkpoints =
-        cairn_storage_fs::checkpoints::list(&store.path("checkpoints")).expect("list");
-    date_out_of_years(&checkpoints.last().expect("a checkpoint").path);
+    let (store, before, kept) = checkpointed_between_adds();
+    date_out_of_years(&kept);
     std::fs::write(store.path("tasks.json"), b"").expect("destroy");
     assert_eq!(store.load_fresh().expect("rebuilt from the log"), before);
     assert_eq!(
