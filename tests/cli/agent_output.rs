@@ -8,7 +8,7 @@ use crate::support::{NOW, Repo, code};
 
 /// Writes `n` pending tasks straight into tasks.json, as another tool would; `title` makes each
 /// title from its number.
-fn with_tasks(n: usize, title: impl Fn(usize) -> String) -> Repo {
+pub(crate) fn with_tasks(n: usize, title: impl Fn(usize) -> String) -> Repo {
     let repo = Repo::with_project();
     let tasks: Vec<Value> = (1..=n)
         .map(|i| {
@@ -33,7 +33,7 @@ fn with_tasks(n: usize, title: impl Fn(usize) -> String) -> Repo {
     repo
 }
 
-fn numbered(i: usize) -> String {
+pub(crate) fn numbered(i: usize) -> String {
     format!("Task number {i}")
 }
 

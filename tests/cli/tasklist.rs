@@ -20,6 +20,10 @@ impl Bridge {
         let repo = Repo::with_project();
         repo.add(&["Write the parser"]);
         repo.add(&["Wire the CLI", "--depends", "T-001"]);
+        Self::around(repo)
+    }
+
+    fn around(repo: Repo) -> Self {
         Self {
             repo,
             config: tempfile::tempdir().expect("config dir"),
@@ -443,5 +447,76 @@ fn an_execution_pointer_outside_home_is_refused() {
     assert_eq!(
         status["execution_pointer"],
         json!({"state": "accepted", "dir": live.display().to_string()})
+    );
+}
+
+/// What a push or a pull did, or a status would do, is one page of lines per list, ending with
+/// how many were left out; `--json` lists them all. (At 100,000 tasks `tasklist status` printed
+/// 3 MB, a line per task.)
+#[test]
+fn push_pull_and_status_print_one_page_of_each_list() {
+    let bridge = Bridge::around(crate::agent_output::with_tasks(
+        60,
+        crate::agent_output::numbered,
+    ));
+    let status = bridge.run(&["tasklist", "status"]);
+    assert_eq!(status.code, code::OK, "{}", status.stderr);
+    let rows = |text: &str| text.lines().filter(|l| l.contains(".json (")).count();
+    assert_eq!(rows(&status.stdout), 50, "{}", status.stdout);
+    assert!(
+        status
+            .stdout
+            .contains("  … and 10 more files to write or remove (`--json` lists them all)"),
+        "{}",
+        status.stdout
+    );
+    let json = bridge.json(&["tasklist", "status"]);
+    assert_eq!(json["push_would_write"].as_array().unwrap().len(), 60);
+
+    let push = bridge.run(&["tasklist", "push"]);
+    assert_eq!(push.code, code::OK, "{}", push.stderr);
+    assert_eq!(rows(&push.stdout), 50, "{}", push.stdout);
+    assert!(
+        push.stdout
+            .contains("  … and 10 more files written or removed (`--json` lists them all)"),
+        "{}",
+        push.stdout
+    );
+    assert_eq!(files(&bridge.list_dir("web")).len(), 60);
+
+    for i in 1..=60 {
+        let id = i.to_string();
+        let mut file = bridge.file("web", &id);
+        file["subject"] = format!("Task number {i}, renamed in Claude Code").into();
+        bridge.write("web", &id, &file);
+    }
+    let status = bridge.run(&["tasklist", "status"]);
+    let edits = |text: &str| text.lines().filter(|l| l.contains(" title: ")).count();
+    assert_eq!(edits(&status.stdout), 50, "{}", status.stdout);
+    assert!(
+        status
+            .stdout
+            .contains("  … and 10 more changes (`--json` lists them all)"),
+        "{}",
+        status.stdout
+    );
+    let pull = bridge.run(&["tasklist", "pull"]);
+    assert_eq!(pull.code, code::OK, "{}", pull.stderr);
+    assert!(
+        pull.stdout.contains("0 moved, 60 edited"),
+        "{}",
+        pull.stdout
+    );
+    assert_eq!(edits(&pull.stdout), 50, "{}", pull.stdout);
+    assert!(
+        pull.stdout.contains(
+            "  … and 10 more changes or refusals (`--json` lists them all; `cairn log` records each change)"
+        ),
+        "{}",
+        pull.stdout
+    );
+    assert_eq!(
+        bridge.repo.task("T-060")["title"],
+        "Task number 60, renamed in Claude Code"
     );
 }

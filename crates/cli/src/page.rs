@@ -4,6 +4,8 @@
 //! a footer saying what was left out and how to get it, the JSON carries the same facts in its
 //! envelope ([`Page::envelope`]).
 
+use std::fmt::Write as _;
+
 use serde::Serialize;
 use serde_json::{Value, json};
 
@@ -132,6 +134,32 @@ impl<T: Serialize> Page<T> {
 /// indented one level deeper as an item of the envelope's `items`.
 pub fn json_size(value: &impl Serialize) -> usize {
     serde_json::to_string_pretty(value).map_or(0, |s| s.len() + 4 * (s.lines().count() + 1))
+}
+
+/// The lines of a default page, then how many more of the `total` there are and where to see
+/// them: what a command did (an import, a push) cannot be listed again page by page. Only the
+/// lines a default page can hold are made (an import of 100,000 tasks made 160,000 to print 50).
+pub fn one_page(
+    out: &mut String,
+    lines: impl Iterator<Item = String>,
+    total: usize,
+    noun: &str,
+    where_to_see: &str,
+) {
+    let lines = lines.take(DEFAULT_ROWS).collect();
+    let page = Page::of(lines, &PageArgs::default(), |l| l.len() + 1);
+    for line in &page.items {
+        out.push_str(line);
+        out.push('\n');
+    }
+    let shown = page.items.len();
+    if shown < total {
+        let _ = writeln!(
+            out,
+            "  … and {} more {noun} ({where_to_see})",
+            total - shown
+        );
+    }
 }
 
 #[cfg(test)]

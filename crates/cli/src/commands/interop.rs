@@ -9,10 +9,9 @@ use cairn_interop::{Input, Rendered};
 use serde::Serialize;
 
 use super::{Ctx, Report};
-use crate::cli::{ExportArgs, ImportArgs, PageArgs};
+use crate::cli::{ExportArgs, ImportArgs};
 use crate::exit::{Code, Failure};
 use crate::output::Style;
-use crate::page::Page;
 use crate::progress::Bar;
 
 pub fn import(ctx: &Ctx, args: ImportArgs) -> Result<Report, Failure> {
@@ -169,14 +168,14 @@ fn render_import(style: &Style, r: &ImportReport) -> String {
     } else {
         "`--json` lists them all; `cairn log` records each"
     };
-    one_page(
+    crate::page::one_page(
         &mut out,
         changed,
         r.created.len() + r.updated.len(),
         "created or updated",
         more,
     );
-    one_page(
+    crate::page::one_page(
         &mut out,
         problems,
         r.unknown_references.len() + r.refused.len(),
@@ -187,32 +186,6 @@ fn render_import(style: &Style, r: &ImportReport) -> String {
         out.push_str("dry run: nothing was written\n");
     }
     out
-}
-
-/// The lines of a default page (see `crate::page`), then how many more of the `total` there are
-/// and where to see them: what an import did cannot be listed again page by page. Only the lines
-/// a default page can hold are made (an import of 100,000 tasks made 160,000 to print 50).
-fn one_page(
-    out: &mut String,
-    lines: impl Iterator<Item = String>,
-    total: usize,
-    noun: &str,
-    where_to_see: &str,
-) {
-    let lines = lines.take(crate::page::DEFAULT_ROWS).collect();
-    let page = Page::of(lines, &PageArgs::default(), |l| l.len() + 1);
-    for line in &page.items {
-        out.push_str(line);
-        out.push('\n');
-    }
-    let shown = page.items.len();
-    if shown < total {
-        let _ = writeln!(
-            out,
-            "  … and {} more {noun} ({where_to_see})",
-            total - shown
-        );
-    }
 }
 
 #[derive(Serialize)]

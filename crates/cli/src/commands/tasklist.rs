@@ -25,6 +25,10 @@ pub fn run(ctx: &Ctx, command: TasklistCommand) -> Result<Report, Failure> {
         .with_hint("set HOME, or CLAUDE_CONFIG_DIR to Claude Code's configuration directory")
     })?;
     let bridge = TaskListService::new(&ctx.service, lists);
+    // Each command makes and drops a list file's worth of blocks for every task of the project
+    // (the file it would write, compared with the one there): freed blocks must be reused, or the
+    // arena keeps them all — 400 MB, faulted in afresh, for `status` at 100,000 tasks.
+    let _recycling = cairn_heap::recycling();
     match command {
         TasklistCommand::Push(args) => {
             let report = ctx
@@ -101,19 +105,26 @@ fn header(style: &Style, verb: &str, project: &str, list: &str, from: ListIdSour
     )
 }
 
-fn writes(out: &mut String, writes: &[ListWrite]) {
-    for w in writes {
+/// Where the rows a page of this command's output leaves out are: what it did, or would do,
+/// is not kept to be listed again page by page.
+const ALL_IN_JSON: &str = "`--json` lists them all";
+
+fn write_lines(writes: &[ListWrite]) -> impl Iterator<Item = String> + '_ {
+    writes.iter().map(|w| {
         let what = if w.created {
             "new".to_owned()
         } else {
             w.fields.join(", ")
         };
-        let _ = writeln!(out, "  {} → {}.json ({what})", w.task, w.list_task);
-    }
+        format!("  {} → {}.json ({what})", w.task, w.list_task)
+    })
 }
 
-fn conflicts(out: &mut String, style: &Style, conflicts: &[Conflict]) {
-    for c in conflicts {
+fn conflict_lines<'a>(
+    style: &'a Style,
+    conflicts: &'a [Conflict],
+) -> impl Iterator<Item = String> + 'a {
+    conflicts.iter().map(move |c| {
         let holder = match &c.held_by {
             Holder::NotCairn => {
                 "a task cairn did not write (run `cairn tasklist pull` to import it)".to_owned()
@@ -121,18 +132,17 @@ fn conflicts(out: &mut String, style: &Style, conflicts: &[Conflict]) {
             Holder::OtherProject { project } => format!("project {project}'s task"),
             Holder::OtherTask { task } => format!("{task}, linked there"),
         };
-        let _ = writeln!(
-            out,
+        format!(
             "  {} {}: {}.json holds {holder}; not written",
             style.yellow("conflict"),
             c.task,
             c.list_task
-        );
-    }
+        )
+    })
 }
 
-fn ignored(out: &mut String, ignored: &[Ignored]) {
-    for i in ignored {
+fn ignored_lines(ignored: &[Ignored]) -> impl Iterator<Item = String> + '_ {
+    ignored.iter().map(|i| {
         let line = match i {
             Ignored::OtherProject { list_task, project } => {
                 format!("{list_task}.json belongs to project {project}")
@@ -147,20 +157,49 @@ fn ignored(out: &mut String, ignored: &[Ignored]) {
                 format!("{list_task}.json is a second file linked to {task}")
             }
         };
-        let _ = writeln!(out, "  ignored: {line}");
-    }
+        format!("  ignored: {line}")
+    })
 }
 
-fn problems(out: &mut String, style: &Style, problems: &[FileProblem]) {
-    for p in problems {
-        let _ = writeln!(
-            out,
-            "  {} {} {}",
-            style.yellow("warning:"),
-            p.file,
-            p.problem
-        );
-    }
+fn problem_lines<'a>(
+    style: &'a Style,
+    problems: &'a [FileProblem],
+) -> impl Iterator<Item = String> + 'a {
+    problems
+        .iter()
+        .map(move |p| format!("  {} {} {}", style.yellow("warning:"), p.file, p.problem))
+}
+
+/// One line per changed field: `T-001 title: old → new (list 1.json)`.
+fn edit_lines(edits: &[ProjectEdit]) -> impl Iterator<Item = String> + '_ {
+    edits.iter().flat_map(|e| {
+        e.changes
+            .iter()
+            .map(move |c| format!("  {} {c} (list {}.json)", e.task, e.list_task))
+    })
+}
+
+fn edit_line_count(edits: &[ProjectEdit]) -> usize {
+    edits.iter().map(|e| e.changes.len()).sum()
+}
+
+/// The conflicts, ignored files and file warnings of a report, one page of them.
+fn trouble(
+    out: &mut String,
+    style: &Style,
+    conflicts: &[Conflict],
+    ignored: &[Ignored],
+    problems: &[FileProblem],
+) {
+    crate::page::one_page(
+        out,
+        conflict_lines(style, conflicts)
+            .chain(ignored_lines(ignored))
+            .chain(problem_lines(style, problems)),
+        conflicts.len() + ignored.len() + problems.len(),
+        "conflicts, ignored files or warnings",
+        ALL_IN_JSON,
+    );
 }
 
 fn push(style: &Style, r: &PushReport) -> String {
@@ -180,13 +219,16 @@ fn push(style: &Style, r: &PushReport) -> String {
         r.conflicts.len(),
         if r.conflicts.len() == 1 { "" } else { "s" }
     );
-    writes(&mut out, &r.written);
-    for file in &r.removed {
-        let _ = writeln!(out, "  removed {file}.json (its task is cancelled or gone)");
-    }
-    conflicts(&mut out, style, &r.conflicts);
-    ignored(&mut out, &r.ignored);
-    problems(&mut out, style, &r.problems);
+    let removed = (r.removed.iter())
+        .map(|file| format!("  removed {file}.json (its task is cancelled or gone)"));
+    crate::page::one_page(
+        &mut out,
+        write_lines(&r.written).chain(removed),
+        r.written.len() + r.removed.len(),
+        "files written or removed",
+        ALL_IN_JSON,
+    );
+    trouble(&mut out, style, &r.conflicts, &r.ignored, &r.problems);
     out
 }
 
@@ -207,51 +249,57 @@ fn pull(style: &Style, r: &PullReport) -> String {
         r.refused.len(),
         r.unchanged
     );
-    for m in &r.moved {
+    let moved = r.moved.iter().map(|m| {
         let to: Vec<String> = m.to.iter().map(|s| style.status(*s)).collect();
-        let _ = writeln!(
-            out,
+        format!(
             "  {} {} → {} (list {}.json says {})",
             m.task,
             style.status(m.from),
             to.join(" → "),
             m.list_task,
             m.wanted.as_str()
-        );
-    }
-    edits(&mut out, &r.edited);
-    for c in &r.created {
+        )
+    });
+    let created = r.created.iter().map(|c| {
         let task = c.task.as_ref().map(ToString::to_string).unwrap_or_default();
         let status = c.status.map(|s| style.status(s)).unwrap_or_default();
-        let _ = writeln!(
-            out,
+        format!(
             "  created {task} {} [{status}] from {}.json",
             c.subject, c.list_task
-        );
-    }
-    for f in &r.refused {
+        )
+    });
+    let refused = r.refused.iter().map(|f| {
         let task = f.task.as_ref().map(|t| format!("{t} ")).unwrap_or_default();
         let says = if f.fields.is_empty() {
             format!("says {}", f.wanted.as_str())
         } else {
             format!("edits its {}", f.fields.join(" and "))
         };
-        let _ = writeln!(
-            out,
+        let mut line = format!(
             "  {} {task}({}.json {says}): {}",
             style.red("refused"),
             f.list_task,
             f.reason
         );
         if let (Some(task), false) = (&f.task, f.fields.is_empty()) {
-            let _ = writeln!(
-                out,
-                "    `cairn task edit {task}` takes the list's value, `cairn tasklist push` writes the project's"
+            let _ = write!(
+                line,
+                "\n    `cairn task edit {task}` takes the list's value, `cairn tasklist push` writes the project's"
             );
         }
-    }
-    ignored(&mut out, &r.ignored);
-    problems(&mut out, style, &r.problems);
+        line
+    });
+    crate::page::one_page(
+        &mut out,
+        moved
+            .chain(edit_lines(&r.edited))
+            .chain(created)
+            .chain(refused),
+        r.moved.len() + edit_line_count(&r.edited) + r.created.len() + r.refused.len(),
+        "changes or refusals",
+        "`--json` lists them all; `cairn log` records each change",
+    );
+    trouble(&mut out, style, &[], &r.ignored, &r.problems);
     out
 }
 
@@ -270,38 +318,48 @@ fn status(style: &Style, r: &StatusReport) -> String {
     }
     if !r.push_would_write.is_empty() || !r.push_would_remove.is_empty() {
         let _ = writeln!(out, "project → list (`cairn tasklist push`):");
-        writes(&mut out, &r.push_would_write);
-        for file in &r.push_would_remove {
-            let _ = writeln!(out, "  remove {file}.json");
-        }
+        let removals = (r.push_would_remove.iter()).map(|file| format!("  remove {file}.json"));
+        crate::page::one_page(
+            &mut out,
+            write_lines(&r.push_would_write).chain(removals),
+            r.push_would_write.len() + r.push_would_remove.len(),
+            "files to write or remove",
+            ALL_IN_JSON,
+        );
     }
     if !r.pull_would_move.is_empty()
         || !r.pull_would_edit.is_empty()
         || !r.pull_would_create.is_empty()
     {
         let _ = writeln!(out, "list → project (`cairn tasklist pull`):");
-        for m in &r.pull_would_move {
+        let moves = r.pull_would_move.iter().map(|m| {
             let path: Vec<&str> = m.to.iter().map(|s| s.as_str()).collect();
-            let _ = writeln!(
-                out,
+            format!(
                 "  {} {} → {} ({}.json says {})",
                 m.task,
                 m.from,
                 path.join(" → "),
                 m.list_task,
                 m.wanted.as_str()
-            );
-        }
-        edits(&mut out, &r.pull_would_edit);
-        for c in &r.pull_would_create {
-            let _ = writeln!(
-                out,
+            )
+        });
+        let creations = r.pull_would_create.iter().map(|c| {
+            format!(
                 "  new task from {}.json: {} [{}]",
                 c.list_task,
                 c.subject,
                 c.wanted.as_str()
-            );
-        }
+            )
+        });
+        crate::page::one_page(
+            &mut out,
+            moves.chain(edit_lines(&r.pull_would_edit)).chain(creations),
+            r.pull_would_move.len()
+                + edit_line_count(&r.pull_would_edit)
+                + r.pull_would_create.len(),
+            "changes",
+            ALL_IN_JSON,
+        );
     }
     if !r.edit_clashes.is_empty() {
         let _ = writeln!(
@@ -309,11 +367,15 @@ fn status(style: &Style, r: &StatusReport) -> String {
             "changed on both sides since the last sync (pull refuses; `cairn task edit` takes \
              the list's, push writes the project's):"
         );
-        edits(&mut out, &r.edit_clashes);
+        crate::page::one_page(
+            &mut out,
+            edit_lines(&r.edit_clashes),
+            edit_line_count(&r.edit_clashes),
+            "clashes",
+            ALL_IN_JSON,
+        );
     }
-    conflicts(&mut out, style, &r.conflicts);
-    ignored(&mut out, &r.ignored);
-    problems(&mut out, style, &r.problems);
+    trouble(&mut out, style, &r.conflicts, &r.ignored, &r.problems);
     match &r.execution_pointer {
         Some(PointerState::Accepted { dir }) => {
             let _ = writeln!(out, "execution pointer: {dir}");
@@ -328,13 +390,4 @@ fn status(style: &Style, r: &StatusReport) -> String {
         None => {}
     }
     out
-}
-
-/// One line per changed field: `T-001 title: old → new (list 1.json)`.
-fn edits(out: &mut String, edits: &[ProjectEdit]) {
-    for e in edits {
-        for c in &e.changes {
-            let _ = writeln!(out, "  {} {c} (list {}.json)", e.task, e.list_task);
-        }
-    }
 }

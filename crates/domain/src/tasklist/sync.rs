@@ -168,8 +168,9 @@ fn claim(task: &ClaudeTask, project: &ProjectId) -> Claim {
 
 /// `task` with its `metadata.cairn` naming `of` as it is now (the synced status included);
 /// every other field and metadata key is kept.
-fn linked(task: &ClaudeTask, project: &ProjectId, of: &Task) -> ClaudeTask {
-    let mut metadata = task.metadata.clone().unwrap_or_default();
+fn linked(mut task: ClaudeTask, project: &ProjectId, of: &Task) -> ClaudeTask {
+    // Taken whole, not cloned: `push` and `status` make one for every task of the project.
+    let metadata = task.metadata.get_or_insert_with(Map::new);
     metadata.insert(
         CAIRN_METADATA_KEY.to_owned(),
         json!({
@@ -182,10 +183,7 @@ fn linked(task: &ClaudeTask, project: &ProjectId, of: &Task) -> ClaudeTask {
             "description": of.description.as_deref().unwrap_or_default(),
         }),
     );
-    ClaudeTask {
-        metadata: Some(metadata),
-        ..task.clone()
-    }
+    task
 }
 
 /// A text field the bridge carries both ways: its name in the list file, in the project.
@@ -322,7 +320,7 @@ fn text_changes(file: &ClaudeTask, task: &Task) -> TextChanges {
 /// [`linked`], keeping the synced values of `clash`ing fields as they were in `file`, so the
 /// clash is seen again on the next pull instead of passing for a list edit.
 fn relinked(file: &ClaudeTask, project: &ProjectId, of: &Task, clash: &[TextDiff]) -> ClaudeTask {
-    let mut out = linked(file, project, of);
+    let mut out = linked(file.clone(), project, of);
     let Some(cairn) = out
         .metadata
         .as_mut()
@@ -695,14 +693,17 @@ fn plan_push(
             metadata: None,
             extra: Map::new(),
         });
+        let active_form = Some(&base.active_form)
+            .filter(|a| !a.trim().is_empty())
+            .cloned()
+            .unwrap_or_else(|| t.title.clone());
+        let owner = base.owner.clone().or_else(|| t.claimed_by.clone());
         let desired = linked(
-            &ClaudeTask {
+            ClaudeTask {
                 subject: t.title.clone(),
                 description: t.description.clone().unwrap_or_default(),
                 // Claude Code shows activeForm in its spinner; keep one it (or a user) chose.
-                active_form: Some(base.active_form.clone())
-                    .filter(|a| !a.trim().is_empty())
-                    .unwrap_or_else(|| t.title.clone()),
+                active_form,
                 status: list_status(t.status).expect("mirrored tasks have a list status"),
                 blocks: sorted(dependents.get(&t.id).cloned().unwrap_or_default()),
                 blocked_by: sorted(
@@ -711,8 +712,8 @@ fn plan_push(
                         .filter_map(|d| target.get(d).cloned())
                         .collect(),
                 ),
-                owner: base.owner.clone().or_else(|| t.claimed_by.clone()),
-                ..base.clone()
+                owner,
+                ..base
             },
             project,
             t,
@@ -1072,7 +1073,7 @@ impl<'a> TaskListService<'a> {
                         .await?;
                     let now = reached.unwrap_or(added);
                     self.lists
-                        .write_task(&list, &linked(file, project, &now))
+                        .write_task(&list, &linked(file.clone(), project, &now))
                         .await?;
                     if let Some(reason) = refusal {
                         report.refused.push(Refusal {
