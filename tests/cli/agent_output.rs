@@ -539,3 +539,47 @@ fn a_parent_names_twenty_subtasks_and_list_parent_pages_through_them() {
     assert!(children.iter().all(|c| c["parent_id"] == "T-001"));
     repo.fails(&["task", "list", "--parent", "T-099"], code::NOT_FOUND);
 }
+
+/// A phase names its first ten open tasks and counts the rest, in `phase list` and in a forced
+/// `phase complete`, for people and under `--json` (a phase of 20,000 tasks named them all); the
+/// log's PHASE_COMPLETE entry still names every one.
+#[test]
+fn a_phase_names_its_first_open_tasks_and_counts_the_rest() {
+    let repo = Repo::with_project();
+    repo.ok(&["phase", "add", "big", "--name", "A big phase"]);
+    for i in 1..=15 {
+        repo.add(&[&format!("Phase task number {i}"), "--phase", "big"]);
+    }
+    let list = repo.json(&["phase", "list"]);
+    let open = list[0]["open"].as_array().unwrap();
+    assert_eq!(open.len(), 10, "{list}");
+    assert_eq!((&open[0], &open[9]), (&json!("T-001"), &json!("T-010")));
+    assert_eq!(list[0]["more"]["open"], 5, "{list}");
+    let table = repo.ok(&["phase", "list"]);
+    assert!(table.contains("T-001, T-002, T-003 +12"), "{table}");
+
+    let forced = repo.run(&["--json", "phase", "complete", "big", "--force"]);
+    assert_eq!(forced.code, code::OK, "{}", forced.stderr);
+    let done: Value = serde_json::from_str(&forced.stdout).unwrap();
+    assert_eq!(done["still_open"].as_array().unwrap().len(), 10, "{done}");
+    assert_eq!(done["more"]["still_open"], 5, "{done}");
+    let entries = repo.items(&["log", "--event", "PHASE_COMPLETE"]);
+    let entry = entries.first().expect("PHASE_COMPLETE logged");
+    let named = entry["fields"]["still_open"].as_str().unwrap_or_default();
+    assert!(
+        named.contains("T-001") && named.contains("T-015"),
+        "{entry}"
+    );
+
+    let other = Repo::with_project();
+    other.ok(&["phase", "add", "big", "--name", "A big phase"]);
+    for i in 1..=5 {
+        other.add(&[&format!("Phase task number {i}"), "--phase", "big"]);
+    }
+    let text = other.ok(&["phase", "complete", "big", "--force"]);
+    assert!(
+        text.contains("5 tasks still open: T-001, T-002, T-003 +2")
+            && text.contains("`cairn task list --phase big` lists them"),
+        "{text}"
+    );
+}

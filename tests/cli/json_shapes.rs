@@ -182,10 +182,13 @@ fn every_json_output_has_its_documented_shape() {
         &["id", "name", "status"],
     );
     for p in repo.json(&["phase", "list"]).as_array().unwrap() {
-        assert_keys(p, &["id", "name", "status", "tasks", "complete", "open"]);
+        assert_keys(
+            p,
+            &["id", "name", "status", "tasks", "complete", "open", "more"],
+        );
     }
     let phase = repo.json(&["phase", "complete", "one"]);
-    assert_keys(&phase, &["phase", "still_open", "checkpoint"]);
+    assert_keys(&phase, &["phase", "still_open", "more", "checkpoint"]);
     assert_keys(&phase["phase"], &["id", "name", "status"]);
 
     let written = repo.json(&["checkpoint", "write"]);

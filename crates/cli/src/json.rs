@@ -22,8 +22,8 @@
 //! | `task graph` | `{"format": "mermaid"\|"dot", "graph": "<text>"}` + the paging fields, paged by task (node) |
 //! | `task edit` | *Task* (after the edit) |
 //! | `phase add`, `phase start` | *Phase*: `{"id", "name", "status", …}` as in project.json |
-//! | `phase list` | `[{"id", "name", "status", "tasks": n, "complete": n, "open": ["T-003", …]}, …]` (`tasks` counts leaves, cancelled ones left out; `open` lists unfinished tasks) |
-//! | `phase complete` | `{"phase": Phase, "still_open": ["T-003", …], "checkpoint": N\|null}` (`still_open` is non-empty only with `--force`) |
+//! | `phase list` | `[{"id", "name", "status", "tasks": n, "complete": n, "open": ["T-003", …], "more": {"open": n}}, …]` (`tasks` counts leaves, cancelled ones left out; `open` names the first 10 unfinished tasks and `more.open` counts the rest: `task list --phase ID` lists them) |
+//! | `phase complete` | `{"phase": Phase, "still_open": ["T-003", …], "more": {"still_open": n}, "checkpoint": N\|null}` (`still_open` is non-empty only with `--force`: its first 10, `more` counts the rest, the log names them all) |
 //! | `checkpoint list` | *Page of Checkpoint*, oldest first |
 //! | `checkpoint write` | *Checkpoint* |
 //! | `checkpoint restore` | `{"restored": N, "tasks": count}` |
@@ -62,9 +62,10 @@ use serde_json::{Value, json};
 
 use crate::page::summary_rows;
 
+use cairn_domain::project::phases::PhaseProgress;
 use cairn_domain::project::policy::Reconciled;
 use cairn_domain::project::report::Summary;
-use cairn_domain::project::service::{DoctorReport, Outlook, ReconcileReport};
+use cairn_domain::project::service::{DoctorReport, Outlook, PhaseCompleted, ReconcileReport};
 use cairn_domain::project::store::CheckpointInfo;
 use cairn_domain::project::{TaskId, TaskStatus};
 use cairn_domain::time::format_rfc3339;
@@ -81,7 +82,7 @@ pub const JSON_HELP: &str = "JSON output (--json): one JSON value on stdout, err
   task decompose                            {\"parent\": task, \"children\": [task, ...]}
   init, project show, project set-status    the project, as in project.json
   phase add, phase start                    the phase, as in project.json
-  phase list                                [phase + \"tasks\", \"complete\", \"open\", ...]
+  phase list                                [phase + \"tasks\", \"complete\", \"open\", \"more\", ...]
   any failure                               {\"error\": {\"kind\", \"message\", \"hint\", \"exit_code\"}}
   other commands                            an object; see the cairn-cli docs (json.rs)
 
@@ -142,6 +143,38 @@ fn refs(items: &[(TaskId, String)]) -> Vec<Value> {
         .iter()
         .map(|(id, title)| json!({"id": id, "title": title}))
         .collect()
+}
+
+/// `phase list`: each phase with its first open tasks, `more.open` counting the rest (a phase of
+/// 20,000 tasks named them all; `task list --phase ID` pages through them).
+pub fn phases(phases: &[PhaseProgress]) -> Value {
+    phases
+        .iter()
+        .map(|p| {
+            let (open, more) = summary_rows(&p.open);
+            json!({
+                "id": p.id,
+                "name": p.name,
+                "status": p.status,
+                "tasks": p.tasks,
+                "complete": p.complete,
+                "open": open,
+                "more": {"open": more},
+            })
+        })
+        .collect()
+}
+
+/// `phase complete`: the phase, the first tasks it left open (`--force`), `more.still_open`
+/// counting the rest (the log's PHASE_COMPLETE entry names them all).
+pub fn phase_completed(done: &PhaseCompleted) -> Value {
+    let (still_open, more) = summary_rows(&done.still_open);
+    json!({
+        "phase": done.phase,
+        "still_open": still_open,
+        "more": {"still_open": more},
+        "checkpoint": done.checkpoint,
+    })
 }
 
 /// `status`: the summary, the current phase and the critical path.

@@ -31,7 +31,7 @@ pub fn run(ctx: &Ctx, command: PhaseCommand) -> Result<Report, Failure> {
         }
         PhaseCommand::List => {
             let phases = ctx.block_on(ctx.service.phases(&p))?;
-            ctx.emit(&phases, |style| list(style, &phases))
+            ctx.emit(&crate::json::phases(&phases), |style| list(style, &phases))
         }
         PhaseCommand::Start { phase } => {
             let phase = ctx.block_on(ctx.service.start_phase(&p, &phase))?;
@@ -39,7 +39,7 @@ pub fn run(ctx: &Ctx, command: PhaseCommand) -> Result<Report, Failure> {
         }
         PhaseCommand::Complete { phase, force } => {
             let done = ctx.block_on(ctx.service.complete_phase(&p, &phase, force))?;
-            ctx.emit(&done, |style| {
+            ctx.emit(&crate::json::phase_completed(&done), |style| {
                 let mut out = moved(style, &done.phase);
                 if !done.still_open.is_empty() {
                     let _ = writeln!(
@@ -47,8 +47,15 @@ pub fn run(ctx: &Ctx, command: PhaseCommand) -> Result<Report, Failure> {
                         "  completed with {} task{} still open: {}",
                         done.still_open.len(),
                         if done.still_open.len() == 1 { "" } else { "s" },
-                        id_list(&done.still_open)
+                        open_ids(&done.still_open)
                     );
+                    if done.still_open.len() > OPEN_SHOWN {
+                        let _ = writeln!(
+                            out,
+                            "  `cairn task list --phase {}` lists them",
+                            done.phase.id
+                        );
+                    }
                 }
                 if let Some(n) = done.checkpoint {
                     let _ = writeln!(out, "{} written", checkpoint_name(n));
