@@ -583,3 +583,36 @@ fn a_phase_names_its_first_open_tasks_and_counts_the_rest() {
         "{text}"
     );
 }
+
+/// `session start` shows the first ten waves it planned and counts the rest, for people and under
+/// `--json` (`total_waves` and `more.waves`); the whole plan is in execution_plan.md. A
+/// 100,000-task project planned 8,000 waves and printed them all.
+#[test]
+fn session_start_shows_its_first_waves_and_counts_the_rest() {
+    let repo = with_tasks(12, numbered);
+    let text = crate::session::ok(&repo, &["session", "start", "--max-parallel", "1"]);
+    let waves = text.lines().filter(|l| l.starts_with("  wave ")).count();
+    assert_eq!(waves, 10, "{text}");
+    assert!(
+        text.contains(
+            "  … and 2 more waves (all in .claude/sessions/__live_session__/execution_plan.md)"
+        ),
+        "{text}"
+    );
+    let plan = std::fs::read_to_string(
+        repo.root()
+            .join(".claude/sessions/__live_session__/execution_plan.md"),
+    )
+    .expect("the plan");
+    assert!(plan.contains("T-012"), "{plan}");
+
+    let other = with_tasks(12, numbered);
+    let json: Value = serde_json::from_str(&crate::session::ok(
+        &other,
+        &["--json", "session", "start", "--max-parallel", "1"],
+    ))
+    .expect("JSON");
+    assert_eq!(json["waves"].as_array().unwrap().len(), 10, "{json}");
+    assert_eq!(json["more"]["waves"], 2, "{json}");
+    assert_eq!(json["total_waves"], 12, "{json}");
+}

@@ -269,11 +269,15 @@ fn start(
     };
     let outcome = &started.outcome;
     let plan = &started.plan;
+    // The first waves, and how many more: a 100,000-task project plans 8,000 of them, all in
+    // execution_plan.md, and printed them all (450 KB).
+    let (waves, more_waves) = crate::page::summary_rows(&plan.waves);
     let value = json!({
         "session": outcome.session_id,
         "project": project,
         "live_dir": ".claude/sessions/__live_session__/",
-        "waves": plan.waves.iter().map(|w| w.iter().map(|t| json!({"id": t.id, "list_id": t.list_id, "title": t.title})).collect::<Vec<_>>()).collect::<Vec<_>>(),
+        "waves": waves.iter().map(|w| w.iter().map(|t| json!({"id": t.id, "list_id": t.list_id, "title": t.title})).collect::<Vec<_>>()).collect::<Vec<_>>(),
+        "more": {"waves": more_waves},
         "total_waves": plan.waves.len(),
         "max_parallel": plan.max_parallel,
         "lock": lock_word(&outcome.lock),
@@ -306,9 +310,15 @@ fn start(
             plan.waves.len(),
             plan.max_parallel
         );
-        for (n, wave) in plan.waves.iter().enumerate() {
+        for (n, wave) in waves.iter().enumerate() {
             let ids: Vec<&str> = wave.iter().map(|t| t.id.as_str()).collect();
             let _ = writeln!(out, "  wave {}: {}", n + 1, ids.join(", "));
+        }
+        if more_waves > 0 {
+            let _ = writeln!(
+                out,
+                "  … and {more_waves} more waves (all in .claude/sessions/__live_session__/execution_plan.md)"
+            );
         }
         if let Some(from) = &outcome.inherited_from {
             let _ = writeln!(out, "learnings inherited from {from}");
