@@ -323,6 +323,46 @@ fn after_compaction_in_progress_work_is_kept_and_the_checkpoint_named() {
     );
 }
 
+/// A compaction keeps the list in a checkpoint: a new one when the list changed since the
+/// newest, else that one, named in the log — ten compactions with nothing done between them
+/// pushed every older, different checkpoint out of the ten kept.
+#[test]
+fn a_compaction_with_nothing_changed_names_the_checkpoint_that_holds_the_list() {
+    let repo = Repo::with_project();
+    let compact = |session: &str| {
+        let payload = format!(
+            r#"{{"hook_event_name":"PreCompact","session_id":"{session}","trigger":"auto","cwd":"x"}}"#
+        );
+        assert_well_behaved(&repo.run(payload.as_bytes()), "PreCompact");
+    };
+    compact("s1");
+    compact("s2");
+    assert_eq!(repo.checkpoints(), [1]);
+    let details = || {
+        let svc = service(&repo.root);
+        runtime().block_on(async {
+            let (records, _) = svc.log(&demo(), &LogQuery::default()).await.unwrap();
+            records
+                .into_iter()
+                .filter(|r| r.kind == "SESSION_PRECOMPACT")
+                .map(|r| format!("{:?}", r.fields))
+                .collect::<Vec<_>>()
+        })
+    };
+    let seen = details();
+    assert!(
+        seen[0].contains("checkpoint: 1\"")
+            && seen[1].contains("checkpoint: 1 (already the current list)"),
+        "{seen:?}"
+    );
+    runtime()
+        .block_on(service(&repo.root).add_task(&demo(), NewTask::titled("A change since")))
+        .unwrap();
+    compact("s3");
+    assert_eq!(repo.checkpoints(), [1, 2]);
+    assert_eq!(repo.log_count("CHECKPOINT_WRITTEN"), 2);
+}
+
 #[test]
 fn logging_events_record_one_entry_each() {
     let repo = Repo::with_project();
@@ -395,7 +435,8 @@ fn parallel_hooks_on_one_event_give_one_answer_and_lose_nothing() {
     assert_eq!(repo.log_count("SESSION_START"), 1);
     assert_eq!(repo.status("T-001"), TaskStatus::Pending);
 
-    // Different sessions compacting at once: every checkpoint is written, none collide.
+    // Different sessions compacting at once, nothing changed between them: one checkpoint holds
+    // the list, and the others name it instead of pushing older checkpoints out with copies.
     let children: Vec<Child> = (0..4)
         .map(|i| {
             let payload = format!(
@@ -412,7 +453,8 @@ fn parallel_hooks_on_one_event_give_one_answer_and_lose_nothing() {
             "parallel PreCompact",
         );
     }
-    assert_eq!(repo.checkpoints(), [1, 2, 3, 4]);
+    assert_eq!(repo.checkpoints(), [1]);
+    assert_eq!(repo.log_count("SESSION_PRECOMPACT"), 4);
     assert_eq!(repo.error_log(), None);
 }
 

@@ -4,7 +4,7 @@
 //! |---|---|---|---|
 //! | PreToolUse | never (plans: the pointer and state.md's first bytes) | guard ([`crate::guard`]); the active plan's edit rule ([`crate::plan`]) | deny object, or nothing |
 //! | SessionStart | yes | reconcile (resume, or staleness only after `compact`; other agents' live claims are left alone), clean debris, log `SESSION_START` | `additionalContext`: the `cairn prime` text under a header shaped by `source`; with several projects and none chosen, the list and how to choose |
-//! | PreCompact | yes | checkpoint, log `SESSION_PRECOMPACT` | nothing |
+//! | PreCompact | yes | checkpoint (unless the newest already holds the list), log `SESSION_PRECOMPACT` | nothing |
 //! | SessionEnd | yes | log `SESSION_END` (reason) | nothing |
 //! | SubagentStart / SubagentStop | yes | log `SESSION_SUBAGENT_START` / `_STOP` (agent type and id) | nothing |
 //! | SessionStart, SubagentStart / SubagentStop, SessionEnd | orchestration too | see [`crate::orchestration`]: active agent, token usage, the active orchestration in the context | |
@@ -608,11 +608,16 @@ async fn pre_compact(
     id: &ProjectId,
     input: &HookInput,
 ) -> Result<(), Error> {
-    let checkpoint = service.write_checkpoint(id).await?;
+    let (checkpoint, written) = service.keep_checkpoint(id).await?;
     let detail = format!(
-        "trigger: {}; checkpoint: {}",
+        "trigger: {}; checkpoint: {}{}",
         input.trigger.as_deref().unwrap_or("unknown"),
-        checkpoint.number
+        checkpoint.number,
+        if written {
+            ""
+        } else {
+            " (already the current list)"
+        }
     );
     service
         .record_session_event(id, "PRECOMPACT", session_id(input), Some(detail))

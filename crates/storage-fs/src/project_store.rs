@@ -3541,6 +3541,19 @@ impl ProjectStore for FsProjectStore {
             .collect())
     }
 
+    async fn keep_checkpoint(
+        &self,
+        id: &ProjectId,
+        at: Timestamp,
+    ) -> Result<(CheckpointInfo, bool), StoreError> {
+        let layout = self.existing(id)?;
+        let _guard = self.lock(&layout)?;
+        match newest_checkpoint_if_current(&layout)? {
+            Some(newest) => Ok((newest, false)),
+            None => Ok((write_checkpoint_locked(&layout, at, self)?, true)),
+        }
+    }
+
     async fn write_checkpoint(
         &self,
         id: &ProjectId,
@@ -3548,45 +3561,7 @@ impl ProjectStore for FsProjectStore {
     ) -> Result<CheckpointInfo, StoreError> {
         let layout = self.existing(id)?;
         let _guard = self.lock(&layout)?;
-        // Its entry would be refused after the checkpoint was made (and older ones pruned).
-        refuse_unmerged_log(&layout)?;
-        // A snapshot of a file cairn validated and wrote is a copy of its bytes: no parse, no
-        // re-serialization (a PreCompact hook on a large store pays only the copy). Anything else
-        // goes through the full read, with recovery, and is validated before it is kept.
-        let stamped = read_tasks_bytes(&layout)
-            .ok()
-            .filter(|(_, stamped)| *stamped)
-            .and_then(|(bytes, _)| count_tasks(&bytes).map(|n| (bytes, n)));
-        let (bytes, task_count) = match stamped {
-            Some(found) => found,
-            None => {
-                let (tasks, seq, ..) = self.read_tasks(&layout, true)?;
-                let bytes = validated_as_read(&tasks, seq, &layout.tasks_json())?;
-                (bytes, tasks.tasks.len())
-            }
-        };
-        let written =
-            checkpoints::create_next(&layout.temp_dir(), &layout.checkpoints_dir(), &bytes)?;
-        // The checkpoint exists from here on: a failure must not invite a second one.
-        Verdicts::remember(&layout, &bytes);
-        let number = u32::try_from(written.number).unwrap_or(u32::MAX);
-        checkpoints::prune(&layout.checkpoints_dir(), CHECKPOINT_RETENTION)
-            .and_then(|_| {
-                append(
-                    &layout,
-                    at,
-                    &[ProjectEvent::CheckpointWritten {
-                        number,
-                        tasks: task_count,
-                    }],
-                )
-            })
-            .map_err(StoreError::after_commit)?;
-        Ok(CheckpointInfo {
-            number,
-            written_at: Some(at),
-            size_bytes: bytes.len() as u64,
-        })
+        write_checkpoint_locked(&layout, at, self)
     }
 
     async fn restore_checkpoint(
@@ -4052,6 +4027,79 @@ impl ProjectStore for FsProjectStore {
         }
         Ok(health)
     }
+}
+
+/// The newest checkpoint, when it holds exactly the tasks.json cairn validated and wrote (what
+/// `write_checkpoint` would copy as it is); `None` otherwise — another tool's file too, which that
+/// full read handles. The sizes first: a list that changed usually changed its length, and then
+/// the checkpoint is not read. Under the project's lock.
+fn newest_checkpoint_if_current(
+    layout: &ProjectLayout,
+) -> Result<Option<CheckpointInfo>, StoreError> {
+    let Some(bytes) = read_tasks_bytes(layout)
+        .ok()
+        .and_then(|(bytes, stamped)| stamped.then_some(bytes))
+    else {
+        return Ok(None);
+    };
+    let Some(newest) = checkpoints::list(&layout.checkpoints_dir())?.pop() else {
+        return Ok(None);
+    };
+    let same_size = std::fs::metadata(&newest.path).is_ok_and(|m| m.len() == bytes.len() as u64);
+    if !same_size || std::fs::read(&newest.path).ok().as_deref() != Some(&bytes[..]) {
+        return Ok(None);
+    }
+    Ok(Some(CheckpointInfo {
+        number: u32::try_from(newest.number).unwrap_or(u32::MAX),
+        written_at: modified(&newest.path),
+        size_bytes: bytes.len() as u64,
+    }))
+}
+
+/// [`ProjectStore::write_checkpoint`], under the project's lock.
+fn write_checkpoint_locked(
+    layout: &ProjectLayout,
+    at: Timestamp,
+    store: &FsProjectStore,
+) -> Result<CheckpointInfo, StoreError> {
+    // Its entry would be refused after the checkpoint was made (and older ones pruned).
+    refuse_unmerged_log(layout)?;
+    // A snapshot of a file cairn validated and wrote is a copy of its bytes: no parse, no
+    // re-serialization (a PreCompact hook on a large store pays only the copy). Anything else
+    // goes through the full read, with recovery, and is validated before it is kept.
+    let stamped = read_tasks_bytes(layout)
+        .ok()
+        .filter(|(_, stamped)| *stamped)
+        .and_then(|(bytes, _)| count_tasks(&bytes).map(|n| (bytes, n)));
+    let (bytes, task_count) = match stamped {
+        Some(found) => found,
+        None => {
+            let (tasks, seq, ..) = store.read_tasks(layout, true)?;
+            let bytes = validated_as_read(&tasks, seq, &layout.tasks_json())?;
+            (bytes, tasks.tasks.len())
+        }
+    };
+    let written = checkpoints::create_next(&layout.temp_dir(), &layout.checkpoints_dir(), &bytes)?;
+    // The checkpoint exists from here on: a failure must not invite a second one.
+    Verdicts::remember(layout, &bytes);
+    let number = u32::try_from(written.number).unwrap_or(u32::MAX);
+    checkpoints::prune(&layout.checkpoints_dir(), CHECKPOINT_RETENTION)
+        .and_then(|_| {
+            append(
+                layout,
+                at,
+                &[ProjectEvent::CheckpointWritten {
+                    number,
+                    tasks: task_count,
+                }],
+            )
+        })
+        .map_err(StoreError::after_commit)?;
+    Ok(CheckpointInfo {
+        number,
+        written_at: Some(at),
+        size_bytes: bytes.len() as u64,
+    })
 }
 
 #[cfg(test)]

@@ -92,6 +92,7 @@ macro_rules! project_store_contract {
             unknown_fields_survive_a_transaction,
             concurrent_transactions_lose_no_update,
             checkpoints_number_from_one_and_keep_ten,
+            keep_checkpoint_never_answers_with_an_older_list,
             transaction_checkpoint_is_written_and_logged,
             restore_checkpoint_round_trips,
             log_tail_returns_the_newest,
@@ -523,6 +524,55 @@ pub async fn checkpoints_number_from_one_and_keep_ten(store: Arc<dyn ProjectStor
     );
     let written = logged(&*store, &p.id, "CHECKPOINT_WRITTEN").await;
     assert_eq!(written, 12, "contract: each checkpoint is logged");
+}
+
+/// `keep_checkpoint` answers with a checkpoint that holds the current tasks: the newest when it
+/// already does (an adapter may write one anyway), never one taken before a change.
+pub async fn keep_checkpoint_never_answers_with_an_older_list(store: Arc<dyn ProjectStore>) {
+    let p = created(&*store, "iota").await;
+    add(&*store, &p.id, "something").await;
+    let kept = |store: Arc<dyn ProjectStore>, id: ProjectId| async move {
+        store
+            .keep_checkpoint(&id, t0())
+            .await
+            .unwrap_or_else(|e| panic!("keep_checkpoint: {e}"))
+    };
+    let newest = |store: Arc<dyn ProjectStore>, id: ProjectId| async move {
+        store
+            .list_checkpoints(&id)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"))
+            .last()
+            .map(|c| c.number)
+    };
+    let (first, written) = kept(store.clone(), p.id.clone()).await;
+    assert!(written, "contract: with no checkpoint, one is written");
+    assert_eq!(
+        newest(store.clone(), p.id.clone()).await,
+        Some(first.number)
+    );
+    let (again, written) = kept(store.clone(), p.id.clone()).await;
+    assert_eq!(
+        Some(again.number),
+        newest(store.clone(), p.id.clone()).await,
+        "contract: the checkpoint kept is the newest"
+    );
+    assert!(
+        written || again.number == first.number,
+        "contract: one not written now is the one that holds the list"
+    );
+    add(&*store, &p.id, "something else").await;
+    let (after, written) = kept(store.clone(), p.id.clone()).await;
+    assert!(
+        written && after.number > again.number,
+        "contract: after a change the list is written anew"
+    );
+    let count = logged(&*store, &p.id, "CHECKPOINT_WRITTEN").await;
+    let expected = if again.number == first.number { 2 } else { 3 };
+    assert_eq!(
+        count, expected,
+        "contract: each checkpoint written is logged"
+    );
 }
 
 pub async fn transaction_checkpoint_is_written_and_logged(store: Arc<dyn ProjectStore>) {

@@ -224,6 +224,26 @@ impl ProjectStore for MemoryProjectStore {
         })
     }
 
+    async fn keep_checkpoint(
+        &self,
+        id: &ProjectId,
+        at: Timestamp,
+    ) -> Result<(CheckpointInfo, bool), StoreError> {
+        self.with(id, |s| {
+            let newest = s.checkpoints.iter().next_back();
+            if let Some((n, (_, written_at))) = newest.filter(|(_, (t, _))| *t == s.state.tasks) {
+                let info = CheckpointInfo {
+                    number: *n,
+                    written_at: Some(*written_at),
+                    size_bytes: 0,
+                };
+                return Ok((info, false));
+            }
+            s.state.tasks.completions_since_checkpoint = 0;
+            Ok((checkpoint(s, at), true))
+        })
+    }
+
     async fn write_checkpoint(
         &self,
         id: &ProjectId,

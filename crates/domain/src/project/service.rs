@@ -548,6 +548,12 @@ impl ProjectService {
         Ok(self.store.write_checkpoint(id, self.now()).await?)
     }
 
+    /// A checkpoint holding the current tasks, and whether it was written now (see
+    /// [`ProjectStore::keep_checkpoint`]): what the PreCompact hook keeps.
+    pub async fn keep_checkpoint(&self, id: &ProjectId) -> Result<(CheckpointInfo, bool), Error> {
+        Ok(self.store.keep_checkpoint(id, self.now()).await?)
+    }
+
     pub async fn restore_checkpoint(
         &self,
         id: &ProjectId,

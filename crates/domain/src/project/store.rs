@@ -339,6 +339,21 @@ pub trait ProjectStore: std::fmt::Debug + Send + Sync {
     /// Errors: `NotFound` (project), `Io`.
     async fn list_checkpoints(&self, id: &ProjectId) -> Result<Vec<CheckpointInfo>, StoreError>;
 
+    /// A checkpoint holding the current tasks, and whether it was written now: the newest one
+    /// when it already holds them exactly — what [`write_checkpoint`](Self::write_checkpoint)
+    /// would snapshot — else a new one, as `write_checkpoint` writes it, both under one hold of
+    /// the project's lock. For a caller that only wants the list kept (the PreCompact hook):
+    /// compactions with no change between them wrote the same list again each time, and ten of
+    /// them pushed every older, different checkpoint out of the ten kept. The default always
+    /// writes (a store that cannot tell cheaply). Errors: as `write_checkpoint`.
+    async fn keep_checkpoint(
+        &self,
+        id: &ProjectId,
+        at: Timestamp,
+    ) -> Result<(CheckpointInfo, bool), StoreError> {
+        Ok((self.write_checkpoint(id, at).await?, true))
+    }
+
     /// Snapshots the current tasks into a new checkpoint (under the project's lock), logs
     /// CHECKPOINT_WRITTEN and prunes to the newest ten. Two writers never take one number.
     /// Errors: `NotFound`, `LockTimeout`, `Corrupt`, `Io`; `AfterCommit` when the checkpoint was
