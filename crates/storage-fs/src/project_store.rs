@@ -3548,10 +3548,16 @@ impl ProjectStore for FsProjectStore {
     ) -> Result<(CheckpointInfo, bool), StoreError> {
         let layout = self.existing(id)?;
         let _guard = self.lock(&layout)?;
-        match newest_checkpoint_if_current(&layout)? {
-            Some(newest) => Ok((newest, false)),
-            None => Ok((write_checkpoint_locked(&layout, at, self)?, true)),
+        refuse_unmerged_log(&layout)?;
+        // Compared as read: another tool's file, or one not counted, goes on to a new checkpoint.
+        let stamped = stamped_tasks_bytes(&layout);
+        if let Some(bytes) = &stamped
+            && let Some(newest) = newest_checkpoint_holding(&layout, bytes)?
+        {
+            return Ok((newest, false));
         }
+        let (bytes, task_count) = checkpoint_bytes(&layout, self, stamped)?;
+        Ok((write_checkpoint_of(&layout, at, &bytes, task_count)?, true))
     }
 
     async fn write_checkpoint(
@@ -3561,7 +3567,10 @@ impl ProjectStore for FsProjectStore {
     ) -> Result<CheckpointInfo, StoreError> {
         let layout = self.existing(id)?;
         let _guard = self.lock(&layout)?;
-        write_checkpoint_locked(&layout, at, self)
+        // Its entry would be refused after the checkpoint was made (and older ones pruned).
+        refuse_unmerged_log(&layout)?;
+        let (bytes, task_count) = checkpoint_bytes(&layout, self, stamped_tasks_bytes(&layout))?;
+        write_checkpoint_of(&layout, at, &bytes, task_count)
     }
 
     async fn restore_checkpoint(
@@ -4029,24 +4038,43 @@ impl ProjectStore for FsProjectStore {
     }
 }
 
-/// The newest checkpoint, when it holds exactly the tasks.json cairn validated and wrote (what
-/// `write_checkpoint` would copy as it is); `None` otherwise — another tool's file too, which that
-/// full read handles. The sizes first: a list that changed usually changed its length, and then
-/// the checkpoint is not read. Under the project's lock.
-fn newest_checkpoint_if_current(
-    layout: &ProjectLayout,
-) -> Result<Option<CheckpointInfo>, StoreError> {
-    let Some(bytes) = read_tasks_bytes(layout)
+/// tasks.json's bytes when it is the very file cairn validated and wrote (its stamp says so).
+fn stamped_tasks_bytes(layout: &ProjectLayout) -> Option<Vec<u8>> {
+    read_tasks_bytes(layout)
         .ok()
         .and_then(|(bytes, stamped)| stamped.then_some(bytes))
-    else {
-        return Ok(None);
-    };
+}
+
+/// What a checkpoint now would hold, and its task count: a file cairn validated and wrote (its
+/// `stamped` bytes, read already) is a copy of its bytes — no parse, no re-serialization (a
+/// PreCompact hook on a large store pays only the copy); anything else goes through the full
+/// read, with recovery, and is validated before it is kept. Under the project's lock.
+fn checkpoint_bytes(
+    layout: &ProjectLayout,
+    store: &FsProjectStore,
+    stamped: Option<Vec<u8>>,
+) -> Result<(Vec<u8>, usize), StoreError> {
+    match stamped.and_then(|bytes| count_tasks(&bytes).map(|n| (bytes, n))) {
+        Some(found) => Ok(found),
+        None => {
+            let (tasks, seq, ..) = store.read_tasks(layout, true)?;
+            let bytes = validated_as_read(&tasks, seq, &layout.tasks_json())?;
+            Ok((bytes, tasks.tasks.len()))
+        }
+    }
+}
+
+/// The newest checkpoint, when it holds exactly `bytes`. The sizes first: a list that changed
+/// usually changed its length, and then the checkpoint is not read.
+fn newest_checkpoint_holding(
+    layout: &ProjectLayout,
+    bytes: &[u8],
+) -> Result<Option<CheckpointInfo>, StoreError> {
     let Some(newest) = checkpoints::list(&layout.checkpoints_dir())?.pop() else {
         return Ok(None);
     };
     let same_size = std::fs::metadata(&newest.path).is_ok_and(|m| m.len() == bytes.len() as u64);
-    if !same_size || std::fs::read(&newest.path).ok().as_deref() != Some(&bytes[..]) {
+    if !same_size || std::fs::read(&newest.path).ok().as_deref() != Some(bytes) {
         return Ok(None);
     }
     Ok(Some(CheckpointInfo {
@@ -4056,32 +4084,17 @@ fn newest_checkpoint_if_current(
     }))
 }
 
-/// [`ProjectStore::write_checkpoint`], under the project's lock.
-fn write_checkpoint_locked(
+/// Writes `bytes` (holding `task_count` tasks) as the next checkpoint, prunes and logs it: the
+/// rest of [`ProjectStore::write_checkpoint`], under the project's lock.
+fn write_checkpoint_of(
     layout: &ProjectLayout,
     at: Timestamp,
-    store: &FsProjectStore,
+    bytes: &[u8],
+    task_count: usize,
 ) -> Result<CheckpointInfo, StoreError> {
-    // Its entry would be refused after the checkpoint was made (and older ones pruned).
-    refuse_unmerged_log(layout)?;
-    // A snapshot of a file cairn validated and wrote is a copy of its bytes: no parse, no
-    // re-serialization (a PreCompact hook on a large store pays only the copy). Anything else
-    // goes through the full read, with recovery, and is validated before it is kept.
-    let stamped = read_tasks_bytes(layout)
-        .ok()
-        .filter(|(_, stamped)| *stamped)
-        .and_then(|(bytes, _)| count_tasks(&bytes).map(|n| (bytes, n)));
-    let (bytes, task_count) = match stamped {
-        Some(found) => found,
-        None => {
-            let (tasks, seq, ..) = store.read_tasks(layout, true)?;
-            let bytes = validated_as_read(&tasks, seq, &layout.tasks_json())?;
-            (bytes, tasks.tasks.len())
-        }
-    };
-    let written = checkpoints::create_next(&layout.temp_dir(), &layout.checkpoints_dir(), &bytes)?;
+    let written = checkpoints::create_next(&layout.temp_dir(), &layout.checkpoints_dir(), bytes)?;
     // The checkpoint exists from here on: a failure must not invite a second one.
-    Verdicts::remember(layout, &bytes);
+    Verdicts::remember(layout, bytes);
     let number = u32::try_from(written.number).unwrap_or(u32::MAX);
     checkpoints::prune(&layout.checkpoints_dir(), CHECKPOINT_RETENTION)
         .and_then(|_| {

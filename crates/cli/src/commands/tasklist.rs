@@ -219,7 +219,9 @@ fn push(style: &Style, r: &PushReport) -> String {
         r.conflicts.len(),
         if r.conflicts.len() == 1 { "" } else { "s" }
     );
-    let removed = (r.removed.iter())
+    let removed = r
+        .removed
+        .iter()
         .map(|file| format!("  removed {file}.json (its task is cancelled or gone)"));
     crate::page::one_page(
         &mut out,
@@ -318,7 +320,10 @@ fn status(style: &Style, r: &StatusReport) -> String {
     }
     if !r.push_would_write.is_empty() || !r.push_would_remove.is_empty() {
         let _ = writeln!(out, "project → list (`cairn tasklist push`):");
-        let removals = (r.push_would_remove.iter()).map(|file| format!("  remove {file}.json"));
+        let removals = r
+            .push_would_remove
+            .iter()
+            .map(|file| format!("  remove {file}.json"));
         crate::page::one_page(
             &mut out,
             write_lines(&r.push_would_write).chain(removals),

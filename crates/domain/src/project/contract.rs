@@ -531,30 +531,26 @@ pub async fn checkpoints_number_from_one_and_keep_ten(store: Arc<dyn ProjectStor
 pub async fn keep_checkpoint_never_answers_with_an_older_list(store: Arc<dyn ProjectStore>) {
     let p = created(&*store, "iota").await;
     add(&*store, &p.id, "something").await;
-    let kept = |store: Arc<dyn ProjectStore>, id: ProjectId| async move {
+    let keep = || async {
         store
-            .keep_checkpoint(&id, t0())
+            .keep_checkpoint(&p.id, t0())
             .await
             .unwrap_or_else(|e| panic!("keep_checkpoint: {e}"))
     };
-    let newest = |store: Arc<dyn ProjectStore>, id: ProjectId| async move {
-        store
-            .list_checkpoints(&id)
-            .await
+    let newest = || async {
+        let listed = store.list_checkpoints(&p.id).await;
+        listed
             .unwrap_or_else(|e| panic!("{e}"))
             .last()
             .map(|c| c.number)
     };
-    let (first, written) = kept(store.clone(), p.id.clone()).await;
+    let (first, written) = keep().await;
     assert!(written, "contract: with no checkpoint, one is written");
-    assert_eq!(
-        newest(store.clone(), p.id.clone()).await,
-        Some(first.number)
-    );
-    let (again, written) = kept(store.clone(), p.id.clone()).await;
+    assert_eq!(newest().await, Some(first.number));
+    let (again, written) = keep().await;
     assert_eq!(
         Some(again.number),
-        newest(store.clone(), p.id.clone()).await,
+        newest().await,
         "contract: the checkpoint kept is the newest"
     );
     assert!(
@@ -562,7 +558,7 @@ pub async fn keep_checkpoint_never_answers_with_an_older_list(store: Arc<dyn Pro
         "contract: one not written now is the one that holds the list"
     );
     add(&*store, &p.id, "something else").await;
-    let (after, written) = kept(store.clone(), p.id.clone()).await;
+    let (after, written) = keep().await;
     assert!(
         written && after.number > again.number,
         "contract: after a change the list is written anew"

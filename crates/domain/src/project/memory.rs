@@ -65,6 +65,18 @@ fn checkpoint(stored: &mut Stored, at: Timestamp) -> CheckpointInfo {
     stored
         .log
         .push(ProjectEvent::CheckpointWritten { number, tasks }.to_record(at));
+    info(number, at)
+}
+
+/// [`ProjectStore::write_checkpoint`]: the checkpoint also restarts the count of completions that
+/// brings the next automatic one.
+fn write_checkpoint_now(stored: &mut Stored, at: Timestamp) -> CheckpointInfo {
+    stored.state.tasks.completions_since_checkpoint = 0;
+    checkpoint(stored, at)
+}
+
+/// What [`ProjectStore::list_checkpoints`] says of checkpoint `number` (no file: no size).
+fn info(number: u32, at: Timestamp) -> CheckpointInfo {
     CheckpointInfo {
         number,
         written_at: Some(at),
@@ -215,11 +227,7 @@ impl ProjectStore for MemoryProjectStore {
         self.with(id, |s| {
             Ok(s.checkpoints
                 .iter()
-                .map(|(n, (_, at))| CheckpointInfo {
-                    number: *n,
-                    written_at: Some(*at),
-                    size_bytes: 0,
-                })
+                .map(|(n, (_, at))| info(*n, *at))
                 .collect())
         })
     }
@@ -232,15 +240,9 @@ impl ProjectStore for MemoryProjectStore {
         self.with(id, |s| {
             let newest = s.checkpoints.iter().next_back();
             if let Some((n, (_, written_at))) = newest.filter(|(_, (t, _))| *t == s.state.tasks) {
-                let info = CheckpointInfo {
-                    number: *n,
-                    written_at: Some(*written_at),
-                    size_bytes: 0,
-                };
-                return Ok((info, false));
+                return Ok((info(*n, *written_at), false));
             }
-            s.state.tasks.completions_since_checkpoint = 0;
-            Ok((checkpoint(s, at), true))
+            Ok((write_checkpoint_now(s, at), true))
         })
     }
 
@@ -249,10 +251,7 @@ impl ProjectStore for MemoryProjectStore {
         id: &ProjectId,
         at: Timestamp,
     ) -> Result<CheckpointInfo, StoreError> {
-        self.with(id, |s| {
-            s.state.tasks.completions_since_checkpoint = 0;
-            Ok(checkpoint(s, at))
-        })
+        self.with(id, |s| Ok(write_checkpoint_now(s, at)))
     }
 
     async fn restore_checkpoint(
